@@ -1,0 +1,228 @@
+//! First-in first-out queues: unbounded, tail-drop and head-drop, with a
+//! limit in packets, in bytes, or both (as Mahimahi's droptail/drophead).
+
+use crate::{Outcome, Queue};
+use emu_core::log::DropReason;
+use emu_core::{Nanos, Packet};
+use std::collections::VecDeque;
+
+/// How much a bounded FIFO holds. A limit of `None` does not apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Limits {
+    pub packets: Option<u64>,
+    pub bytes: Option<u64>,
+}
+
+impl Limits {
+    fn admits(&self, packets: usize, bytes: usize, size: usize) -> bool {
+        self.packets.is_none_or(|limit| packets as u64 + 1 <= limit)
+            && self.bytes.is_none_or(|limit| (bytes + size) as u64 <= limit)
+    }
+
+    fn describe(&self) -> String {
+        let mut text = String::new();
+        if let Some(p) = self.packets {
+            text += &format!(" packets {p}");
+        }
+        if let Some(b) = self.bytes {
+            text += &format!(" bytes {b}");
+        }
+        text
+    }
+}
+
+/// The packets and their byte total, shared by the FIFO variants.
+#[derive(Debug, Default)]
+struct Fifo {
+    packets: VecDeque<Packet>,
+    bytes: usize,
+}
+
+impl Fifo {
+    fn push(&mut self, mut packet: Packet, now: Nanos) {
+        packet.enqueued = now;
+        self.bytes += packet.len();
+        self.packets.push_back(packet);
+    }
+
+    fn pop(&mut self) -> Option<Packet> {
+        let packet = self.packets.pop_front()?;
+        self.bytes -= packet.len();
+        Some(packet)
+    }
+}
+
+/// Never drops: the queue Mahimahi calls `infinite`.
+#[derive(Debug, Default)]
+pub struct Infinite {
+    fifo: Fifo,
+}
+
+impl Queue for Infinite {
+    fn enqueue(&mut self, packet: Packet, now: Nanos, _outcome: &mut Outcome) -> bool {
+        self.fifo.push(packet, now);
+        true
+    }
+    fn dequeue(&mut self, _now: Nanos, _outcome: &mut Outcome) -> Option<Packet> {
+        self.fifo.pop()
+    }
+    fn packets(&self) -> usize {
+        self.fifo.packets.len()
+    }
+    fn bytes(&self) -> usize {
+        self.fifo.bytes
+    }
+    fn describe(&self) -> String {
+        "infinite".into()
+    }
+}
+
+/// Drops the arriving packet when it would exceed a limit.
+#[derive(Debug)]
+pub struct DropTail {
+    fifo: Fifo,
+    limits: Limits,
+}
+
+impl DropTail {
+    pub fn new(limits: Limits) -> Self {
+        DropTail {
+            fifo: Fifo::default(),
+            limits,
+        }
+    }
+}
+
+impl Queue for DropTail {
+    fn enqueue(&mut self, packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
+        if self.limits.admits(self.fifo.packets.len(), self.fifo.bytes, packet.len()) {
+            self.fifo.push(packet, now);
+            true
+        } else {
+            outcome.drop(packet, DropReason::Tail, now);
+            false
+        }
+    }
+    fn dequeue(&mut self, _now: Nanos, _outcome: &mut Outcome) -> Option<Packet> {
+        self.fifo.pop()
+    }
+    fn packets(&self) -> usize {
+        self.fifo.packets.len()
+    }
+    fn bytes(&self) -> usize {
+        self.fifo.bytes
+    }
+    fn describe(&self) -> String {
+        format!("droptail{}", self.limits.describe())
+    }
+}
+
+/// Admits the arriving packet and drops from the head until the limits hold
+/// again, so the freshest data survives. A packet that alone exceeds the
+/// byte limit is dropped on arrival (there is nothing older to push out).
+#[derive(Debug)]
+pub struct DropHead {
+    fifo: Fifo,
+    limits: Limits,
+}
+
+impl DropHead {
+    pub fn new(limits: Limits) -> Self {
+        DropHead {
+            fifo: Fifo::default(),
+            limits,
+        }
+    }
+}
+
+impl Queue for DropHead {
+    fn enqueue(&mut self, packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
+        if !self.limits.admits(0, 0, packet.len()) {
+            outcome.drop(packet, DropReason::Tail, now);
+            return false;
+        }
+        while !self.limits.admits(self.fifo.packets.len(), self.fifo.bytes, packet.len()) {
+            let oldest = self.fifo.pop().expect("a non-admitting queue holds packets");
+            outcome.drop(oldest, DropReason::Head, now);
+        }
+        self.fifo.push(packet, now);
+        true
+    }
+    fn dequeue(&mut self, _now: Nanos, _outcome: &mut Outcome) -> Option<Packet> {
+        self.fifo.pop()
+    }
+    fn packets(&self) -> usize {
+        self.fifo.packets.len()
+    }
+    fn bytes(&self) -> usize {
+        self.fifo.bytes
+    }
+    fn describe(&self) -> String {
+        format!("drophead{}", self.limits.describe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use emu_core::packet::build::ipv4_udp;
+
+    fn packet(size: usize, id: u8) -> Packet {
+        let mut data = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, size);
+        data[size - 1] = id;
+        Packet::new(data, 0)
+    }
+
+    #[test]
+    fn droptail_by_packets_drops_the_arrival() {
+        let mut q = DropTail::new(Limits { packets: Some(2), bytes: None });
+        let mut out = Outcome::default();
+        for id in 0..3 {
+            q.enqueue(packet(100, id), 0, &mut out);
+        }
+        assert_eq!(q.packets(), 2);
+        assert_eq!(out.drops.len(), 1);
+        assert_eq!(out.drops[0].reason, DropReason::Tail);
+        assert_eq!(*out.drops[0].packet.data.last().unwrap(), 2);
+    }
+
+    #[test]
+    fn droptail_by_bytes_counts_bytes() {
+        let mut q = DropTail::new(Limits { packets: None, bytes: Some(250) });
+        let mut out = Outcome::default();
+        q.enqueue(packet(100, 0), 0, &mut out);
+        q.enqueue(packet(100, 1), 0, &mut out);
+        q.enqueue(packet(100, 2), 0, &mut out); // 300 > 250
+        q.enqueue(packet(50, 3), 0, &mut out); // 250 fits exactly
+        assert_eq!((q.packets(), q.bytes()), (3, 250));
+        assert_eq!(out.drops.len(), 1);
+    }
+
+    #[test]
+    fn drophead_keeps_the_newest() {
+        let mut q = DropHead::new(Limits { packets: Some(2), bytes: None });
+        let mut out = Outcome::default();
+        for id in 0..4 {
+            q.enqueue(packet(100, id), 0, &mut out);
+        }
+        let kept: Vec<u8> = std::iter::from_fn(|| q.dequeue(0, &mut out)).map(|p| *p.data.last().unwrap()).collect();
+        assert_eq!(kept, vec![2, 3]);
+        assert!(out.drops.iter().all(|d| d.reason == DropReason::Head));
+        assert_eq!(out.drops.len(), 2);
+    }
+
+    #[test]
+    fn infinite_keeps_order() {
+        let mut q = Infinite::default();
+        let mut out = Outcome::default();
+        for id in 0..100 {
+            q.enqueue(packet(100, id), id as u64, &mut out);
+        }
+        for id in 0..100 {
+            let p = q.dequeue(1000, &mut out).unwrap();
+            assert_eq!(*p.data.last().unwrap(), id);
+            assert_eq!(p.enqueued, id as u64);
+        }
+        assert!(out.is_empty());
+    }
+}

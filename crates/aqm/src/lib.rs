@@ -1,0 +1,93 @@
+//! Queue disciplines behind one trait. A queue is pure: it is told the time
+//! (`now`) with every call and never reads a clock, so the same code runs in
+//! a live shell, in virtual-time tests and in benchmarks.
+//!
+//! Every packet a queue gets back out is either returned by `dequeue` or put
+//! in the [`Outcome`] with the reason it was dropped; marks are reported the
+//! same way. The link turns both into per-packet log records.
+
+mod fifo;
+pub mod spec;
+
+pub use fifo::{DropHead, DropTail, Infinite, Limits};
+pub use spec::{catalogue, parse_queue, SpecError};
+
+use emu_core::log::{DropReason, Mark};
+use emu_core::{Nanos, Packet};
+
+/// A packet a queue let go of, and why.
+#[derive(Debug)]
+pub struct Dropped {
+    pub packet: Packet,
+    pub reason: DropReason,
+    /// When the queue decided (may be a dequeue time for AQM drops).
+    pub at: Nanos,
+}
+
+/// A mark a queue applied to a packet it kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marked {
+    pub flow: u32,
+    pub fingerprint: u32,
+    pub bytes: u32,
+    pub mark: Mark,
+    pub at: Nanos,
+}
+
+/// What a queue call did besides accepting or handing out a packet. The link
+/// owns one and empties it after every call, so its vectors are reused and
+/// the hot path does not allocate.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub drops: Vec<Dropped>,
+    pub marks: Vec<Marked>,
+}
+
+impl Outcome {
+    pub fn drop(&mut self, packet: Packet, reason: DropReason, at: Nanos) {
+        self.drops.push(Dropped { packet, reason, at });
+    }
+
+    pub fn mark(&mut self, packet: &Packet, mark: Mark, at: Nanos) {
+        self.marks.push(Marked {
+            flow: packet.flow,
+            fingerprint: packet.fingerprint,
+            bytes: packet.len() as u32,
+            mark,
+            at,
+        });
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.drops.is_empty() && self.marks.is_empty()
+    }
+}
+
+/// A queue discipline.
+pub trait Queue: Send {
+    /// Offers a packet arriving at `now`. Returns true if the queue kept it;
+    /// if not, the packet is in `outcome.drops`. A queue may also drop other
+    /// packets to make room (drop-head, overflow from the fattest flow).
+    fn enqueue(&mut self, packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool;
+
+    /// The next packet to put on the wire at `now`, if any. AQMs that drop at
+    /// dequeue put those drops in `outcome` and keep going.
+    fn dequeue(&mut self, now: Nanos, outcome: &mut Outcome) -> Option<Packet>;
+
+    /// Packets held.
+    fn packets(&self) -> usize;
+
+    /// Bytes held (IP lengths).
+    fn bytes(&self) -> usize;
+
+    fn is_empty(&self) -> bool {
+        self.packets() == 0
+    }
+
+    /// Called by the rate model when the link goes idle with the queue empty,
+    /// for disciplines whose state decays while idle (BLUE, PIE).
+    fn on_idle(&mut self, _now: Nanos) {}
+
+    /// The discipline and its parameters, as a `tc qdisc` line would show them.
+    fn describe(&self) -> String;
+}

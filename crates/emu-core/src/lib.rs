@@ -1,0 +1,20 @@
+//! Shared vocabulary of emu: nanosecond time, link rates and byte sizes as
+//! researchers write them, packets with views of their IP headers, the
+//! single-producer single-consumer rings that join threads on the data path,
+//! and the per-packet log record with its writer and reader.
+//!
+//! Nothing here touches a device, a namespace or a process; everything above
+//! (`aqm`, `link`, `shells`, `report`) builds on these types.
+
+pub mod error;
+pub mod log;
+pub mod packet;
+pub mod rate;
+pub mod ring;
+pub mod size;
+pub mod time;
+
+pub use error::ParseError;
+pub use packet::{Ecn, Packet};
+pub use rate::Rate;
+pub use time::Nanos;

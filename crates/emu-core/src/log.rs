@@ -1,0 +1,671 @@
+//! The per-packet log: a compact fixed-size binary record for every event a
+//! packet meets (arrival, enqueue, departure, drop with its reason, mark),
+//! the writer that takes records off the pumps through rings so logging
+//! never blocks the data path, and the streaming reader behind `emu log dump`
+//! and the report crate. The file format is documented in docs/log-format.md.
+
+use crate::ring::{spsc, Consumer, Producer};
+use crate::time::Nanos;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// First eight bytes of every log file; the last byte is the format version.
+pub const MAGIC: [u8; 8] = *b"EMULOG\0\x01";
+/// Size in bytes of one encoded [`Record`].
+pub const RECORD_SIZE: usize = 48;
+
+/// Which way a packet travels. Uplink leaves the shell (from the command
+/// towards the host), downlink enters it, as in Mahimahi.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[repr(u8)]
+pub enum Direction {
+    Uplink = 0,
+    Downlink = 1,
+}
+
+impl Direction {
+    pub const BOTH: [Direction; 2] = [Direction::Uplink, Direction::Downlink];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Uplink => "uplink",
+            Direction::Downlink => "downlink",
+        }
+    }
+}
+
+/// What happened to the packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Event {
+    /// Read from the device (stamped by the reader thread).
+    Arrive = 0,
+    /// Accepted by the queue.
+    Enqueue = 1,
+    /// Written out of the shell, after serialization and delay.
+    Depart = 2,
+    /// Gone, with a [`DropReason`] in `detail`.
+    Drop = 3,
+    /// ECN field rewritten by a queue, with a [`Mark`] in `detail`.
+    Mark = 4,
+}
+
+impl Event {
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Arrive => "arrive",
+            Event::Enqueue => "enqueue",
+            Event::Depart => "depart",
+            Event::Drop => "drop",
+            Event::Mark => "mark",
+        }
+    }
+
+    fn from_u8(value: u8) -> Option<Event> {
+        Some(match value {
+            0 => Event::Arrive,
+            1 => Event::Enqueue,
+            2 => Event::Depart,
+            3 => Event::Drop,
+            4 => Event::Mark,
+            _ => return None,
+        })
+    }
+}
+
+/// Why a packet was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum DropReason {
+    /// Arrived to a full queue.
+    Tail = 1,
+    /// Pushed out of the head of a full queue (drop-head, or a flow queue's
+    /// overflow drop from the fattest flow).
+    Head = 2,
+    /// The AQM's congestion signal.
+    Aqm = 3,
+    /// The random loss model.
+    Loss = 4,
+    /// Larger than the path accepts.
+    Oversize = 5,
+    /// An AQM's overload protection.
+    Overload = 6,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 6] = [
+        DropReason::Tail,
+        DropReason::Head,
+        DropReason::Aqm,
+        DropReason::Loss,
+        DropReason::Oversize,
+        DropReason::Overload,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::Tail => "tail",
+            DropReason::Head => "head",
+            DropReason::Aqm => "aqm",
+            DropReason::Loss => "loss",
+            DropReason::Oversize => "oversize",
+            DropReason::Overload => "overload",
+        }
+    }
+
+    pub fn from_u8(value: u8) -> Option<DropReason> {
+        DropReason::ALL.into_iter().find(|r| *r as u8 == value)
+    }
+}
+
+/// Which congestion mark a queue applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Mark {
+    /// Congestion Experienced (RFC 3168).
+    Ce = 16,
+    /// ECT(0) rewritten to ECT(1): a Some Congestion Experienced mark.
+    Ect1 = 17,
+}
+
+impl Mark {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mark::Ce => "ce",
+            Mark::Ect1 => "ect1",
+        }
+    }
+}
+
+/// One event in a packet's life. Encoded little-endian in 48 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// CLOCK_MONOTONIC (real runs) or virtual time, in ns.
+    pub time: Nanos,
+    /// Time the packet spent in this shell's queue (departures, AQM drops); else 0.
+    pub sojourn: Nanos,
+    pub flow: u32,
+    pub fingerprint: u32,
+    /// IP packet length in bytes.
+    pub bytes: u32,
+    /// Queue occupancy right after the event.
+    pub queue_bytes: u32,
+    pub queue_packets: u32,
+    /// Position of the shell in the chain, 0 = outermost.
+    pub shell: u8,
+    pub direction: Direction,
+    pub event: Event,
+    /// Drop reason or mark kind, 0 when the event has none.
+    pub detail: u8,
+    /// The packet's ECN codepoint after the event.
+    pub ecn: u8,
+}
+
+impl Record {
+    pub fn drop_reason(&self) -> Option<DropReason> {
+        (self.event == Event::Drop).then(|| DropReason::from_u8(self.detail)).flatten()
+    }
+
+    pub fn encode(&self, out: &mut [u8; RECORD_SIZE]) {
+        out[0..8].copy_from_slice(&self.time.to_le_bytes());
+        out[8..16].copy_from_slice(&self.sojourn.to_le_bytes());
+        out[16..20].copy_from_slice(&self.flow.to_le_bytes());
+        out[20..24].copy_from_slice(&self.fingerprint.to_le_bytes());
+        out[24..28].copy_from_slice(&self.bytes.to_le_bytes());
+        out[28..32].copy_from_slice(&self.queue_bytes.to_le_bytes());
+        out[32..36].copy_from_slice(&self.queue_packets.to_le_bytes());
+        out[36] = self.shell;
+        out[37] = self.direction as u8;
+        out[38] = self.event as u8;
+        out[39] = self.detail;
+        out[40] = self.ecn;
+        out[41..48].fill(0);
+    }
+
+    pub fn decode(bytes: &[u8; RECORD_SIZE]) -> Result<Record, String> {
+        let u64_at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().unwrap());
+        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+        let direction = match bytes[37] {
+            0 => Direction::Uplink,
+            1 => Direction::Downlink,
+            other => return Err(format!("direction byte {other} is neither 0 nor 1")),
+        };
+        let event = Event::from_u8(bytes[38]).ok_or_else(|| format!("event byte {} is unknown", bytes[38]))?;
+        Ok(Record {
+            time: u64_at(0),
+            sojourn: u64_at(8),
+            flow: u32_at(16),
+            fingerprint: u32_at(20),
+            bytes: u32_at(24),
+            queue_bytes: u32_at(28),
+            queue_packets: u32_at(32),
+            shell: bytes[36],
+            direction,
+            event,
+            detail: bytes[39],
+            ecn: bytes[40],
+        })
+    }
+
+    /// The `detail` byte spelled out: a drop reason, a mark, or empty.
+    pub fn detail_name(&self) -> &'static str {
+        match self.event {
+            Event::Drop => DropReason::from_u8(self.detail).map_or("unknown", DropReason::name),
+            Event::Mark => match self.detail {
+                16 => Mark::Ce.name(),
+                17 => Mark::Ect1.name(),
+                _ => "unknown",
+            },
+            _ => "",
+        }
+    }
+}
+
+/// What a log file says about the shell that wrote it, stored as JSON after
+/// the magic so the format can grow without breaking readers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogHeader {
+    pub shell: u8,
+    /// The shell's kind and arguments as the user gave them, e.g. "link 10mbit".
+    pub description: String,
+    /// CLOCK_MONOTONIC and CLOCK_REALTIME read together at the start, so
+    /// record times can be turned into wall-clock times.
+    pub monotonic_origin_ns: u64,
+    pub realtime_origin_ns: u64,
+    /// Per direction: the link rate in bit/s if constant, for capacity plots.
+    #[serde(default)]
+    pub rate_bps: Option<[Option<u64>; 2]>,
+    #[serde(default)]
+    pub command_line: String,
+}
+
+/// Error reading a log: what went wrong and at which byte offset, so a
+/// truncated or foreign file is reported precisely.
+#[derive(Debug)]
+pub struct LogError {
+    pub path: PathBuf,
+    pub offset: u64,
+    pub message: String,
+}
+
+impl fmt::Display for LogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: at byte {}: {}", self.path.display(), self.offset, self.message)
+    }
+}
+
+impl std::error::Error for LogError {}
+
+/// Streams the records of one log file in bounded memory.
+pub struct LogReader {
+    path: PathBuf,
+    input: BufReader<File>,
+    offset: u64,
+    pub header: LogHeader,
+    failed: bool,
+}
+
+impl LogReader {
+    pub fn open(path: &Path) -> Result<LogReader, LogError> {
+        let fail = |offset: u64, message: String| LogError {
+            path: path.to_path_buf(),
+            offset,
+            message,
+        };
+        let file = File::open(path).map_err(|e| fail(0, format!("cannot open: {e}")))?;
+        let mut input = BufReader::with_capacity(1 << 20, file);
+        let mut magic = [0u8; 8];
+        input
+            .read_exact(&mut magic)
+            .map_err(|_| fail(0, "too short to be an emu log (no magic)".into()))?;
+        if magic[..7] != MAGIC[..7] {
+            return Err(fail(0, "not an emu log: the file does not start with EMULOG".into()));
+        }
+        if magic[7] != MAGIC[7] {
+            return Err(fail(7, format!("log format version {} is not supported (this emu reads {})", magic[7], MAGIC[7])));
+        }
+        let mut length = [0u8; 4];
+        input
+            .read_exact(&mut length)
+            .map_err(|_| fail(8, "truncated before the header length".into()))?;
+        let length = u32::from_le_bytes(length) as usize;
+        if length > 1 << 20 {
+            return Err(fail(8, format!("header length {length} is implausible")));
+        }
+        let mut json = vec![0u8; length];
+        input
+            .read_exact(&mut json)
+            .map_err(|_| fail(12, "truncated inside the header".into()))?;
+        let header: LogHeader =
+            serde_json::from_slice(&json).map_err(|e| fail(12, format!("header is not valid: {e}")))?;
+        Ok(LogReader {
+            path: path.to_path_buf(),
+            input,
+            offset: 12 + length as u64,
+            header,
+            failed: false,
+        })
+    }
+}
+
+impl Iterator for LogReader {
+    type Item = Result<Record, LogError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let mut buffer = [0u8; RECORD_SIZE];
+        let mut filled = 0;
+        while filled < RECORD_SIZE {
+            match self.input.read(&mut buffer[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(self.error(format!("read failed: {e}"))));
+                }
+            }
+        }
+        if filled == 0 {
+            return None;
+        }
+        if filled < RECORD_SIZE {
+            self.failed = true;
+            return Some(Err(self.error(format!("truncated record ({filled} of {RECORD_SIZE} bytes)"))));
+        }
+        match Record::decode(&buffer) {
+            Ok(record) => {
+                self.offset += RECORD_SIZE as u64;
+                Some(Ok(record))
+            }
+            Err(message) => {
+                self.failed = true;
+                Some(Err(self.error(message)))
+            }
+        }
+    }
+}
+
+impl LogReader {
+    fn error(&self, message: String) -> LogError {
+        LogError {
+            path: self.path.clone(),
+            offset: self.offset,
+            message,
+        }
+    }
+}
+
+/// Writes the header of a log file.
+pub fn write_header(out: &mut impl Write, header: &LogHeader) -> io::Result<()> {
+    let json = serde_json::to_vec(header).map_err(io::Error::other)?;
+    out.write_all(&MAGIC)?;
+    out.write_all(&(json.len() as u32).to_le_bytes())?;
+    out.write_all(&json)
+}
+
+/// The pump's end of a log ring. Pushing never blocks: if the writer has
+/// fallen so far behind that the ring is full, the record is counted in
+/// `lost` (reported at exit) rather than stalling a packet.
+pub struct LogSink {
+    producer: Option<Producer<Record>>,
+    lost: Arc<AtomicU64>,
+}
+
+impl LogSink {
+    /// A sink that records nothing (logging off).
+    pub fn disabled() -> LogSink {
+        LogSink {
+            producer: None,
+            lost: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.producer.is_some()
+    }
+
+    #[inline]
+    pub fn record(&mut self, record: Record) {
+        if let Some(producer) = &mut self.producer {
+            if producer.push(record).is_err() {
+                self.lost.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// A sink that keeps records in memory, for virtual-time tests.
+impl LogSink {
+    pub fn in_memory(capacity: usize) -> (LogSink, Consumer<Record>) {
+        let (producer, consumer) = spsc(capacity);
+        (
+            LogSink {
+                producer: Some(producer),
+                lost: Arc::new(AtomicU64::new(0)),
+            },
+            consumer,
+        )
+    }
+}
+
+/// The thread that drains every sink's ring into its shell's file.
+pub struct LogWriter {
+    stop: Arc<AtomicBool>,
+    lost: Arc<AtomicU64>,
+    thread: Option<JoinHandle<io::Result<u64>>>,
+    pending: Vec<(usize, Consumer<Record>)>,
+    files: Vec<BufWriter<File>>,
+}
+
+/// Records per ring: about 4 s of a saturated 1 Gbit/s direction, so the
+/// writer can stall on a slow disk without losing any.
+pub const SINK_CAPACITY: usize = 1 << 20;
+
+impl LogWriter {
+    pub fn new() -> LogWriter {
+        LogWriter {
+            stop: Arc::new(AtomicBool::new(false)),
+            lost: Arc::new(AtomicU64::new(0)),
+            thread: None,
+            pending: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+
+    /// Creates a log file with its header; returns its index for [`sink`].
+    pub fn add_file(&mut self, path: &Path, header: &LogHeader) -> io::Result<usize> {
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+        write_header(&mut out, header)?;
+        self.files.push(out);
+        Ok(self.files.len() - 1)
+    }
+
+    /// A new sink whose records go to file `file`.
+    pub fn sink(&mut self, file: usize) -> LogSink {
+        let (producer, consumer) = spsc(SINK_CAPACITY);
+        self.pending.push((file, consumer));
+        LogSink {
+            producer: Some(producer),
+            lost: self.lost.clone(),
+        }
+    }
+
+    /// Starts the writer thread.
+    pub fn start(&mut self) {
+        let stop = self.stop.clone();
+        let mut rings = std::mem::take(&mut self.pending);
+        let mut files = std::mem::take(&mut self.files);
+        self.thread = Some(
+            std::thread::Builder::new()
+                .name("emu-log".into())
+                .spawn(move || {
+                    let mut written = 0u64;
+                    let mut buffer = [0u8; RECORD_SIZE];
+                    loop {
+                        // Read the flag before draining so nothing pushed
+                        // before stop() is left behind.
+                        let stopping = stop.load(Ordering::Acquire);
+                        let mut moved = 0;
+                        for (file, ring) in rings.iter_mut() {
+                            while let Ok(record) = ring.pop() {
+                                record.encode(&mut buffer);
+                                files[*file].write_all(&buffer)?;
+                                moved += 1;
+                            }
+                        }
+                        written += moved;
+                        if stopping {
+                            break;
+                        }
+                        if moved == 0 {
+                            for file in files.iter_mut() {
+                                file.flush()?;
+                            }
+                            std::thread::sleep(Duration::from_millis(2));
+                        }
+                    }
+                    for file in files.iter_mut() {
+                        file.flush()?;
+                    }
+                    Ok(written)
+                })
+                .expect("spawning the log writer thread"),
+        );
+    }
+
+    /// Drains every ring, flushes, and returns (records written, records lost).
+    pub fn finish(mut self) -> io::Result<(u64, u64)> {
+        self.stop.store(true, Ordering::Release);
+        let written = match self.thread.take() {
+            Some(thread) => thread.join().map_err(|_| io::Error::other("log writer panicked"))??,
+            None => 0,
+        };
+        Ok((written, self.lost.load(Ordering::Relaxed)))
+    }
+}
+
+impl Default for LogWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Text forms of a log for `emu log dump`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DumpFormat {
+    Csv,
+    JsonLines,
+}
+
+pub const CSV_COLUMNS: &str =
+    "time_ns,shell,direction,event,detail,bytes,flow,fingerprint,queue_bytes,queue_packets,sojourn_ns,ecn";
+
+/// Writes every record of `reader` as text. Stops at the first bad record
+/// with its offset, after writing everything before it.
+pub fn dump(reader: LogReader, format: DumpFormat, out: &mut impl Write) -> Result<u64, Box<dyn std::error::Error>> {
+    if format == DumpFormat::Csv {
+        writeln!(out, "{CSV_COLUMNS}")?;
+    }
+    let mut count = 0;
+    for record in reader {
+        let r = record?;
+        match format {
+            DumpFormat::Csv => writeln!(
+                out,
+                "{},{},{},{},{},{},{:08x},{:08x},{},{},{},{}",
+                r.time,
+                r.shell,
+                r.direction.name(),
+                r.event.name(),
+                r.detail_name(),
+                r.bytes,
+                r.flow,
+                r.fingerprint,
+                r.queue_bytes,
+                r.queue_packets,
+                r.sojourn,
+                r.ecn
+            )?,
+            DumpFormat::JsonLines => writeln!(
+                out,
+                "{{\"time_ns\":{},\"shell\":{},\"direction\":\"{}\",\"event\":\"{}\",\"detail\":\"{}\",\"bytes\":{},\"flow\":\"{:08x}\",\"fingerprint\":\"{:08x}\",\"queue_bytes\":{},\"queue_packets\":{},\"sojourn_ns\":{},\"ecn\":{}}}",
+                r.time,
+                r.shell,
+                r.direction.name(),
+                r.event.name(),
+                r.detail_name(),
+                r.bytes,
+                r.flow,
+                r.fingerprint,
+                r.queue_bytes,
+                r.queue_packets,
+                r.sojourn,
+                r.ecn
+            )?,
+        }
+        count += 1;
+    }
+    Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(i: u64) -> Record {
+        Record {
+            time: 1_000 + i,
+            sojourn: i * 7,
+            flow: 0xdead_beef,
+            fingerprint: i as u32,
+            bytes: 1500,
+            queue_bytes: 3000,
+            queue_packets: 2,
+            shell: 1,
+            direction: Direction::Downlink,
+            event: Event::Drop,
+            detail: DropReason::Aqm as u8,
+            ecn: 3,
+        }
+    }
+
+    #[test]
+    fn records_round_trip() {
+        let mut bytes = [0u8; RECORD_SIZE];
+        sample(5).encode(&mut bytes);
+        assert_eq!(Record::decode(&bytes).unwrap(), sample(5));
+        assert_eq!(sample(5).drop_reason(), Some(DropReason::Aqm));
+    }
+
+    fn header() -> LogHeader {
+        LogHeader {
+            shell: 1,
+            description: "link 10mbit".into(),
+            monotonic_origin_ns: 1,
+            realtime_origin_ns: 2,
+            rate_bps: None,
+            command_line: String::new(),
+        }
+    }
+
+    #[test]
+    fn writer_and_reader_agree_and_truncation_names_the_offset() {
+        let dir = std::env::temp_dir().join(format!("emu-log-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("1-link.emulog");
+        let mut writer = LogWriter::new();
+        let file = writer.add_file(&path, &header()).unwrap();
+        let mut sink = writer.sink(file);
+        writer.start();
+        for i in 0..1000 {
+            sink.record(sample(i));
+        }
+        let (written, lost) = writer.finish().unwrap();
+        assert_eq!((written, lost), (1000, 0));
+
+        let reader = LogReader::open(&path).unwrap();
+        assert_eq!(reader.header, header());
+        let records: Vec<Record> = reader.map(|r| r.unwrap()).collect();
+        assert_eq!(records.len(), 1000);
+        assert_eq!(records[999], sample(999));
+
+        // Cut the file in the middle of the last record.
+        let length = std::fs::metadata(&path).unwrap().len();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(length - 10).unwrap();
+        let results: Vec<_> = LogReader::open(&path).unwrap().collect();
+        assert_eq!(results.len(), 1000);
+        assert!(results[..999].iter().all(|r| r.is_ok()));
+        let error = results[999].as_ref().unwrap_err();
+        assert_eq!(error.offset, length - RECORD_SIZE as u64);
+        assert!(error.message.contains("truncated"), "{}", error.message);
+
+        let mut text = Vec::new();
+        let err = dump(LogReader::open(&path).unwrap(), DumpFormat::Csv, &mut text).unwrap_err();
+        assert!(err.to_string().contains("truncated"));
+        let text = String::from_utf8(text).unwrap();
+        assert_eq!(text.lines().count(), 1000); // header + 999 good records
+        assert!(text.lines().nth(1).unwrap().contains(",drop,aqm,1500,"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn foreign_files_are_refused() {
+        let path = std::env::temp_dir().join(format!("emu-not-a-log-{}", std::process::id()));
+        std::fs::write(&path, b"hello world, this is text").unwrap();
+        let err = LogReader::open(&path).err().unwrap();
+        assert!(err.message.contains("not an emu log"));
+        std::fs::remove_file(&path).unwrap();
+    }
+}

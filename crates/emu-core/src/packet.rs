@@ -1,0 +1,385 @@
+//! A packet as it crosses an emulated path, and views of its IPv4/IPv6
+//! header for the things queues need: the ECN field (read and rewrite, with
+//! the IPv4 checksum kept right), DSCP, and a flow hash over the 5-tuple.
+//!
+//! Headers are read by hand rather than through a packet-view crate: the
+//! handful of fields below are read for every packet on the hot path, and a
+//! few bounds-checked byte reads are both the fastest and the clearest way.
+
+use crate::time::Nanos;
+
+/// The two ECN bits of the IPv4 TOS / IPv6 traffic class (RFC 3168).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ecn {
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    Ce = 0b11,
+}
+
+impl Ecn {
+    pub fn from_bits(bits: u8) -> Ecn {
+        match bits & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// True for ECT(0), ECT(1) and CE: a sender that will react to marks.
+    pub fn is_ect(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
+/// One packet on its way through a shell. `data` is the IP packet exactly as
+/// the TUN device gave it (no link-layer or packet-info header).
+#[derive(Debug, Clone)]
+pub struct Packet {
+    pub data: Vec<u8>,
+    /// When the reader took it off the device (or the test injected it).
+    pub arrival: Nanos,
+    /// When it entered its current queue; queues set this to compute sojourn.
+    pub enqueued: Nanos,
+    /// Hash of the 5-tuple, for flow queueing and per-flow reports.
+    pub flow: u32,
+    /// Hash of fields that no NAT rewrites (IP ID or flow label, length,
+    /// TCP sequence numbers, payload head), so the same packet can be
+    /// followed from one shell's log to the next.
+    pub fingerprint: u32,
+}
+
+impl Packet {
+    pub fn new(data: Vec<u8>, arrival: Nanos) -> Packet {
+        let flow = flow_hash(&data);
+        let fingerprint = fingerprint(&data);
+        Packet {
+            data,
+            arrival,
+            enqueued: arrival,
+            flow,
+            fingerprint,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    pub fn ecn(&self) -> Option<Ecn> {
+        ecn(&self.data)
+    }
+
+    /// Rewrites the ECN field; false if this is not an IP packet.
+    pub fn set_ecn(&mut self, value: Ecn) -> bool {
+        set_ecn(&mut self.data, value)
+    }
+
+    pub fn dscp(&self) -> Option<u8> {
+        dscp(&self.data)
+    }
+}
+
+/// IP version from the first nibble, if the packet is long enough to have
+/// a whole header of that version.
+pub fn ip_version(data: &[u8]) -> Option<u8> {
+    match data.first()? >> 4 {
+        4 if data.len() >= 20 => Some(4),
+        6 if data.len() >= 40 => Some(6),
+        _ => None,
+    }
+}
+
+/// The full traffic class / TOS byte.
+fn traffic_class(data: &[u8]) -> Option<u8> {
+    match ip_version(data)? {
+        4 => Some(data[1]),
+        _ => Some((data[0] << 4) | (data[1] >> 4)),
+    }
+}
+
+pub fn ecn(data: &[u8]) -> Option<Ecn> {
+    traffic_class(data).map(Ecn::from_bits)
+}
+
+pub fn dscp(data: &[u8]) -> Option<u8> {
+    traffic_class(data).map(|tc| tc >> 2)
+}
+
+/// Rewrites the ECN bits in place. For IPv4 the header checksum is updated
+/// incrementally as RFC 1624 (eqn. 3) gives: HC' = ~(~HC + ~m + m'), where m
+/// is the 16-bit word holding the TOS byte. IPv6 has no header checksum.
+pub fn set_ecn(data: &mut [u8], value: Ecn) -> bool {
+    match ip_version(data) {
+        Some(4) => {
+            let old_word = u16::from_be_bytes([data[0], data[1]]);
+            data[1] = (data[1] & !0b11) | value as u8;
+            let new_word = u16::from_be_bytes([data[0], data[1]]);
+            let old_checksum = u16::from_be_bytes([data[10], data[11]]);
+            let mut sum = (!old_checksum) as u32 + (!old_word) as u32 + new_word as u32;
+            while sum > 0xffff {
+                sum = (sum & 0xffff) + (sum >> 16);
+            }
+            data[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+            true
+        }
+        Some(6) => {
+            // Traffic class straddles bytes 0 and 1; its ECN bits are bits 4-5 of byte 1.
+            data[1] = (data[1] & !0b0011_0000) | ((value as u8) << 4);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The IPv4 header checksum computed from scratch (RFC 791), for tests and
+/// for checking that incremental updates agree.
+pub fn ipv4_header_checksum(header: &[u8]) -> u16 {
+    let ihl = ((header[0] & 0x0f) as usize * 4).min(header.len());
+    let mut sum: u32 = 0;
+    for (i, pair) in header[..ihl].chunks(2).enumerate() {
+        if i == 5 {
+            continue; // the checksum field itself
+        }
+        let word = u16::from_be_bytes([pair[0], *pair.get(1).unwrap_or(&0)]);
+        sum += word as u32;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Where the transport header starts and which protocol it is, walking the
+/// IPv6 extension headers that may precede it.
+pub fn transport(data: &[u8]) -> Option<(u8, usize)> {
+    match ip_version(data)? {
+        4 => {
+            let ihl = (data[0] & 0x0f) as usize * 4;
+            let fragment_offset = u16::from_be_bytes([data[6], data[7]]) & 0x1fff;
+            (ihl >= 20 && fragment_offset == 0).then_some((data[9], ihl))
+        }
+        _ => {
+            let mut next = data[6];
+            let mut offset = 40;
+            for _ in 0..8 {
+                match next {
+                    0 | 43 | 60 => {
+                        let len = (*data.get(offset + 1)? as usize + 1) * 8;
+                        next = *data.get(offset)?;
+                        offset += len;
+                    }
+                    44 => {
+                        next = *data.get(offset)?;
+                        offset += 8;
+                    }
+                    51 => {
+                        let len = (*data.get(offset + 1)? as usize + 2) * 4;
+                        next = *data.get(offset)?;
+                        offset += len;
+                    }
+                    _ => return Some((next, offset)),
+                }
+            }
+            None
+        }
+    }
+}
+
+fn addresses(data: &[u8]) -> &[u8] {
+    match ip_version(data) {
+        Some(4) => &data[12..20],
+        Some(6) => &data[8..40],
+        _ => &[],
+    }
+}
+
+/// Fast, deterministic mixing (a multiply-rotate hash); quality is ample for
+/// bucketing flows and following packets, and it costs a few ns.
+struct Mixer(u64);
+
+impl Mixer {
+    fn add(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+
+    fn finish(self) -> u32 {
+        let h = self.0 ^ (self.0 >> 29);
+        (h ^ (h >> 32)) as u32
+    }
+}
+
+/// Hash of (addresses, protocol, ports): the flow a packet belongs to.
+/// Packets that are not IP hash their first bytes, so they still spread.
+pub fn flow_hash(data: &[u8]) -> u32 {
+    let mut mixer = Mixer(0x243f_6a88_85a3_08d3);
+    match transport(data) {
+        Some((protocol, offset)) => {
+            mixer.add(addresses(data));
+            mixer.add(&[protocol]);
+            if matches!(protocol, 6 | 17 | 132 | 136) {
+                if let Some(ports) = data.get(offset..offset + 4) {
+                    mixer.add(ports);
+                }
+            }
+        }
+        None => mixer.add(&data[..data.len().min(20)]),
+    }
+    mixer.finish()
+}
+
+/// Hash of the fields that network address translation leaves alone, so one
+/// packet has the same fingerprint in every shell it crosses.
+pub fn fingerprint(data: &[u8]) -> u32 {
+    let mut mixer = Mixer(0x1319_8a2e_0370_7344);
+    mixer.add(&(data.len() as u32).to_le_bytes());
+    match ip_version(data) {
+        Some(4) => mixer.add(&data[4..6]),                  // identification
+        Some(6) => mixer.add(&[data[1] & 0x0f, data[2], data[3]]), // flow label
+        _ => {}
+    }
+    if let Some((protocol, offset)) = transport(data) {
+        mixer.add(&[protocol]);
+        let invariant = match protocol {
+            6 => offset + 4..offset + 14,                   // TCP seq, ack, offset, flags
+            17 => offset + 8..offset + 24,                  // UDP payload head
+            1 | 58 => offset + 6..offset + 16,              // ICMP sequence and data head
+            _ => offset..offset + 16,
+        };
+        let end = invariant.end.min(data.len());
+        if invariant.start < end {
+            mixer.add(&data[invariant.start..end]);
+        }
+    } else {
+        mixer.add(&data[..data.len().min(32)]);
+    }
+    mixer.finish()
+}
+
+/// Builders of well-formed packets for tests and benchmarks in every crate.
+pub mod build {
+    /// An IPv4/UDP packet of `total_len` bytes (at least 28) with a correct
+    /// header checksum.
+    pub fn ipv4_udp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, tos: u8, total_len: usize) -> Vec<u8> {
+        let total_len = total_len.max(28);
+        let mut p = vec![0u8; total_len];
+        p[0] = 0x45;
+        p[1] = tos;
+        p[2..4].copy_from_slice(&(total_len as u16).to_be_bytes());
+        p[4..6].copy_from_slice(&0x1c46u16.to_be_bytes());
+        p[8] = 64;
+        p[9] = 17;
+        p[12..16].copy_from_slice(&src);
+        p[16..20].copy_from_slice(&dst);
+        p[20..22].copy_from_slice(&sport.to_be_bytes());
+        p[22..24].copy_from_slice(&dport.to_be_bytes());
+        p[24..26].copy_from_slice(&((total_len - 20) as u16).to_be_bytes());
+        let checksum = super::ipv4_header_checksum(&p[..20]);
+        p[10..12].copy_from_slice(&checksum.to_be_bytes());
+        p
+    }
+
+    /// An IPv6/UDP packet of `total_len` bytes (at least 48).
+    pub fn ipv6_udp(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, traffic_class: u8, total_len: usize) -> Vec<u8> {
+        let total_len = total_len.max(48);
+        let mut p = vec![0u8; total_len];
+        p[0] = 0x60 | (traffic_class >> 4);
+        p[1] = traffic_class << 4;
+        p[4..6].copy_from_slice(&((total_len - 40) as u16).to_be_bytes());
+        p[6] = 17;
+        p[7] = 64;
+        p[8..24].copy_from_slice(&src);
+        p[24..40].copy_from_slice(&dst);
+        p[40..42].copy_from_slice(&sport.to_be_bytes());
+        p[42..44].copy_from_slice(&dport.to_be_bytes());
+        p[44..46].copy_from_slice(&((total_len - 40) as u16).to_be_bytes());
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::build::*;
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn reads_ecn_and_dscp_from_both_families() {
+        let v4 = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, (46 << 2) | 0b10, 100);
+        assert_eq!(ecn(&v4), Some(Ecn::Ect0));
+        assert_eq!(dscp(&v4), Some(46));
+        let v6 = ipv6_udp([1; 16], [2; 16], 1, 2, (10 << 2) | 0b01, 100);
+        assert_eq!(ecn(&v6), Some(Ecn::Ect1));
+        assert_eq!(dscp(&v6), Some(10));
+        assert_eq!(ecn(&[0x45, 0, 0]), None);
+    }
+
+    #[test]
+    fn ipv6_marking_leaves_dscp_and_flow_label() {
+        let mut v6 = ipv6_udp([1; 16], [2; 16], 1, 2, (10 << 2) | 0b10, 100);
+        v6[1] |= 0x0f;
+        v6[2] = 0xab;
+        assert!(set_ecn(&mut v6, Ecn::Ce));
+        assert_eq!(ecn(&v6), Some(Ecn::Ce));
+        assert_eq!(dscp(&v6), Some(10));
+        assert_eq!((v6[1] & 0x0f, v6[2]), (0x0f, 0xab));
+    }
+
+    #[test]
+    fn flow_hash_separates_ports_and_ignores_payload() {
+        let a = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1000, 80, 0, 100);
+        let mut b = a.clone();
+        b[60] = 0xff;
+        let c = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1001, 80, 0, 100);
+        assert_eq!(flow_hash(&a), flow_hash(&b));
+        assert_ne!(flow_hash(&a), flow_hash(&c));
+    }
+
+    #[test]
+    fn fingerprint_survives_address_and_port_translation() {
+        let mut a = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1000, 80, 0, 100);
+        a[40] = 7;
+        let mut b = a.clone();
+        b[12..16].copy_from_slice(&[192, 168, 1, 1]);
+        b[20..22].copy_from_slice(&4000u16.to_be_bytes());
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        let mut c = a.clone();
+        c[40] = 8;
+        assert_ne!(fingerprint(&a), fingerprint(&c));
+    }
+
+    proptest! {
+        /// Every rewrite of the ECN field leaves a header whose checksum is
+        /// what a full recomputation gives (RFC 1624's pitfall: 0x0000/0xffff).
+        #[test]
+        fn ipv4_checksum_stays_right_after_every_marking(
+            header in proptest::collection::vec(any::<u8>(), 20),
+            marks in proptest::collection::vec(0u8..4, 1..6),
+        ) {
+            let mut p = header.clone();
+            p[0] = 0x45;
+            let checksum = ipv4_header_checksum(&p);
+            p[10..12].copy_from_slice(&checksum.to_be_bytes());
+            for m in marks {
+                prop_assert!(set_ecn(&mut p, Ecn::from_bits(m)));
+                prop_assert_eq!(ecn(&p), Some(Ecn::from_bits(m)));
+                let stored = u16::from_be_bytes([p[10], p[11]]);
+                // One's-complement has two zeros; a verifier sums the whole
+                // header including the checksum and expects 0xffff.
+                let mut sum: u32 = p.chunks(2).map(|w| u16::from_be_bytes([w[0], w[1]]) as u32).sum();
+                while sum > 0xffff { sum = (sum & 0xffff) + (sum >> 16); }
+                prop_assert_eq!(sum, 0xffff, "stored {:#x} recomputed {:#x}", stored, ipv4_header_checksum(&p));
+            }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! Time is a count of nanoseconds (`Nanos`). Real time comes from
+//! CLOCK_MONOTONIC; virtual time is whatever a test passes in. The models
+//! never read a clock themselves.
+
+use crate::error::{scaled_decimal, split_number_unit, ParseError};
+
+/// Nanoseconds, either since an arbitrary monotonic origin (real time) or
+/// since the start of a simulation (virtual time).
+pub type Nanos = u64;
+
+pub const NS_PER_US: Nanos = 1_000;
+pub const NS_PER_MS: Nanos = 1_000_000;
+pub const NS_PER_SEC: Nanos = 1_000_000_000;
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock every real-time stamp uses, so
+/// stamps from different threads compare.
+pub fn monotonic_now() -> Nanos {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// CLOCK_REALTIME in nanoseconds since the Unix epoch, used once per log to
+/// tie monotonic stamps to wall-clock time.
+pub fn realtime_now() -> Nanos {
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> Nanos {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec and both clocks always exist.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as Nanos * NS_PER_SEC + ts.tv_nsec as Nanos
+}
+
+const DURATION_HELP: &str =
+    "a duration such as 40, 0.25ms, 500us, 2s or 100ns (a bare number is milliseconds)";
+
+/// Reads a duration as users write it: a decimal number with an optional
+/// unit `ns`, `us`, `ms` or `s`. A bare number is milliseconds, as in
+/// Mahimahi's `mm-delay 40`.
+pub fn parse_duration(text: &str) -> Result<Nanos, ParseError> {
+    let trimmed = text.trim();
+    let (number, unit) = split_number_unit(trimmed);
+    let scale: u128 = match unit {
+        "" | "ms" => NS_PER_MS as u128,
+        "ns" => 1,
+        "us" | "µs" => NS_PER_US as u128,
+        "s" | "sec" => NS_PER_SEC as u128,
+        _ => return Err(ParseError::new(text, DURATION_HELP)),
+    };
+    let value =
+        scaled_decimal(number, scale).ok_or_else(|| ParseError::new(text, DURATION_HELP))?;
+    Nanos::try_from(value).map_err(|_| ParseError::new(text, "a duration under 584 years"))
+}
+
+/// Writes a duration in the largest unit that keeps it short and exact
+/// enough for a prompt or a log header: `40 ms`, `250 us`, `1.5 s`.
+pub fn format_duration(ns: Nanos) -> String {
+    let (value, unit) = if ns >= NS_PER_SEC {
+        (ns as f64 / NS_PER_SEC as f64, "s")
+    } else if ns >= NS_PER_MS {
+        (ns as f64 / NS_PER_MS as f64, "ms")
+    } else if ns >= NS_PER_US {
+        (ns as f64 / NS_PER_US as f64, "us")
+    } else {
+        (ns as f64, "ns")
+    };
+    let text = format!("{value:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_numbers_are_milliseconds() {
+        assert_eq!(parse_duration("40").unwrap(), 40 * NS_PER_MS);
+        assert_eq!(parse_duration("0").unwrap(), 0);
+    }
+
+    #[test]
+    fn units_and_decimals_are_exact() {
+        assert_eq!(parse_duration("0.25ms").unwrap(), 250_000);
+        assert_eq!(parse_duration("1.5s").unwrap(), 1_500_000_000);
+        assert_eq!(parse_duration("500us").unwrap(), 500_000);
+        assert_eq!(parse_duration("7ns").unwrap(), 7);
+        assert_eq!(parse_duration("0.0000001ms").unwrap(), 0);
+        assert_eq!(parse_duration(".5ms").unwrap(), 500_000);
+    }
+
+    #[test]
+    fn garbage_is_rejected_with_the_input_named() {
+        for bad in ["", "ms", "4x", "-3", "1.2.3", "1e3", "forty"] {
+            let err = parse_duration(bad).unwrap_err();
+            assert_eq!(err.input, bad);
+        }
+    }
+
+    #[test]
+    fn formatting_is_short() {
+        assert_eq!(format_duration(40 * NS_PER_MS), "40 ms");
+        assert_eq!(format_duration(250_000), "250 us");
+        assert_eq!(format_duration(1_500_000_000), "1.5 s");
+    }
+
+    #[test]
+    fn monotonic_clock_advances() {
+        let a = monotonic_now();
+        let b = monotonic_now();
+        assert!(b >= a);
+    }
+}
