@@ -16,7 +16,9 @@ pub struct Limits {
 impl Limits {
     fn admits(&self, packets: usize, bytes: usize, size: usize) -> bool {
         self.packets.is_none_or(|limit| packets as u64 + 1 <= limit)
-            && self.bytes.is_none_or(|limit| (bytes + size) as u64 <= limit)
+            && self
+                .bytes
+                .is_none_or(|limit| (bytes + size) as u64 <= limit)
     }
 
     fn describe(&self) -> String {
@@ -95,7 +97,10 @@ impl DropTail {
 
 impl Queue for DropTail {
     fn enqueue(&mut self, packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
-        if self.limits.admits(self.fifo.packets.len(), self.fifo.bytes, packet.len()) {
+        if self
+            .limits
+            .admits(self.fifo.packets.len(), self.fifo.bytes, packet.len())
+        {
             self.fifo.push(packet, now);
             true
         } else {
@@ -141,8 +146,14 @@ impl Queue for DropHead {
             outcome.drop(packet, DropReason::Tail, now);
             return false;
         }
-        while !self.limits.admits(self.fifo.packets.len(), self.fifo.bytes, packet.len()) {
-            let oldest = self.fifo.pop().expect("a non-admitting queue holds packets");
+        while !self
+            .limits
+            .admits(self.fifo.packets.len(), self.fifo.bytes, packet.len())
+        {
+            let oldest = self
+                .fifo
+                .pop()
+                .expect("a non-admitting queue holds packets");
             outcome.drop(oldest, DropReason::Head, now);
         }
         self.fifo.push(packet, now);
@@ -175,7 +186,10 @@ mod tests {
 
     #[test]
     fn droptail_by_packets_drops_the_arrival() {
-        let mut q = DropTail::new(Limits { packets: Some(2), bytes: None });
+        let mut q = DropTail::new(Limits {
+            packets: Some(2),
+            bytes: None,
+        });
         let mut out = Outcome::default();
         for id in 0..3 {
             q.enqueue(packet(100, id), 0, &mut out);
@@ -188,7 +202,10 @@ mod tests {
 
     #[test]
     fn droptail_by_bytes_counts_bytes() {
-        let mut q = DropTail::new(Limits { packets: None, bytes: Some(250) });
+        let mut q = DropTail::new(Limits {
+            packets: None,
+            bytes: Some(250),
+        });
         let mut out = Outcome::default();
         q.enqueue(packet(100, 0), 0, &mut out);
         q.enqueue(packet(100, 1), 0, &mut out);
@@ -200,12 +217,17 @@ mod tests {
 
     #[test]
     fn drophead_keeps_the_newest() {
-        let mut q = DropHead::new(Limits { packets: Some(2), bytes: None });
+        let mut q = DropHead::new(Limits {
+            packets: Some(2),
+            bytes: None,
+        });
         let mut out = Outcome::default();
         for id in 0..4 {
             q.enqueue(packet(100, id), 0, &mut out);
         }
-        let kept: Vec<u8> = std::iter::from_fn(|| q.dequeue(0, &mut out)).map(|p| *p.data.last().unwrap()).collect();
+        let kept: Vec<u8> = std::iter::from_fn(|| q.dequeue(0, &mut out))
+            .map(|p| *p.data.last().unwrap())
+            .collect();
         assert_eq!(kept, vec![2, 3]);
         assert!(out.drops.iter().all(|d| d.reason == DropReason::Head));
         assert_eq!(out.drops.len(), 2);

@@ -29,7 +29,12 @@ pub struct Discipline {
 
 const FIFO_OPTIONS: &[(&str, &str, &str, &str)] = &[
     ("packets", "N", "none", "most packets held"),
-    ("bytes", "SIZE", "none", "most bytes held (IP lengths; 64kb, 1mb accepted)"),
+    (
+        "bytes",
+        "SIZE",
+        "none",
+        "most bytes held (IP lengths; 64kb, 1mb accepted)",
+    ),
 ];
 
 /// Every discipline emu offers, with its options and defaults.
@@ -47,7 +52,8 @@ pub fn catalogue() -> &'static [Discipline] {
         },
         Discipline {
             name: "drophead",
-            summary: "FIFO that drops its oldest packets to make room (at least one limit required)",
+            summary:
+                "FIFO that drops its oldest packets to make room (at least one limit required)",
             options: FIFO_OPTIONS,
         },
     ]
@@ -65,7 +71,11 @@ impl<'a> Words<'a> {
     }
 
     /// The value after `keyword`, read by `parse`; errors name both.
-    pub fn value<T, E: fmt::Display>(&mut self, keyword: &str, parse: impl Fn(&str) -> Result<T, E>) -> Result<T, SpecError> {
+    pub fn value<T, E: fmt::Display>(
+        &mut self,
+        keyword: &str,
+        parse: impl Fn(&str) -> Result<T, E>,
+    ) -> Result<T, SpecError> {
         let text = self
             .words
             .next()
@@ -84,7 +94,10 @@ impl<'a> Words<'a> {
         } else {
             known.join(", ")
         };
-        SpecError(format!("{}: unknown option '{keyword}' (it accepts: {accepted})", self.discipline))
+        SpecError(format!(
+            "{}: unknown option '{keyword}' (it accepts: {accepted})",
+            self.discipline
+        ))
     }
 }
 
@@ -110,7 +123,10 @@ fn fifo_limits(words: &mut Words) -> Result<Limits, SpecError> {
 pub fn parse_queue(spec: &str) -> Result<Box<dyn Queue>, SpecError> {
     let words: Vec<&str> = spec.split_whitespace().collect();
     let Some((&name, rest)) = words.split_first() else {
-        return Err(SpecError(format!("empty queue specification (known disciplines: {})", names())));
+        return Err(SpecError(format!(
+            "empty queue specification (known disciplines: {})",
+            names()
+        )));
     };
     let mut words = Words {
         discipline: name,
@@ -125,13 +141,22 @@ pub fn parse_queue(spec: &str) -> Result<Box<dyn Queue>, SpecError> {
         }
         "droptail" => Box::new(DropTail::new(fifo_limits(&mut words)?)),
         "drophead" => Box::new(DropHead::new(fifo_limits(&mut words)?)),
-        _ => return Err(SpecError(format!("unknown queue discipline '{name}' (known: {})", names()))),
+        _ => {
+            return Err(SpecError(format!(
+                "unknown queue discipline '{name}' (known: {})",
+                names()
+            )))
+        }
     };
     Ok(queue)
 }
 
 fn names() -> String {
-    catalogue().iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+    catalogue()
+        .iter()
+        .map(|d| d.name)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -141,10 +166,18 @@ mod tests {
     #[test]
     fn builds_each_fifo() {
         assert_eq!(parse_queue("infinite").unwrap().describe(), "infinite");
-        assert_eq!(parse_queue("droptail packets 100").unwrap().describe(), "droptail packets 100");
-        assert_eq!(parse_queue("drophead bytes 64kb").unwrap().describe(), "drophead bytes 65536");
         assert_eq!(
-            parse_queue("droptail packets 10 bytes 15000").unwrap().describe(),
+            parse_queue("droptail packets 100").unwrap().describe(),
+            "droptail packets 100"
+        );
+        assert_eq!(
+            parse_queue("drophead bytes 64kb").unwrap().describe(),
+            "drophead bytes 65536"
+        );
+        assert_eq!(
+            parse_queue("droptail packets 10 bytes 15000")
+                .unwrap()
+                .describe(),
             "droptail packets 10 bytes 15000"
         );
     }
@@ -154,7 +187,9 @@ mod tests {
         let err = |s| parse_queue(s).err().unwrap().0;
         assert!(err("droptail packets").contains("'packets' needs a value"));
         assert!(err("droptail packets ten").contains("packets: 'ten'"));
-        assert!(err("droptail flows 3").contains("unknown option 'flows' (it accepts: packets, bytes)"));
+        assert!(
+            err("droptail flows 3").contains("unknown option 'flows' (it accepts: packets, bytes)")
+        );
         assert!(err("droptail").contains("needs a limit"));
         assert!(err("sfq").contains("unknown queue discipline 'sfq'"));
         assert!(err("").contains("empty"));

@@ -21,7 +21,11 @@ impl ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "'{}' is not valid: expected {}", self.input, self.expected)
+        write!(
+            f,
+            "'{}' is not valid: expected {}",
+            self.input, self.expected
+        )
     }
 }
 
@@ -48,11 +52,14 @@ pub(crate) fn scaled_decimal(number: &str, scale: u128) -> Option<u128> {
         Some((w, f)) => (w, f),
         None => (number, ""),
     };
-    if !whole.chars().all(|c| c.is_ascii_digit()) || !fraction.chars().all(|c| c.is_ascii_digit())
-    {
+    if !whole.chars().all(|c| c.is_ascii_digit()) || !fraction.chars().all(|c| c.is_ascii_digit()) {
         return None;
     }
-    let whole_value: u128 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+    let whole_value: u128 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok()?
+    };
     let mut result = whole_value.checked_mul(scale)?;
     if !fraction.is_empty() {
         let digits = fraction.len().min(30) as u32;

@@ -171,7 +171,9 @@ pub struct Record {
 
 impl Record {
     pub fn drop_reason(&self) -> Option<DropReason> {
-        (self.event == Event::Drop).then(|| DropReason::from_u8(self.detail)).flatten()
+        (self.event == Event::Drop)
+            .then(|| DropReason::from_u8(self.detail))
+            .flatten()
     }
 
     pub fn encode(&self, out: &mut [u8; RECORD_SIZE]) {
@@ -198,7 +200,8 @@ impl Record {
             1 => Direction::Downlink,
             other => return Err(format!("direction byte {other} is neither 0 nor 1")),
         };
-        let event = Event::from_u8(bytes[38]).ok_or_else(|| format!("event byte {} is unknown", bytes[38]))?;
+        let event = Event::from_u8(bytes[38])
+            .ok_or_else(|| format!("event byte {} is unknown", bytes[38]))?;
         Ok(Record {
             time: u64_at(0),
             sojourn: u64_at(8),
@@ -258,7 +261,13 @@ pub struct LogError {
 
 impl fmt::Display for LogError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: at byte {}: {}", self.path.display(), self.offset, self.message)
+        write!(
+            f,
+            "{}: at byte {}: {}",
+            self.path.display(),
+            self.offset,
+            self.message
+        )
     }
 }
 
@@ -287,10 +296,19 @@ impl LogReader {
             .read_exact(&mut magic)
             .map_err(|_| fail(0, "too short to be an emu log (no magic)".into()))?;
         if magic[..7] != MAGIC[..7] {
-            return Err(fail(0, "not an emu log: the file does not start with EMULOG".into()));
+            return Err(fail(
+                0,
+                "not an emu log: the file does not start with EMULOG".into(),
+            ));
         }
         if magic[7] != MAGIC[7] {
-            return Err(fail(7, format!("log format version {} is not supported (this emu reads {})", magic[7], MAGIC[7])));
+            return Err(fail(
+                7,
+                format!(
+                    "log format version {} is not supported (this emu reads {})",
+                    magic[7], MAGIC[7]
+                ),
+            ));
         }
         let mut length = [0u8; 4];
         input
@@ -304,8 +322,8 @@ impl LogReader {
         input
             .read_exact(&mut json)
             .map_err(|_| fail(12, "truncated inside the header".into()))?;
-        let header: LogHeader =
-            serde_json::from_slice(&json).map_err(|e| fail(12, format!("header is not valid: {e}")))?;
+        let header: LogHeader = serde_json::from_slice(&json)
+            .map_err(|e| fail(12, format!("header is not valid: {e}")))?;
         Ok(LogReader {
             path: path.to_path_buf(),
             input,
@@ -341,7 +359,9 @@ impl Iterator for LogReader {
         }
         if filled < RECORD_SIZE {
             self.failed = true;
-            return Some(Err(self.error(format!("truncated record ({filled} of {RECORD_SIZE} bytes)"))));
+            return Some(Err(self.error(format!(
+                "truncated record ({filled} of {RECORD_SIZE} bytes)"
+            ))));
         }
         match Record::decode(&buffer) {
             Ok(record) => {
@@ -508,7 +528,9 @@ impl LogWriter {
     pub fn finish(mut self) -> io::Result<(u64, u64)> {
         self.stop.store(true, Ordering::Release);
         let written = match self.thread.take() {
-            Some(thread) => thread.join().map_err(|_| io::Error::other("log writer panicked"))??,
+            Some(thread) => thread
+                .join()
+                .map_err(|_| io::Error::other("log writer panicked"))??,
             None => 0,
         };
         Ok((written, self.lost.load(Ordering::Relaxed)))
@@ -533,7 +555,11 @@ pub const CSV_COLUMNS: &str =
 
 /// Writes every record of `reader` as text. Stops at the first bad record
 /// with its offset, after writing everything before it.
-pub fn dump(reader: LogReader, format: DumpFormat, out: &mut impl Write) -> Result<u64, Box<dyn std::error::Error>> {
+pub fn dump(
+    reader: LogReader,
+    format: DumpFormat,
+    out: &mut impl Write,
+) -> Result<u64, Box<dyn std::error::Error>> {
     if format == DumpFormat::Csv {
         writeln!(out, "{CSV_COLUMNS}")?;
     }

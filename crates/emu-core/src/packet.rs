@@ -209,7 +209,8 @@ impl Mixer {
         for chunk in bytes.chunks(8) {
             let mut word = [0u8; 8];
             word[..chunk.len()].copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x517c_c1b7_2722_0a95);
         }
     }
 
@@ -244,16 +245,16 @@ pub fn fingerprint(data: &[u8]) -> u32 {
     let mut mixer = Mixer(0x1319_8a2e_0370_7344);
     mixer.add(&(data.len() as u32).to_le_bytes());
     match ip_version(data) {
-        Some(4) => mixer.add(&data[4..6]),                  // identification
+        Some(4) => mixer.add(&data[4..6]), // identification
         Some(6) => mixer.add(&[data[1] & 0x0f, data[2], data[3]]), // flow label
         _ => {}
     }
     if let Some((protocol, offset)) = transport(data) {
         mixer.add(&[protocol]);
         let invariant = match protocol {
-            6 => offset + 4..offset + 14,                   // TCP seq, ack, offset, flags
-            17 => offset + 8..offset + 24,                  // UDP payload head
-            1 | 58 => offset + 6..offset + 16,              // ICMP sequence and data head
+            6 => offset + 4..offset + 14,      // TCP seq, ack, offset, flags
+            17 => offset + 8..offset + 24,     // UDP payload head
+            1 | 58 => offset + 6..offset + 16, // ICMP sequence and data head
             _ => offset..offset + 16,
         };
         let end = invariant.end.min(data.len());
@@ -270,7 +271,14 @@ pub fn fingerprint(data: &[u8]) -> u32 {
 pub mod build {
     /// An IPv4/UDP packet of `total_len` bytes (at least 28) with a correct
     /// header checksum.
-    pub fn ipv4_udp(src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, tos: u8, total_len: usize) -> Vec<u8> {
+    pub fn ipv4_udp(
+        src: [u8; 4],
+        dst: [u8; 4],
+        sport: u16,
+        dport: u16,
+        tos: u8,
+        total_len: usize,
+    ) -> Vec<u8> {
         let total_len = total_len.max(28);
         let mut p = vec![0u8; total_len];
         p[0] = 0x45;
@@ -290,7 +298,14 @@ pub mod build {
     }
 
     /// An IPv6/UDP packet of `total_len` bytes (at least 48).
-    pub fn ipv6_udp(src: [u8; 16], dst: [u8; 16], sport: u16, dport: u16, traffic_class: u8, total_len: usize) -> Vec<u8> {
+    pub fn ipv6_udp(
+        src: [u8; 16],
+        dst: [u8; 16],
+        sport: u16,
+        dport: u16,
+        traffic_class: u8,
+        total_len: usize,
+    ) -> Vec<u8> {
         let total_len = total_len.max(48);
         let mut p = vec![0u8; total_len];
         p[0] = 0x60 | (traffic_class >> 4);

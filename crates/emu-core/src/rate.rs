@@ -52,8 +52,10 @@ impl Rate {
             "tibps" => 8 << 40,
             _ => return Err(ParseError::new(text, RATE_HELP)),
         };
-        let bits = scaled_decimal(number, multiplier).ok_or_else(|| ParseError::new(text, RATE_HELP))?;
-        let bits = u64::try_from(bits).map_err(|_| ParseError::new(text, "a rate below 18 Ebit/s"))?;
+        let bits =
+            scaled_decimal(number, multiplier).ok_or_else(|| ParseError::new(text, RATE_HELP))?;
+        let bits =
+            u64::try_from(bits).map_err(|_| ParseError::new(text, "a rate below 18 Ebit/s"))?;
         Rate::from_bits_per_sec(bits).ok_or_else(|| ParseError::new(text, "a rate above zero"))
     }
 
@@ -79,7 +81,11 @@ impl fmt::Display for Rate {
             (bps as f64, "bit")
         };
         let text = format!("{value:.3}");
-        write!(f, "{}{unit}", text.trim_end_matches('0').trim_end_matches('.'))
+        write!(
+            f,
+            "{}{unit}",
+            text.trim_end_matches('0').trim_end_matches('.')
+        )
     }
 }
 
@@ -118,7 +124,10 @@ mod tests {
     #[test]
     fn tc_units() {
         assert_eq!(Rate::parse("10mbit").unwrap().bits_per_sec(), 10_000_000);
-        assert_eq!(Rate::parse("1.5gbit").unwrap().bits_per_sec(), 1_500_000_000);
+        assert_eq!(
+            Rate::parse("1.5gbit").unwrap().bits_per_sec(),
+            1_500_000_000
+        );
         assert_eq!(Rate::parse("800kbit").unwrap().bits_per_sec(), 800_000);
         assert_eq!(Rate::parse("12mbps").unwrap().bits_per_sec(), 96_000_000);
         assert_eq!(Rate::parse("100000").unwrap().bits_per_sec(), 100_000);

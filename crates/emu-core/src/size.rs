@@ -2,7 +2,8 @@
 
 use crate::error::{scaled_decimal, split_number_unit, ParseError};
 
-const SIZE_HELP: &str = "a size in bytes such as 1500, 64kb or 4mb (k/kb, m/mb, g/gb are ×1024 as in tc)";
+const SIZE_HELP: &str =
+    "a size in bytes such as 1500, 64kb or 4mb (k/kb, m/mb, g/gb are ×1024 as in tc)";
 
 /// Reads a size in bytes: bare or `b` = bytes; `k`/`kb`, `m`/`mb`, `g`/`gb`
 /// are binary multiples as in tc; `kbit`, `mbit`, `gbit` are bits (×1000/8).
@@ -20,7 +21,9 @@ pub fn parse_size(text: &str) -> Result<u64, ParseError> {
         "gbit" => (1_000_000_000, 8),
         _ => return Err(ParseError::new(text, SIZE_HELP)),
     };
-    let value = scaled_decimal(number, multiplier).ok_or_else(|| ParseError::new(text, SIZE_HELP))? / divisor;
+    let value = scaled_decimal(number, multiplier)
+        .ok_or_else(|| ParseError::new(text, SIZE_HELP))?
+        / divisor;
     u64::try_from(value).map_err(|_| ParseError::new(text, SIZE_HELP))
 }
 

@@ -40,6 +40,9 @@ pub struct LinkConfig {
     pub loss: Option<Loss>,
     /// Largest IP packet accepted; larger ones are dropped as oversize.
     pub max_packet: usize,
+    /// Bytes charged per packet on top of its IP length when serializing
+    /// or spending trace opportunities (link-layer framing; 0 = IP only).
+    pub overhead: u32,
 }
 
 /// What happened to the packets of one direction. At any time
@@ -103,6 +106,7 @@ pub struct Link {
     direction: Direction,
     delay: Nanos,
     max_packet: usize,
+    overhead: u64,
     queue: Box<dyn Queue>,
     loss: Option<Loss>,
     server: ServerState,
@@ -139,6 +143,7 @@ impl Link {
             direction: config.direction,
             delay: config.delay,
             max_packet: config.max_packet,
+            overhead: config.overhead as u64,
             queue: config.queue,
             loss: config.loss,
             server,
@@ -158,7 +163,9 @@ impl Link {
     /// trace, or serialized and propagating.
     pub fn queued(&self) -> u64 {
         let transit = match &self.server {
-            ServerState::Trace { transit: Some(_), .. } => 1,
+            ServerState::Trace {
+                transit: Some(_), ..
+            } => 1,
             _ => 0,
         };
         (self.queue.packets() + self.in_flight.len() + transit) as u64
@@ -193,7 +200,12 @@ impl Link {
                 *busy_until = now; // an idle link starts sending at once
             }
         }
-        let (flow, fingerprint, bytes, ecn) = (packet.flow, packet.fingerprint, packet.len() as u32, packet.ecn());
+        let (flow, fingerprint, bytes, ecn) = (
+            packet.flow,
+            packet.fingerprint,
+            packet.len() as u32,
+            packet.ecn(),
+        );
         if self.queue.enqueue(packet, now, &mut self.outcome) {
             self.log.record(Record {
                 time: now,
@@ -230,13 +242,16 @@ impl Link {
                     });
                 }
             }
-            ServerState::Rate { serializer, busy_until } => {
+            ServerState::Rate {
+                serializer,
+                busy_until,
+            } => {
                 while *busy_until <= now && !self.queue.is_empty() {
                     let start = *busy_until;
                     let Some(packet) = self.queue.dequeue(start, &mut self.outcome) else {
                         break;
                     };
-                    let finish = start + serializer.next(packet.len() as u64);
+                    let finish = start + serializer.next(packet.len() as u64 + self.overhead);
                     *busy_until = finish;
                     let sojourn = start - packet.enqueued.min(start);
                     self.in_flight.push_back(InFlight {
@@ -302,7 +317,7 @@ impl Link {
                             };
                             let sojourn = when - packet.enqueued.min(when);
                             *transit = Some(Transit {
-                                remaining: packet.len() as i64,
+                                remaining: (packet.len() as u64 + self.overhead) as i64,
                                 packet,
                                 sojourn,
                             });
@@ -369,7 +384,11 @@ impl Link {
         let mut outcome = std::mem::take(&mut self.outcome);
         for dropped in outcome.drops.drain(..) {
             let sojourn = dropped.at.saturating_sub(dropped.packet.enqueued);
-            let sojourn = if dropped.reason == DropReason::Tail { 0 } else { sojourn };
+            let sojourn = if dropped.reason == DropReason::Tail {
+                0
+            } else {
+                sojourn
+            };
             self.drop_packet(dropped.packet, dropped.reason, dropped.at, sojourn);
         }
         for mark in outcome.marks.drain(..) {

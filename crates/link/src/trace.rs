@@ -76,7 +76,10 @@ impl Trace {
             Some("#emu-trace us") => Some(NS_PER_US),
             Some("#emu-trace ns") => Some(1),
             Some(other) if other.starts_with("#emu-trace") => {
-                return Err((Some(1), format!("unknown unit in '{other}': write '#emu-trace us' or '#emu-trace ns'")))
+                return Err((
+                    Some(1),
+                    format!("unknown unit in '{other}': write '#emu-trace us' or '#emu-trace ns'"),
+                ))
             }
             _ => None,
         };
@@ -89,7 +92,10 @@ impl Trace {
                 continue;
             }
             if line.is_empty() {
-                return Err((Some(number), "empty line (Mahimahi traces allow none)".into()));
+                return Err((
+                    Some(number),
+                    "empty line (Mahimahi traces allow none)".into(),
+                ));
             }
             let (time_text, size_text) = match fine_unit {
                 Some(_) => {
@@ -104,7 +110,17 @@ impl Trace {
                 None => (line, None),
             };
             let value: u64 = time_text.parse().map_err(|_| {
-                (Some(number), format!("'{time_text}' is not a whole number of {}", if fine_unit.is_some() { "time units" } else { "milliseconds" }))
+                (
+                    Some(number),
+                    format!(
+                        "'{time_text}' is not a whole number of {}",
+                        if fine_unit.is_some() {
+                            "time units"
+                        } else {
+                            "milliseconds"
+                        }
+                    ),
+                )
             })?;
             let time = value
                 .checked_mul(fine_unit.unwrap_or(NS_PER_MS))
@@ -117,7 +133,12 @@ impl Trace {
             let size = match size_text {
                 Some(text) => match text.parse::<u32>() {
                     Ok(n) if n > 0 => n,
-                    _ => return Err((Some(number), format!("'{text}' is not a positive byte count"))),
+                    _ => {
+                        return Err((
+                            Some(number),
+                            format!("'{text}' is not a positive byte count"),
+                        ))
+                    }
                 },
                 None => MTU_OPPORTUNITY,
             };
@@ -125,12 +146,19 @@ impl Trace {
             bytes.push(size);
         }
         let Some(&period) = times.last() else {
-            return Err((None, "no timestamps found: a trace needs at least one line".into()));
+            return Err((
+                None,
+                "no timestamps found: a trace needs at least one line".into(),
+            ));
         };
         if period == 0 {
             return Err((None, "the last timestamp is 0: a trace must last a nonzero time (it repeats with that period)".into()));
         }
-        Ok(Trace { times, bytes, period })
+        Ok(Trace {
+            times,
+            bytes,
+            period,
+        })
     }
 
     /// A trace of evenly spaced opportunities, for tests and benchmarks.
@@ -138,7 +166,11 @@ impl Trace {
         assert_eq!(times.len(), bytes.len());
         let period = *times.last().expect("at least one opportunity");
         assert!(period > 0 && times.windows(2).all(|w| w[0] <= w[1]));
-        Trace { times, bytes, period }
+        Trace {
+            times,
+            bytes,
+            period,
+        }
     }
 
     pub fn period(&self) -> Nanos {

@@ -24,7 +24,13 @@ fn link(server: Server, delay: Nanos, queue: &str) -> Link {
     link_with(server, delay, queue, None, 1500)
 }
 
-fn link_with(server: Server, delay: Nanos, queue: &str, loss: Option<Loss>, max_packet: usize) -> Link {
+fn link_with(
+    server: Server,
+    delay: Nanos,
+    queue: &str,
+    loss: Option<Loss>,
+    max_packet: usize,
+) -> Link {
     Link::new(
         LinkConfig {
             shell: 0,
@@ -34,6 +40,7 @@ fn link_with(server: Server, delay: Nanos, queue: &str, loss: Option<Loss>, max_
             queue: parse_queue(queue).unwrap(),
             loss,
             max_packet,
+            overhead: 0,
         },
         0,
         LogSink::disabled(),
@@ -82,11 +89,19 @@ fn trace(text: &str, repeat: bool) -> Server {
 #[test]
 fn delay_is_exact_to_the_nanosecond() {
     let mut l = link(Server::Unlimited, 40 * NS_PER_MS, "infinite");
-    let arrivals = vec![packet(100, 7, 1), packet(1500, 1_234_567, 2), packet(60, 1_234_568, 3)];
+    let arrivals = vec![
+        packet(100, 7, 1),
+        packet(1500, 1_234_567, 2),
+        packet(60, 1_234_568, 3),
+    ];
     let out = run(&mut l, arrivals, u64::MAX);
     assert_eq!(
         out,
-        vec![(40 * NS_PER_MS + 7, 1), (40 * NS_PER_MS + 1_234_567, 2), (40 * NS_PER_MS + 1_234_568, 3)]
+        vec![
+            (40 * NS_PER_MS + 7, 1),
+            (40 * NS_PER_MS + 1_234_567, 2),
+            (40 * NS_PER_MS + 1_234_568, 3)
+        ]
     );
 }
 
@@ -101,7 +116,11 @@ fn a_full_packet_at_10mbit_leaves_1_2_ms_after_the_previous() {
 
 #[test]
 fn an_idle_link_starts_at_the_arrival_then_adds_delay() {
-    let mut l = link(Server::Rate(Rate::parse("10mbit").unwrap()), 5 * NS_PER_MS, "infinite");
+    let mut l = link(
+        Server::Rate(Rate::parse("10mbit").unwrap()),
+        5 * NS_PER_MS,
+        "infinite",
+    );
     let arrivals = vec![packet(1500, 0, 1), packet(1500, 10 * NS_PER_MS, 2)];
     let out = run(&mut l, arrivals, u64::MAX);
     assert_eq!(out, vec![(6_200_000, 1), (16_200_000, 2)]);
@@ -141,7 +160,10 @@ fn a_packet_larger_than_an_opportunity_spans_several_and_leftovers_carry() {
     let mut l = link_with(trace("1\n2\n3\n", true), 0, "infinite", None, 9000);
     let arrivals = vec![packet(2000, 0, 1), packet(1000, 0, 2), packet(1000, 0, 3)];
     let out = run(&mut l, arrivals, u64::MAX);
-    assert_eq!(out, vec![(2 * NS_PER_MS, 1), (2 * NS_PER_MS, 2), (3 * NS_PER_MS, 3)]);
+    assert_eq!(
+        out,
+        vec![(2 * NS_PER_MS, 1), (2 * NS_PER_MS, 2), (3 * NS_PER_MS, 3)]
+    );
 }
 
 #[test]
@@ -177,9 +199,17 @@ fn once_stops_at_the_end_of_the_trace() {
 
 #[test]
 fn the_trace_rate_matches_its_mean() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/cellular/TMobile-LTE-short.down");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces/cellular/TMobile-LTE-short.down");
     let t = Arc::new(Trace::load(&path).unwrap());
-    let mut l = link(Server::Trace { trace: t.clone(), repeat: true }, 0, "infinite");
+    let mut l = link(
+        Server::Trace {
+            trace: t.clone(),
+            repeat: true,
+        },
+        0,
+        "infinite",
+    );
     let period = t.period();
     // Saturate for two periods with full packets; the bytes delivered
     // must equal the trace's opportunities exactly.
@@ -191,7 +221,11 @@ fn the_trace_rate_matches_its_mean() {
 
 #[test]
 fn droptail_limit_holds_in_the_link() {
-    let mut l = link(Server::Rate(Rate::parse("1mbit").unwrap()), 0, "droptail packets 3");
+    let mut l = link(
+        Server::Rate(Rate::parse("1mbit").unwrap()),
+        0,
+        "droptail packets 3",
+    );
     for i in 0..10 {
         l.arrive(packet(1500, 0, i));
     }
@@ -209,9 +243,20 @@ fn oversize_packets_are_dropped_with_a_reason() {
 }
 
 fn lost_ids(seed: u64) -> Vec<u16> {
-    let mut l = link_with(Server::Unlimited, 0, "infinite", Some(Loss::new(0.1, seed, 0)), 1500);
-    let arrivals: Vec<Packet> = (0..2000).map(|i| packet(100, i as u64 * NS_PER_US, i)).collect();
-    let delivered: std::collections::HashSet<u16> = run(&mut l, arrivals, u64::MAX).into_iter().map(|o| o.1).collect();
+    let mut l = link_with(
+        Server::Unlimited,
+        0,
+        "infinite",
+        Some(Loss::new(0.1, seed, 0)),
+        1500,
+    );
+    let arrivals: Vec<Packet> = (0..2000)
+        .map(|i| packet(100, i as u64 * NS_PER_US, i))
+        .collect();
+    let delivered: std::collections::HashSet<u16> = run(&mut l, arrivals, u64::MAX)
+        .into_iter()
+        .map(|o| o.1)
+        .collect();
     (0..2000).filter(|i| !delivered.contains(i)).collect()
 }
 
@@ -236,11 +281,14 @@ fn the_log_agrees_with_the_counters() {
             queue: parse_queue("droptail packets 5").unwrap(),
             loss: Some(Loss::new(0.2, 7, 1)),
             max_packet: 1500,
+            overhead: 0,
         },
         0,
         sink,
     );
-    let arrivals = (0..300).map(|i| packet(1000 + (i as usize % 600), i as u64 * 500 * NS_PER_US, i)).collect();
+    let arrivals = (0..300)
+        .map(|i| packet(1000 + (i as usize % 600), i as u64 * 500 * NS_PER_US, i))
+        .collect();
     let out = run(&mut l, arrivals, 60 * NS_PER_MS);
     let mut by_event = std::collections::HashMap::new();
     let mut drops = [0u64; 8];
@@ -287,4 +335,29 @@ proptest! {
         prop_assert_eq!(c.arrived, c.delivered + c.dropped_total() + l.queued());
         prop_assert!(out.windows(2).all(|w| w[0].1 < w[1].1 && w[0].0 <= w[1].0));
     }
+}
+
+#[test]
+fn overhead_is_charged_per_packet_on_the_wire() {
+    let mut l = Link::new(
+        LinkConfig {
+            shell: 0,
+            direction: Direction::Uplink,
+            delay: 0,
+            server: Server::Rate(Rate::parse("10mbit").unwrap()),
+            queue: parse_queue("infinite").unwrap(),
+            loss: None,
+            max_packet: 1500,
+            overhead: 38,
+        },
+        0,
+        LogSink::disabled(),
+    );
+    let out = run(
+        &mut l,
+        vec![packet(1500, 0, 1), packet(1500, 0, 2)],
+        u64::MAX,
+    );
+    // (1500 + 38) bytes at 10 Mbit/s = 1.2304 ms each.
+    assert_eq!(out, vec![(1_230_400, 1), (2_460_800, 2)]);
 }

@@ -1,0 +1,162 @@
+//! Address pairs for shells. Shell pair k uses 100.64.x.y/30 from the shared
+//! address space (RFC 6598) and fd65:6d75:0:k::/64 from a unique local
+//! prefix (RFC 4193); a pair is skipped if it overlaps any address or route
+//! already present, or a pair an enclosing emu uses (EMU_PAIRS_IN_USE).
+
+use crate::error::{Result, ShellError};
+use crate::netns::NetNs;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// The addresses of one shell: `outer` on the device in the enclosing
+/// namespace, `inner` on the device inside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddressPair {
+    pub index: u32,
+    pub outer4: Ipv4Addr,
+    pub inner4: Ipv4Addr,
+    pub outer6: Ipv6Addr,
+    pub inner6: Ipv6Addr,
+}
+
+/// How many pairs the scheme offers (100.64.0.0/10 holds 2^20 /30s; we use
+/// the first 65536, one per IPv6 /64).
+const PAIRS: u32 = 65_536;
+
+impl AddressPair {
+    pub fn for_index(index: u32) -> AddressPair {
+        let base = u32::from(Ipv4Addr::new(100, 64, 0, 0)) + index * 4;
+        let prefix = [0xfd65, 0x6d75, 0, index as u16];
+        let v6 =
+            |host: u16| Ipv6Addr::new(prefix[0], prefix[1], prefix[2], prefix[3], 0, 0, 0, host);
+        AddressPair {
+            index,
+            outer4: Ipv4Addr::from(base + 1),
+            inner4: Ipv4Addr::from(base + 2),
+            outer6: v6(1),
+            inner6: v6(2),
+        }
+    }
+
+    fn networks(&self) -> [(IpAddr, u8); 2] {
+        [
+            (IpAddr::V4(Ipv4Addr::from(u32::from(self.outer4) - 1)), 30),
+            (IpAddr::V6(Ipv6Addr::from(u128::from(self.outer6) - 1)), 64),
+        ]
+    }
+}
+
+/// True if the two networks share any address.
+fn overlaps(a: (IpAddr, u8), b: (IpAddr, u8)) -> bool {
+    let prefix = a.1.min(b.1);
+    match (a.0, b.0) {
+        (IpAddr::V4(x), IpAddr::V4(y)) => {
+            let mask = if prefix == 0 {
+                0
+            } else {
+                u32::MAX << (32 - prefix as u32)
+            };
+            u32::from(x) & mask == u32::from(y) & mask
+        }
+        (IpAddr::V6(x), IpAddr::V6(y)) => {
+            let mask = if prefix == 0 {
+                0
+            } else {
+                u128::MAX << (128 - prefix as u32)
+            };
+            u128::from(x) & mask == u128::from(y) & mask
+        }
+        _ => false,
+    }
+}
+
+/// Networks named by `ip` output: every `a.b.c.d/len` or `x:y::/len` word,
+/// and bare addresses as host routes.
+fn networks_in(text: &str) -> Vec<(IpAddr, u8)> {
+    text.split_whitespace()
+        .filter_map(|word| {
+            let (address, length) = match word.split_once('/') {
+                Some((a, l)) => (a, l.parse::<u8>().ok()?),
+                None => (word, if word.contains(':') { 128 } else { 32 }),
+            };
+            let address: IpAddr = address.parse().ok()?;
+            // Default routes and unspecified addresses say nothing about use.
+            (length > 0 && !address.is_unspecified()).then_some((address, length))
+        })
+        .collect()
+}
+
+/// Pairs an enclosing emu has taken, from EMU_PAIRS_IN_USE.
+pub fn inherited_pairs() -> Vec<u32> {
+    std::env::var("EMU_PAIRS_IN_USE")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect()
+}
+
+/// The first pair that collides with nothing in `ns` and is not in `taken`.
+pub fn choose(ns: &NetNs, taken: &[u32]) -> Result<AddressPair> {
+    let mut used = networks_in(&ns.query("ip", &["-o", "addr", "show"])?);
+    used.extend(networks_in(
+        &ns.query("ip", &["-4", "route", "show", "table", "all"])?,
+    ));
+    used.extend(networks_in(
+        &ns.query("ip", &["-6", "route", "show", "table", "all"])
+            .unwrap_or_default(),
+    ));
+    (0..PAIRS)
+        .filter(|k| !taken.contains(k))
+        .map(AddressPair::for_index)
+        .find(|pair| pair.networks().iter().all(|net| used.iter().all(|u| !overlaps(*net, *u))))
+        .ok_or_else(|| ShellError::new("no free address pair in 100.64.0.0/10: every candidate overlaps an existing address or route"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_are_distinct_point_to_point_nets() {
+        let a = AddressPair::for_index(0);
+        assert_eq!(a.outer4, Ipv4Addr::new(100, 64, 0, 1));
+        assert_eq!(a.inner4, Ipv4Addr::new(100, 64, 0, 2));
+        assert_eq!(a.inner6, "fd65:6d75:0:0::2".parse::<Ipv6Addr>().unwrap());
+        let b = AddressPair::for_index(64);
+        assert_eq!(b.outer4, Ipv4Addr::new(100, 64, 1, 1));
+        assert!(!overlaps(a.networks()[0], b.networks()[0]));
+    }
+
+    #[test]
+    fn overlap_detects_containment_both_ways() {
+        let net = |s: &str| networks_in(s)[0];
+        assert!(overlaps(
+            net("100.64.0.0/10"),
+            AddressPair::for_index(9).networks()[0]
+        ));
+        assert!(overlaps(
+            net("100.64.0.2"),
+            AddressPair::for_index(0).networks()[0]
+        ));
+        assert!(!overlaps(
+            net("100.64.0.6"),
+            AddressPair::for_index(0).networks()[0]
+        ));
+        assert!(overlaps(
+            net("fd65::/16"),
+            AddressPair::for_index(3).networks()[1]
+        ));
+        assert!(!overlaps(
+            net("fd00::2/64"),
+            AddressPair::for_index(0).networks()[1]
+        ));
+    }
+
+    #[test]
+    fn ip_output_is_read_for_networks() {
+        let text = "4: eth0    inet 192.0.2.2/24 brd 192.0.2.255 scope global eth0\ndefault via 192.0.2.1 dev eth0\n";
+        let nets = networks_in(text);
+        assert!(nets.contains(&("192.0.2.2".parse().unwrap(), 24)));
+        assert!(nets.contains(&("192.0.2.1".parse().unwrap(), 32)));
+        assert!(!nets.iter().any(|n| n.1 == 0));
+    }
+}

@@ -1,0 +1,588 @@
+//! A chain of shells around one command: each shell a namespace joined to
+//! the one around it by a pair of TUN devices and two packet pumps.
+//!
+//!   host ns ── emu0-PID ⇄ [uplink/downlink pumps] ⇄ ingress ── ns 1
+//!   ns 1    ── emu1-PID ⇄ [pumps]                 ⇄ ingress ── ns 2 … command
+
+use crate::addressing::{self, AddressPair};
+use crate::command::{self, CommandSpec};
+use crate::error::{Result, ShellError};
+use crate::guardian::Guardian;
+use crate::nat::{self, NatRule};
+use crate::netns::{self, NetNs};
+use crate::privilege;
+use crate::pump::{DirectionPump, DirectionResult, PumpNews, Timing};
+use crate::tun::Tun;
+use emu_core::log::{Direction, DropReason, LogHeader, LogSink, LogWriter};
+use emu_core::time::{monotonic_now, realtime_now, Nanos};
+use link::{Link, LinkConfig, Loss, Server};
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One direction of a shell as the user asked for it.
+#[derive(Debug, Clone)]
+pub struct DirectionSpec {
+    pub delay: Nanos,
+    pub server: Server,
+    /// A queue specification for `aqm::parse_queue`.
+    pub queue: String,
+    pub loss: f64,
+    /// Bytes of framing charged per packet by the server.
+    pub overhead: u32,
+}
+
+/// One shell as the user asked for it.
+#[derive(Debug, Clone)]
+pub struct ShellSpec {
+    /// `delay`, `link` or `loss`.
+    pub kind: &'static str,
+    /// For the prompt and the log, e.g. `delay 40 ms`.
+    pub description: String,
+    /// Uplink then downlink.
+    pub directions: [DirectionSpec; 2],
+    pub seed: u64,
+}
+
+/// How to run the chain.
+pub struct RunOptions {
+    /// The command and its arguments; empty runs the user's login shell.
+    pub command: Vec<String>,
+    pub log_dir: Option<PathBuf>,
+    pub timing: Timing,
+    /// MTU of every TUN device; larger packets are segmented by the kernel.
+    pub mtu: u32,
+    /// Print each direction's packet accounting when the command ends.
+    pub stats: bool,
+    pub command_line: String,
+}
+
+/// Messages to the control thread.
+enum News {
+    Pump(PumpNews),
+    Exited(std::process::ExitStatus),
+    Signal(i32),
+}
+
+/// Everything one shell holds while it runs. Dropping it removes the
+/// shell: NAT rules are deleted, TUN devices and the namespace close.
+struct RunningShell {
+    pumps: Vec<(Direction, DirectionPump)>,
+    _nat: Vec<NatRule>,
+    _outer_tun: Tun,
+    _inner_tun: Tun,
+    inner: Arc<NetNs>,
+    pair: AddressPair,
+}
+
+const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+/// Runs `options.command` inside `shells` (outermost first) and returns the
+/// command's exit status.
+pub fn run(shells: Vec<ShellSpec>, options: RunOptions) -> Result<i32> {
+    privilege::check()?;
+    // The guardian must be forked while this process has a single thread.
+    let mut guardian = Guardian::start()?;
+    block_forwarded_signals();
+    let result = run_guarded(shells, options, &mut guardian);
+    guardian.release();
+    result
+}
+
+fn run_guarded(
+    shells: Vec<ShellSpec>,
+    options: RunOptions,
+    guardian: &mut Guardian,
+) -> Result<i32> {
+    let host = Arc::new(NetNs::current()?);
+    nat::sweep_stale(&host);
+    let depth: usize = std::env::var("EMU_SHELL_DEPTH")
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(0);
+    let nested_in_emu = depth > 0;
+
+    let mut writer = match &options.log_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                ShellError::os(&format!("creating log directory {}", dir.display()), e)
+            })?;
+            Some(LogWriter::new())
+        }
+        None => None,
+    };
+    let (news_tx, news_rx) = mpsc::channel::<News>();
+    let (pump_tx, pump_rx) = mpsc::channel::<PumpNews>();
+    {
+        let news = news_tx.clone();
+        std::thread::spawn(move || {
+            while let Ok(n) = pump_rx.recv() {
+                if news.send(News::Pump(n)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    let mut taken: Vec<u32> = addressing::inherited_pairs();
+    let mut running: Vec<RunningShell> = Vec::new();
+    let mut outer = host.clone();
+    let mut prompt = String::new();
+    for (k, spec) in shells.iter().enumerate() {
+        let index = depth + k;
+        let shell = build_shell(
+            index,
+            k,
+            spec,
+            &outer,
+            Arc::ptr_eq(&outer, &host) && !nested_in_emu,
+            &options,
+            &mut taken,
+            guardian,
+            writer.as_mut(),
+            pump_tx.clone(),
+        )?;
+        prompt += &format!("[{}] ", spec.description);
+        outer = shell.inner.clone();
+        running.push(shell);
+    }
+    if let Some(w) = writer.as_mut() {
+        w.start();
+    }
+
+    // The command, in the innermost namespace.
+    let invoker = privilege::invoker();
+    let argv = if options.command.is_empty() {
+        vec![command::login_shell(&invoker)]
+    } else {
+        options.command.clone()
+    };
+    let env = command_environment(&running, &prompt, &taken, depth + shells.len());
+    let mut child = command::spawn(&outer, &CommandSpec { argv, env, invoker })?;
+    let child_pid = child.id() as i32;
+    {
+        let news = news_tx.clone();
+        std::thread::spawn(move || {
+            if let Ok(status) = child.wait() {
+                let _ = news.send(News::Exited(status));
+            }
+        });
+    }
+    spawn_signal_thread(news_tx.clone());
+
+    let mut trace_ended = false;
+    let status = loop {
+        match news_rx.recv() {
+            Ok(News::Exited(status)) => break command::status_code(status),
+            Ok(News::Signal(signal)) => {
+                // SAFETY: sending a signal to our own child.
+                unsafe { libc::kill(child_pid, signal) };
+            }
+            Ok(News::Pump(PumpNews::TraceEnded(n))) if !trace_ended => {
+                trace_ended = true;
+                eprintln!(
+                    "emu: {}: the trace ended (--once); stopping the command",
+                    shells[n].description
+                );
+                // SAFETY: as above; escalates if the command ignores SIGTERM.
+                unsafe { libc::kill(child_pid, libc::SIGTERM) };
+                let news = news_tx.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_secs(2));
+                    unsafe { libc::kill(child_pid, libc::SIGKILL) };
+                    drop(news);
+                });
+            }
+            Ok(News::Pump(_)) => {}
+            Err(_) => break 1,
+        }
+    };
+
+    // Whatever the command left running in our namespaces goes with it.
+    let identities: Vec<(u64, u64)> = running
+        .iter()
+        .filter_map(|s| s.inner.identity().ok())
+        .collect();
+    for _ in 0..3 {
+        let left = netns::processes_in(&identities);
+        if left.is_empty() {
+            break;
+        }
+        for pid in left {
+            // SAFETY: sending a signal.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Stop every reader first, so nothing is read that a stopped pump would
+    // not count; then let each pump take what is left on its ring.
+    let mut reads: Vec<Vec<u64>> = Vec::new();
+    for shell in running.iter_mut() {
+        reads.push(
+            shell
+                .pumps
+                .iter_mut()
+                .map(|(_, p)| p.stop_reading())
+                .collect(),
+        );
+    }
+    let mut results: Vec<(usize, Direction, DirectionResult)> = Vec::new();
+    for (k, (shell, reads)) in running.iter_mut().zip(reads).enumerate() {
+        for ((direction, pump), read) in shell.pumps.drain(..).zip(reads) {
+            results.push((depth + k, direction, pump.finish(read)));
+        }
+    }
+    let (written, lost) = match writer {
+        Some(w) => w
+            .finish()
+            .map_err(|e| ShellError::os("writing the packet log", e))?,
+        None => (0, 0),
+    };
+    if lost > 0 {
+        eprintln!("emu: warning: {lost} log records were lost because the disk could not keep up ({written} written)");
+    }
+    let summary = summarize(&shells, depth, &results, lost);
+    if options.stats {
+        eprint!("{}", summary.text);
+    }
+    if let Some(dir) = &options.log_dir {
+        let path = dir.join(format!("summary-{depth}.json"));
+        std::fs::write(&path, summary.json)
+            .map_err(|e| ShellError::os(&format!("writing {}", path.display()), e))?;
+    }
+    drop(running);
+    Ok(if trace_ended { 0 } else { status })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_shell(
+    index: usize,
+    position: usize,
+    spec: &ShellSpec,
+    outer: &Arc<NetNs>,
+    outer_is_host: bool,
+    options: &RunOptions,
+    taken: &mut Vec<u32>,
+    guardian: &mut Guardian,
+    writer: Option<&mut LogWriter>,
+    news: mpsc::Sender<PumpNews>,
+) -> Result<RunningShell> {
+    let pair = addressing::choose(outer, taken)?;
+    taken.push(pair.index);
+    let mtu = options.mtu.to_string();
+
+    let name = format!("emu{position}-{}", std::process::id());
+    let outer_tun = outer.run(|| Tun::create(&name))?;
+    outer.exec("ip", &["link", "set", "dev", &name, "mtu", &mtu, "up"])?;
+    outer.exec(
+        "ip",
+        &[
+            "addr",
+            "add",
+            &pair.outer4.to_string(),
+            "peer",
+            &pair.inner4.to_string(),
+            "dev",
+            &name,
+        ],
+    )?;
+    outer.exec(
+        "ip",
+        &[
+            "-6",
+            "addr",
+            "add",
+            &format!("{}/64", pair.outer6),
+            "dev",
+            &name,
+            "nodad",
+        ],
+    )?;
+
+    let inner = Arc::new(NetNs::create()?);
+    guardian.watch_namespace(inner.identity()?);
+    let inner_tun = inner.run(|| Tun::create("ingress"))?;
+    inner.exec("ip", &["link", "set", "dev", "lo", "up"])?;
+    inner.exec("ip", &["link", "set", "dev", "ingress", "mtu", &mtu, "up"])?;
+    inner.exec(
+        "ip",
+        &[
+            "addr",
+            "add",
+            &pair.inner4.to_string(),
+            "peer",
+            &pair.outer4.to_string(),
+            "dev",
+            "ingress",
+        ],
+    )?;
+    inner.exec(
+        "ip",
+        &[
+            "route",
+            "add",
+            "default",
+            "via",
+            &pair.outer4.to_string(),
+            "dev",
+            "ingress",
+        ],
+    )?;
+    inner.exec(
+        "ip",
+        &[
+            "-6",
+            "addr",
+            "add",
+            &format!("{}/64", pair.inner6),
+            "dev",
+            "ingress",
+            "nodad",
+        ],
+    )?;
+    inner.exec(
+        "ip",
+        &[
+            "-6",
+            "route",
+            "add",
+            "default",
+            "via",
+            &pair.outer6.to_string(),
+            "dev",
+            "ingress",
+        ],
+    )?;
+
+    nat::enable_forwarding(outer, !outer_is_host)?;
+    let mut rules = vec![NatRule::masquerade(outer.clone(), IpAddr::V4(pair.inner4))?];
+    if !outer_is_host {
+        rules.push(NatRule::masquerade(outer.clone(), IpAddr::V6(pair.inner6))?);
+    }
+    if outer_is_host {
+        for rule in &rules {
+            guardian.watch_rule(rule.program(), rule.spec());
+        }
+    }
+
+    let start = monotonic_now();
+    let mut sinks = match writer {
+        Some(w) => {
+            let header = LogHeader {
+                shell: index as u8,
+                description: format!("{} seed {}", spec.description, spec.seed),
+                monotonic_origin_ns: start,
+                realtime_origin_ns: realtime_now(),
+                rate_bps: Some(spec.directions.clone().map(|d| match d.server {
+                    Server::Rate(r) => Some(r.bits_per_sec()),
+                    _ => None,
+                })),
+                command_line: options.command_line.clone(),
+            };
+            let dir = options
+                .log_dir
+                .as_ref()
+                .expect("a writer implies a log directory");
+            let path = dir.join(format!("{index}-{}.emulog", spec.kind));
+            let file = w
+                .add_file(&path, &header)
+                .map_err(|e| ShellError::os(&format!("creating {}", path.display()), e))?;
+            [w.sink(file), w.sink(file)]
+        }
+        None => [LogSink::disabled(), LogSink::disabled()],
+    };
+
+    let mut pumps = Vec::new();
+    for (d, direction) in Direction::BOTH.into_iter().enumerate() {
+        let dir_spec = &spec.directions[d];
+        let queue = aqm::parse_queue(&dir_spec.queue)
+            .map_err(|e| ShellError::new(format!("{}: {e}", spec.kind)))?;
+        let loss = (dir_spec.loss > 0.0)
+            .then(|| Loss::new(dir_spec.loss, spec.seed, (index * 2 + d) as u64));
+        let link = Link::new(
+            LinkConfig {
+                shell: index as u8,
+                direction,
+                delay: dir_spec.delay,
+                server: dir_spec.server.clone(),
+                queue,
+                loss,
+                max_packet: options.mtu as usize,
+                overhead: dir_spec.overhead,
+            },
+            start,
+            std::mem::replace(&mut sinks[d], LogSink::disabled()),
+        );
+        let (input, output) = match direction {
+            Direction::Uplink => (inner_tun.raw_fd(), outer_tun.raw_fd()),
+            Direction::Downlink => (outer_tun.raw_fd(), inner_tun.raw_fd()),
+        };
+        let pump = DirectionPump::start(
+            &format!("emu{index}{}", &direction.name()[..1]),
+            position,
+            link,
+            input,
+            output,
+            options.timing,
+            news.clone(),
+        )
+        .map_err(|e| ShellError::os("starting a pump thread", e))?;
+        pumps.push((direction, pump));
+    }
+    Ok(RunningShell {
+        pumps,
+        _nat: rules,
+        _outer_tun: outer_tun,
+        _inner_tun: inner_tun,
+        inner,
+        pair,
+    })
+}
+
+/// The command's environment: the address of the host as seen from inside
+/// (kept from an enclosing emu, so it is always the outermost), the prompt
+/// prefix, and what nested emu processes need to avoid our addresses.
+fn command_environment(
+    running: &[RunningShell],
+    prompt: &str,
+    taken: &[u32],
+    depth: usize,
+) -> Vec<(String, String)> {
+    let outermost = running.first().expect("at least one shell").pair;
+    let base = std::env::var("EMU_BASE").unwrap_or_else(|_| outermost.outer4.to_string());
+    let base6 = std::env::var("EMU_BASE6").unwrap_or_else(|_| outermost.outer6.to_string());
+    let mahimahi_base = std::env::var("MAHIMAHI_BASE").unwrap_or_else(|_| base.clone());
+    let prefix = std::env::var("EMU_SHELL_PREFIX").unwrap_or_default() + prompt;
+    let mm_prefix = std::env::var("MAHIMAHI_SHELL_PREFIX").unwrap_or_default() + prompt;
+    let pairs: Vec<String> = taken.iter().map(|p| p.to_string()).collect();
+    vec![
+        ("EMU_BASE".into(), base),
+        ("EMU_BASE6".into(), base6),
+        ("MAHIMAHI_BASE".into(), mahimahi_base),
+        ("EMU_SHELL_PREFIX".into(), prefix.clone()),
+        ("MAHIMAHI_SHELL_PREFIX".into(), mm_prefix),
+        ("EMU_PAIRS_IN_USE".into(), pairs.join(",")),
+        ("EMU_SHELL_DEPTH".into(), depth.to_string()),
+        // Shows the prefix in bash's prompt once, after its rc files set PS1.
+        (
+            "PROMPT_COMMAND".into(),
+            "PS1=\"$EMU_SHELL_PREFIX$PS1\"; unset PROMPT_COMMAND".into(),
+        ),
+        ("PS1".into(), format!("{prefix}$ ")),
+    ]
+}
+
+fn block_forwarded_signals() {
+    // SAFETY: building and installing a signal mask for this thread, which
+    // every thread created afterwards inherits.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in FORWARDED {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Waits for the blocked signals and passes on those sent with kill(): a
+/// terminal's Ctrl-C already reaches the command, which shares our
+/// process group, and must not arrive twice.
+fn spawn_signal_thread(news: mpsc::Sender<News>) {
+    std::thread::spawn(move || {
+        // SAFETY: as in block_forwarded_signals; sigwaitinfo fills `info`.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for signal in FORWARDED {
+                libc::sigaddset(&mut set, signal);
+            }
+            loop {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                let signal = libc::sigwaitinfo(&set, &mut info);
+                if signal < 0 {
+                    continue;
+                }
+                if info.si_code == libc::SI_KERNEL || info.si_code > 0 {
+                    continue; // from the terminal: the command has it already
+                }
+                if news.send(News::Signal(signal)).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+}
+
+struct Summary {
+    text: String,
+    json: String,
+}
+
+/// Per direction: read = delivered + dropped (by reason) + queued at exit.
+fn summarize(
+    shells: &[ShellSpec],
+    depth: usize,
+    results: &[(usize, Direction, DirectionResult)],
+    log_lost: u64,
+) -> Summary {
+    let mut text = String::new();
+    let mut entries = Vec::new();
+    for (index, direction, r) in results {
+        let c = r.link.counters();
+        let queued = r.link.queued();
+        let drops: Vec<String> = DropReason::ALL
+            .iter()
+            .filter(|reason| c.dropped_by(**reason) > 0)
+            .map(|reason| format!("{} {}", reason.name(), c.dropped_by(*reason)))
+            .collect();
+        let description = &shells[index - depth].description;
+        text += &format!(
+            "emu: [{description}] {}: read {} = delivered {} + dropped {}{} + queued {}{}\n",
+            direction.name(),
+            r.read,
+            c.delivered,
+            c.dropped_total(),
+            if drops.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", drops.join(", "))
+            },
+            queued,
+            if r.write_errors > 0 {
+                format!(" ({} writes refused by the kernel)", r.write_errors)
+            } else {
+                String::new()
+            },
+        );
+        let drop_fields: Vec<String> = DropReason::ALL
+            .iter()
+            .map(|reason| format!("\"{}\":{}", reason.name(), c.dropped_by(*reason)))
+            .collect();
+        entries.push(format!(
+            "{{\"shell\":{index},\"description\":{:?},\"direction\":\"{}\",\"read\":{},\"arrived\":{},\"delivered\":{},\"delivered_bytes\":{},\"dropped\":{{{}}},\"queued_at_exit\":{},\"marked_ce\":{},\"marked_ect1\":{},\"write_errors\":{},\"queue\":{:?}}}",
+            description,
+            direction.name(),
+            r.read,
+            c.arrived,
+            c.delivered,
+            c.delivered_bytes,
+            drop_fields.join(","),
+            queued,
+            c.marked_ce,
+            c.marked_ect1,
+            r.write_errors,
+            r.link.queue_description(),
+        ));
+    }
+    Summary {
+        text,
+        json: format!(
+            "{{\"log_records_lost\":{log_lost},\"directions\":[{}]}}\n",
+            entries.join(",")
+        ),
+    }
+}

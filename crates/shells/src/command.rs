@@ -1,0 +1,96 @@
+//! The command a chain of shells runs: started inside the innermost
+//! namespace, as the user who invoked sudo, killed if emu dies.
+
+use crate::error::{Result, ShellError};
+use crate::netns::NetNs;
+use crate::privilege::Invoker;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+
+/// Everything the command's process needs, prepared before the fork so the
+/// code between fork and exec only makes async-signal-safe system calls.
+pub struct CommandSpec {
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub invoker: Option<Invoker>,
+}
+
+/// The user's login shell (from the password database when run through
+/// sudo, else $SHELL), or /bin/sh.
+pub fn login_shell(invoker: &Option<Invoker>) -> String {
+    invoker
+        .as_ref()
+        .map(|i| i.shell.clone())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("SHELL").ok())
+        .unwrap_or_else(|| "/bin/sh".into())
+}
+
+pub fn spawn(ns: &NetNs, spec: &CommandSpec) -> Result<Child> {
+    let (program, args) = spec
+        .argv
+        .split_first()
+        .ok_or_else(|| ShellError::new("no command to run"))?;
+    let mut command = Command::new(program);
+    command.args(args);
+    for (key, value) in &spec.env {
+        command.env(key, value);
+    }
+    let ns_fd = ns.fd().as_raw_fd();
+    let identity = spec
+        .invoker
+        .as_ref()
+        .map(|i| (i.uid, i.gid, i.groups.clone()));
+    if let Some(invoker) = &spec.invoker {
+        command
+            .env("HOME", &invoker.home)
+            .env("USER", &invoker.name)
+            .env("LOGNAME", &invoker.name);
+    }
+    // SAFETY: the closure only calls async-signal-safe functions (setns,
+    // prctl, sigprocmask, setgroups, setgid, setuid) on data prepared above.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::setns(ns_fd, libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // If emu dies, so does the command.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // emu blocks the signals it forwards; the command must not
+            // inherit that mask.
+            let mut empty: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut empty);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+            if let Some((uid, gid, groups)) = &identity {
+                if libc::setgroups(groups.len(), groups.as_ptr()) != 0
+                    || libc::setgid(*gid) != 0
+                    || libc::setuid(*uid) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    command.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ShellError::new(format!(
+                "command '{program}' was not found: check its spelling and PATH"
+            ))
+        } else {
+            ShellError::os(&format!("starting '{program}'"), e)
+        }
+    })
+}
+
+/// The exit status a shell reports for a process: its code, or 128 plus
+/// the number of the signal that killed it.
+pub fn status_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}

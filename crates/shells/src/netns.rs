@@ -1,0 +1,152 @@
+//! Network namespaces, held by file descriptor only: no name in
+//! /run/netns, so a namespace lives exactly as long as emu (or a process
+//! inside it) does, and nothing is left to clean up by name.
+
+use crate::error::{Result, ShellError};
+use std::fs::File;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+/// A handle on a network namespace.
+pub struct NetNs {
+    fd: OwnedFd,
+}
+
+impl NetNs {
+    /// The namespace this process started in.
+    pub fn current() -> Result<NetNs> {
+        let file = File::open("/proc/thread-self/ns/net")
+            .map_err(|e| ShellError::os("opening this process's network namespace", e))?;
+        Ok(NetNs { fd: file.into() })
+    }
+
+    /// A fresh namespace. It is made on a short-lived thread, because
+    /// unshare(CLONE_NEWNET) moves only the calling thread into it.
+    pub fn create() -> Result<NetNs> {
+        std::thread::spawn(|| -> Result<NetNs> {
+            nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWNET)
+                .map_err(|e| ShellError::os("creating a network namespace", e))?;
+            NetNs::current()
+        })
+        .join()
+        .map_err(|_| ShellError::new("the namespace thread panicked"))?
+    }
+
+    pub fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// (device, inode) naming the namespace, as /proc/PID/ns/net shows it.
+    pub fn identity(&self) -> Result<(u64, u64)> {
+        let file = File::from(
+            self.fd
+                .try_clone()
+                .map_err(|e| ShellError::os("duplicating a namespace handle", e))?,
+        );
+        let meta = file
+            .metadata()
+            .map_err(|e| ShellError::os("reading a namespace's identity", e))?;
+        Ok((meta.dev(), meta.ino()))
+    }
+
+    /// Runs `work` on a thread that has entered this namespace, so sockets
+    /// and devices it creates belong here.
+    pub fn run<T: Send>(&self, work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+        let fd = self.fd.as_raw_fd();
+        std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    // SAFETY: `fd` stays open for the whole scope.
+                    let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
+                    nix::sched::setns(borrowed, nix::sched::CloneFlags::CLONE_NEWNET)
+                        .map_err(|e| ShellError::os("entering a network namespace", e))?;
+                    work()
+                })
+                .join()
+                .map_err(|_| ShellError::new("a namespace thread panicked"))?
+        })
+    }
+
+    /// A command that will run inside this namespace.
+    pub fn command(&self, program: &str) -> Command {
+        let fd = self.fd.as_raw_fd();
+        let mut command = Command::new(program);
+        // SAFETY: only the async-signal-safe setns syscall runs between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        command
+    }
+
+    /// Runs a configuration tool (`ip`, `iptables`, `sysctl`) here and
+    /// fails with its own error text if it does not succeed.
+    pub fn exec(&self, program: &str, args: &[&str]) -> Result<()> {
+        let output = self.command(program).args(args).output().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ShellError::new(format!(
+                    "'{program}' was not found: install it (Debian/Ubuntu: apt-get install {})",
+                    package_of(program)
+                ))
+            } else {
+                ShellError::os(&format!("running {program}"), e)
+            }
+        })?;
+        if !output.status.success() {
+            return Err(ShellError::new(format!(
+                "'{program} {}' failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Like [`exec`] but returns standard output.
+    pub fn query(&self, program: &str, args: &[&str]) -> Result<String> {
+        let output = self
+            .command(program)
+            .args(args)
+            .output()
+            .map_err(|e| ShellError::os(&format!("running {program}"), e))?;
+        if !output.status.success() {
+            return Err(ShellError::new(format!(
+                "'{program} {}' failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    }
+}
+
+fn package_of(program: &str) -> &str {
+    match program {
+        "ip" => "iproute2",
+        "iptables" | "ip6tables" => "iptables",
+        "sysctl" => "procps",
+        other => other,
+    }
+}
+
+/// Every process whose network namespace is one of `namespaces`.
+pub fn processes_in(namespaces: &[(u64, u64)]) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::metadata(format!("/proc/{pid}/ns/net"))
+                .map(|m| namespaces.contains(&(m.dev(), m.ino())))
+                .unwrap_or(false)
+        })
+        .collect()
+}

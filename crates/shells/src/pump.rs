@@ -1,0 +1,245 @@
+//! The data path of one direction of a shell: a reader thread that stamps
+//! each packet's arrival as it comes off a TUN device, a lock-free ring, and
+//! a pump thread that runs the link model and writes each packet out when
+//! it is due — sleeping precisely until shortly before, then spinning.
+//!
+//! No async runtime is involved: its timers tick in milliseconds, and the
+//! model needs microseconds.
+
+use crate::tun::{read_packet, wait_readable, write_packet};
+use emu_core::ring::{spsc, Consumer, Producer};
+use emu_core::time::{monotonic_now, Nanos};
+use emu_core::Packet;
+use link::Link;
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::thread::{JoinHandle, Thread};
+use std::time::Duration;
+
+/// Packets between reader and pump; deep enough for bursts at 10 Gbit/s.
+const RING_CAPACITY: usize = 1 << 15;
+/// Largest packet a TUN device can hand us.
+const READ_BUFFER: usize = 65_536;
+/// How many arrivals the pump takes before it checks for due departures,
+/// so a burst of arrivals cannot hold departures back.
+const ARRIVAL_BATCH: usize = 64;
+
+/// Something the pumps tell the control thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PumpNews {
+    /// The link of shell `n` reached the end of a trace run with `--once`.
+    TraceEnded(usize),
+}
+
+/// Tuning of the pump's wait.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    /// How long before a departure the pump stops sleeping and spins.
+    pub spin: Nanos,
+}
+
+/// The two threads of one direction and what they share.
+pub struct DirectionPump {
+    reader: Option<JoinHandle<u64>>,
+    pump: Option<JoinHandle<(Link, u64)>>,
+    pump_thread: Thread,
+    stop_reader: Arc<AtomicBool>,
+    stop_pump: Arc<AtomicBool>,
+}
+
+/// What one direction did, read after its threads have stopped.
+pub struct DirectionResult {
+    pub link: Link,
+    pub read: u64,
+    pub write_errors: u64,
+}
+
+impl DirectionPump {
+    /// Starts the threads: packets read from `input` cross `link` and are
+    /// written to `output`.
+    pub fn start(
+        name: &str,
+        shell: usize,
+        link: Link,
+        input: RawFd,
+        output: RawFd,
+        timing: Timing,
+        news: Sender<PumpNews>,
+    ) -> io::Result<DirectionPump> {
+        let (producer, consumer) = spsc::<Packet>(RING_CAPACITY);
+        let stop_reader = Arc::new(AtomicBool::new(false));
+        let stop_pump = Arc::new(AtomicBool::new(false));
+        let sleeping = Arc::new(AtomicBool::new(false));
+        let pump = {
+            let stop = stop_pump.clone();
+            let sleeping = sleeping.clone();
+            std::thread::Builder::new()
+                .name(format!("{name}-pump"))
+                .spawn(move || {
+                    pump_loop(shell, link, consumer, output, stop, sleeping, timing, news)
+                })?
+        };
+        let pump_thread = pump.thread().clone();
+        let reader = {
+            let stop = stop_reader.clone();
+            let pump_thread = pump_thread.clone();
+            std::thread::Builder::new()
+                .name(format!("{name}-read"))
+                .spawn(move || reader_loop(input, producer, stop, pump_thread, sleeping))?
+        };
+        Ok(DirectionPump {
+            reader: Some(reader),
+            pump: Some(pump),
+            pump_thread,
+            stop_reader,
+            stop_pump,
+        })
+    }
+
+    /// Stops reading. Call for every direction before [`finish`], so no
+    /// packet is read after its pump has stopped counting.
+    pub fn stop_reading(&mut self) -> u64 {
+        self.stop_reader.store(true, Ordering::Release);
+        self.reader
+            .take()
+            .map(|r| r.join().unwrap_or(0))
+            .unwrap_or(0)
+    }
+
+    /// Stops the pump after it has taken every packet off the ring.
+    pub fn finish(mut self, read: u64) -> DirectionResult {
+        self.stop_pump.store(true, Ordering::Release);
+        self.pump_thread.unpark();
+        let (link, write_errors) = self
+            .pump
+            .take()
+            .expect("finish is called once")
+            .join()
+            .expect("pump thread panicked");
+        DirectionResult {
+            link,
+            read,
+            write_errors,
+        }
+    }
+}
+
+fn reader_loop(
+    fd: RawFd,
+    mut ring: Producer<Packet>,
+    stop: Arc<AtomicBool>,
+    pump: Thread,
+    pump_sleeping: Arc<AtomicBool>,
+) -> u64 {
+    let mut buffer = vec![0u8; READ_BUFFER];
+    let mut read = 0u64;
+    loop {
+        match read_packet(fd, &mut buffer) {
+            Ok(0) => continue,
+            Ok(n) => {
+                let now = monotonic_now();
+                read += 1;
+                let mut packet = Packet::new(buffer[..n].to_vec(), now);
+                // A full ring means the pump is behind; wait for room rather
+                // than lose a packet that was already read.
+                loop {
+                    match ring.push(packet) {
+                        Ok(()) => break,
+                        Err(emu_core::ring::PushError::Full(back)) => {
+                            packet = back;
+                            pump.unpark();
+                            std::thread::yield_now();
+                        }
+                    }
+                }
+                // Pairs with the pump's fence between announcing sleep and
+                // checking the ring: one of the two sees the other.
+                fence(Ordering::SeqCst);
+                if pump_sleeping.load(Ordering::Relaxed) {
+                    pump.unpark();
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                if stop.load(Ordering::Acquire) {
+                    return read;
+                }
+                wait_readable(fd, 50);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return read, // the device is gone
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pump_loop(
+    shell: usize,
+    mut link: Link,
+    mut ring: Consumer<Packet>,
+    fd: RawFd,
+    stop: Arc<AtomicBool>,
+    sleeping: Arc<AtomicBool>,
+    timing: Timing,
+    news: Sender<PumpNews>,
+) -> (Link, u64) {
+    // Ask for wakeups to the nanosecond instead of the default 50 µs slack.
+    // SAFETY: prctl on the calling thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    let mut write_errors = 0u64;
+    let mut told_trace_end = false;
+    loop {
+        let mut taken = 0;
+        while taken < ARRIVAL_BATCH {
+            let Ok(packet) = ring.pop() else { break };
+            link.arrive(packet);
+            taken += 1;
+        }
+        let now = monotonic_now();
+        link.advance(now);
+        while let Some(packet) = link.pop_due(now) {
+            if write_packet(fd, &packet.data).is_err() {
+                write_errors += 1;
+            }
+        }
+        if link.trace_ended() && !told_trace_end {
+            told_trace_end = true;
+            let _ = news.send(PumpNews::TraceEnded(shell));
+        }
+        if taken > 0 {
+            continue;
+        }
+        if stop.load(Ordering::Acquire) && ring.is_empty() {
+            return (link, write_errors);
+        }
+        let deadline = link.next_event();
+        let now = monotonic_now();
+        let wait = match deadline {
+            Some(d) if d <= now => continue,
+            Some(d) => Some(d - now),
+            None => None,
+        };
+        match wait {
+            Some(w) if w <= timing.spin => {
+                let deadline = now + w;
+                while monotonic_now() < deadline && ring.is_empty() && !stop.load(Ordering::Relaxed)
+                {
+                    std::hint::spin_loop();
+                }
+            }
+            _ => {
+                sleeping.store(true, Ordering::Relaxed);
+                fence(Ordering::SeqCst);
+                if ring.is_empty() && !stop.load(Ordering::Acquire) {
+                    let sleep = wait.map_or(Duration::from_millis(100), |w| {
+                        Duration::from_nanos(w - timing.spin)
+                    });
+                    std::thread::park_timeout(sleep);
+                }
+                sleeping.store(false, Ordering::Relaxed);
+            }
+        }
+    }
+}

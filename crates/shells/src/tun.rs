@@ -1,0 +1,106 @@
+//! TUN devices: the kernel hands us every IP packet routed to the device
+//! and takes every packet we write as if it had arrived on it.
+
+use crate::error::{Result, ShellError};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+
+const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+const IFF_TUN: libc::c_short = 0x0001;
+const IFF_NO_PI: libc::c_short = 0x1000;
+
+#[repr(C)]
+struct InterfaceRequest {
+    name: [u8; libc::IFNAMSIZ],
+    flags: libc::c_short,
+    _pad: [u8; 22],
+}
+
+/// An open TUN device. It is not persistent: the kernel removes it when the
+/// last descriptor closes, also when emu is killed.
+pub struct Tun {
+    file: File,
+    name: String,
+}
+
+impl Tun {
+    /// Creates `name` in the calling thread's network namespace, without the
+    /// packet-info header (reads and writes are bare IP packets).
+    pub fn create(name: &str) -> Result<Tun> {
+        if name.len() >= libc::IFNAMSIZ {
+            return Err(ShellError::new(format!(
+                "interface name '{name}' is longer than 15 bytes"
+            )));
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK)
+            .open("/dev/net/tun")
+            .map_err(|e| ShellError::os("opening /dev/net/tun", e))?;
+        let mut request = InterfaceRequest {
+            name: [0; libc::IFNAMSIZ],
+            flags: IFF_TUN | IFF_NO_PI,
+            _pad: [0; 22],
+        };
+        request.name[..name.len()].copy_from_slice(name.as_bytes());
+        // SAFETY: TUNSETIFF reads and writes an ifreq-sized struct we own.
+        if unsafe { libc::ioctl(file.as_raw_fd(), TUNSETIFF, &mut request) } < 0 {
+            return Err(ShellError::os(
+                &format!("creating TUN device {name}"),
+                io::Error::last_os_error(),
+            ));
+        }
+        Ok(Tun {
+            file,
+            name: name.to_string(),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn raw_fd(&self) -> RawFd {
+        self.file.as_raw_fd()
+    }
+}
+
+/// Reads one packet; `WouldBlock` when none is waiting.
+pub fn read_packet(fd: RawFd, buffer: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: the buffer is valid for its length.
+    let n = unsafe { libc::read(fd, buffer.as_mut_ptr().cast(), buffer.len()) };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// Writes one packet into the device's namespace.
+pub fn write_packet(fd: RawFd, packet: &[u8]) -> io::Result<()> {
+    loop {
+        // SAFETY: the slice is valid for its length.
+        let n = unsafe { libc::write(fd, packet.as_ptr().cast(), packet.len()) };
+        if n >= 0 {
+            return Ok(());
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// Waits until `fd` is readable or `timeout_ms` passes.
+pub fn wait_readable(fd: RawFd, timeout_ms: i32) {
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut poll, 1, timeout_ms) };
+}
