@@ -128,6 +128,7 @@ fn run_guarded(
 
     let mut taken: Vec<u32> = addressing::inherited_pairs();
     let mut running: Vec<RunningShell> = Vec::new();
+    let selection = addressing::SelectionLock::acquire()?;
     let mut outer = host.clone();
     let mut prompt = String::new();
     for (k, spec) in shells.iter().enumerate() {
@@ -148,6 +149,7 @@ fn run_guarded(
         outer = shell.inner.clone();
         running.push(shell);
     }
+    drop(selection);
     if let Some(w) = writer.as_mut() {
         w.start();
     }

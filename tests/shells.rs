@@ -1,0 +1,670 @@
+//! Integration tests through real shells: namespaces, TUN devices, NAT and
+//! the pumps, driven by the `emu` binary as a user would run it.
+//!
+//! They need root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and iputils-ping,
+//! iperf3 and iptables. Without privileges they fail, unless
+//! EMU_SKIP_PRIVILEGED=1 is set (CI never sets it). Timing-sensitive tests
+//! hold one lock so they do not share the machine's two cores.
+
+use emu_core::log::{Direction, Event, LogReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn emu() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_emu"))
+}
+
+/// Returns false (after saying so) only when the opt-out is set.
+fn privileged() -> bool {
+    let root = nix_geteuid() == 0;
+    if root {
+        return true;
+    }
+    if std::env::var("EMU_SKIP_PRIVILEGED").as_deref() == Ok("1") {
+        eprintln!("skipped: not root and EMU_SKIP_PRIVILEGED=1");
+        return false;
+    }
+    panic!("these tests need root (network namespaces, TUN devices, NAT); run them with sudo, or set EMU_SKIP_PRIVILEGED=1 to skip them");
+}
+
+fn nix_geteuid() -> u32 {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn run(args: &[&str]) -> Output {
+    emu()
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running emu")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// (min, avg, max) in ms from ping's summary line.
+fn ping_rtts(output: &str) -> (f64, f64, f64) {
+    let line = output
+        .lines()
+        .find(|l| l.contains("min/avg/max"))
+        .unwrap_or_else(|| panic!("no ping summary in:\n{output}"));
+    let numbers: Vec<f64> = line
+        .split('=')
+        .nth(1)
+        .unwrap()
+        .trim()
+        .split(' ')
+        .next()
+        .unwrap()
+        .split('/')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    (numbers[0], numbers[1], numbers[2])
+}
+
+/// What a run left behind that carries emu process `pid`'s mark.
+fn leftovers(pid: u32, marker: &str) -> Vec<String> {
+    let mut left = Vec::new();
+    let links = text(
+        &Command::new("ip")
+            .args(["-o", "link", "show"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    left.extend(
+        links
+            .lines()
+            .filter(|l| l.contains(&format!("-{pid}:")) || l.contains(&format!("-{pid}@")))
+            .map(String::from),
+    );
+    for program in ["iptables", "ip6tables"] {
+        let rules = text(
+            &Command::new(program)
+                .args(["-t", "nat", "-S"])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        left.extend(
+            rules
+                .lines()
+                .filter(|l| l.contains(&format!("emu:{pid}")))
+                .map(String::from),
+        );
+    }
+    let processes = text(
+        &Command::new("ps")
+            .args(["-eo", "pid,args"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    left.extend(
+        processes
+            .lines()
+            .filter(|l| l.contains(marker) && !l.contains("ps -eo"))
+            .map(String::from),
+    );
+    if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        if !status.contains("State:\tZ") {
+            left.push(format!("emu process {pid} itself"));
+        }
+    }
+    left
+}
+
+fn wait_until_clean(pid: u32, marker: &str) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = leftovers(pid, marker);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("emu-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn ping_rtt_through_delay_20_is_40_ms() {
+    if !privileged() {
+        return;
+    }
+    let _serial = serial();
+    let out = run(&[
+        "delay",
+        "20",
+        "--",
+        "ping",
+        "-c",
+        "30",
+        "-i",
+        "0.05",
+        "-q",
+        "$EMU_BASE",
+    ]);
+    // $EMU_BASE is not expanded without a shell; use one.
+    assert!(
+        !out.status.success() || text(&out.stdout).contains("100.64."),
+        "sanity"
+    );
+    let out = run(&[
+        "delay",
+        "20",
+        "--",
+        "sh",
+        "-c",
+        "ping -c 30 -i 0.05 -q $EMU_BASE",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (min, avg, max) = ping_rtts(&text(&out.stdout));
+    eprintln!(
+        "delay 20: ping RTT min {min:.3} avg {avg:.3} max {max:.3} ms; error of the mean {:+.3} ms",
+        avg - 40.0
+    );
+    assert!(min >= 40.0, "a packet came back early: min RTT {min} ms");
+    assert!(
+        avg - 40.0 < 0.5,
+        "mean RTT {avg} ms is more than 0.5 ms over 40 ms"
+    );
+}
+
+#[test]
+fn nested_shells_add_their_delays() {
+    if !privileged() {
+        return;
+    }
+    let _serial = serial();
+    let out = run(&[
+        "delay",
+        "5",
+        "--",
+        "delay",
+        "10",
+        "--",
+        "sh",
+        "-c",
+        "ping -c 20 -i 0.05 -q $EMU_BASE; echo \"prefix=$EMU_SHELL_PREFIX\"",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let (min, avg, _) = ping_rtts(&stdout);
+    eprintln!("delay 5 + delay 10: ping RTT min {min:.3} avg {avg:.3} ms (expected 30)");
+    assert!(min >= 30.0 && avg < 30.8, "min {min} avg {avg}");
+    assert!(
+        stdout.contains("prefix=[delay 5 ms] [delay 10 ms] "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn ipv6_crosses_the_shell_too() {
+    if !privileged() {
+        return;
+    }
+    let _serial = serial();
+    let out = run(&[
+        "delay",
+        "3",
+        "--",
+        "sh",
+        "-c",
+        "ping -6 -c 5 -i 0.05 -q $EMU_BASE6",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let (min, _, _) = ping_rtts(&text(&out.stdout));
+    assert!(min >= 6.0, "{min}");
+}
+
+/// Goodput of one TCP flow through `link 10mbit`, against the rate net of
+/// IP and TCP headers (20 + 20 + 12 bytes of timestamp option per 1500).
+#[test]
+fn tcp_goodput_through_link_10mbit_is_within_3_percent() {
+    if !privileged() {
+        return;
+    }
+    let _serial = serial();
+    let port = "5911";
+    let mut server = Command::new("iperf3")
+        .args(["-s", "-1", "-p", port])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("iperf3 is needed: apt-get install iperf3");
+    std::thread::sleep(Duration::from_millis(300));
+    let out = run(&[
+        "link",
+        "10mbit",
+        "--",
+        "sh",
+        "-c",
+        &format!("iperf3 -c $EMU_BASE -p {port} -t 8 -O 2 -J"),
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("iperf3 JSON");
+    let goodput = report["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap();
+    let ceiling = 10e6 * 1448.0 / 1500.0;
+    let error = goodput / ceiling - 1.0;
+    eprintln!(
+        "link 10mbit: TCP goodput {:.3} Mbit/s vs {:.3} Mbit/s net of headers ({:+.2}%)",
+        goodput / 1e6,
+        ceiling / 1e6,
+        error * 100.0
+    );
+    assert!(
+        error.abs() < 0.03,
+        "goodput {goodput} is {:.2}% off",
+        error * 100.0
+    );
+}
+
+#[test]
+fn exit_status_propagates() {
+    if !privileged() {
+        return;
+    }
+    assert_eq!(
+        run(&["delay", "1", "--", "sh", "-c", "exit 7"])
+            .status
+            .code(),
+        Some(7)
+    );
+    assert_eq!(run(&["delay", "1", "--", "true"]).status.code(), Some(0));
+    // Killed by a signal: 128 + signal number, as a shell reports it.
+    assert_eq!(
+        run(&["delay", "1", "--", "sh", "-c", "kill -9 $$"])
+            .status
+            .code(),
+        Some(137)
+    );
+    let out = run(&["delay", "1", "--", "no-such-command-xyz"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("'no-such-command-xyz' was not found"));
+}
+
+#[test]
+fn bad_arguments_and_malformed_traces_give_one_clear_error_and_leave_nothing() {
+    if !privileged() {
+        return;
+    }
+    let dir = temp_dir("badtrace");
+    let cases: Vec<(Vec<String>, &str)> = {
+        let decreasing = dir.join("decreasing.trace");
+        std::fs::write(&decreasing, "5\n7\n3\n").unwrap();
+        let empty_line = dir.join("empty-line.trace");
+        std::fs::write(&empty_line, "1\n\n2\n").unwrap();
+        let zero = dir.join("zero.trace");
+        std::fs::write(&zero, "0\n").unwrap();
+        let s = |p: &Path| p.display().to_string();
+        vec![
+            (vec!["delay".into(), "forty".into()], "'forty' is not valid"),
+            (
+                vec!["link".into(), "10 mbit".into()],
+                "'10 mbit' is not valid",
+            ),
+            (
+                vec![
+                    "link".into(),
+                    "10mbit".into(),
+                    "--queue".into(),
+                    "droptail flows 3".into(),
+                ],
+                "unknown option 'flows'",
+            ),
+            (
+                vec![
+                    "link".into(),
+                    "--uplink-trace".into(),
+                    s(&decreasing),
+                    "--downlink".into(),
+                    "1mbit".into(),
+                ],
+                "decreasing.trace:3: timestamps must be nondecreasing",
+            ),
+            (
+                vec![
+                    "link".into(),
+                    "--uplink-trace".into(),
+                    s(&empty_line),
+                    "--downlink".into(),
+                    "1mbit".into(),
+                ],
+                "empty-line.trace:2: empty line",
+            ),
+            (
+                vec![
+                    "link".into(),
+                    "--uplink-trace".into(),
+                    s(&zero),
+                    "--downlink".into(),
+                    "1mbit".into(),
+                ],
+                "nonzero",
+            ),
+            (vec!["loss".into(), "2".into()], "'2' is not a probability"),
+            (
+                vec!["--bogus".into(), "delay".into(), "1".into()],
+                "unknown option '--bogus'",
+            ),
+            (vec!["tunnel".into(), "1".into()], "'tunnel' is not a shell"),
+        ]
+    };
+    for (args, expected) in cases {
+        let child = emu()
+            .args(&args)
+            .arg("--")
+            .arg("true")
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(expected),
+            "{args:?}: expected '{expected}' in: {stderr}"
+        );
+        assert_eq!(
+            stderr.trim().lines().count(),
+            1,
+            "{args:?}: not one line: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert!(leftovers(pid, "no-marker-needed-here").is_empty());
+    }
+}
+
+#[test]
+fn missing_privilege_is_named_with_the_fix() {
+    if !privileged() {
+        return;
+    }
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+        ])
+        .arg(env!("CARGO_BIN_EXE_emu"))
+        .args(["delay", "10", "--", "true"])
+        .output()
+        .expect("setpriv (util-linux) is needed");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("CAP_SYS_ADMIN")
+            && stderr.contains("CAP_NET_ADMIN")
+            && stderr.contains("sudo"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_command_runs_as_the_user_who_called_sudo() {
+    if !privileged() {
+        return;
+    }
+    let out = emu()
+        .env("SUDO_UID", "65534")
+        .args(["delay", "1", "--", "id", "-u"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "65534");
+}
+
+#[test]
+fn nothing_is_left_after_a_run_even_a_background_child() {
+    if !privileged() {
+        return;
+    }
+    let marker = "31.4159";
+    let child = emu()
+        .args([
+            "delay",
+            "1",
+            "--",
+            "link",
+            "10mbit",
+            "--",
+            "sh",
+            "-c",
+            &format!("sleep {marker} & echo started"),
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let left = wait_until_clean(pid, marker);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+fn wait_for_device(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let links = text(
+            &Command::new("ip")
+                .args(["-o", "link", "show"])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        if links.contains(&format!("-{pid}:")) {
+            std::thread::sleep(Duration::from_millis(300));
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("emu {pid} never created its device");
+}
+
+#[test]
+fn nothing_is_left_after_kill_9() {
+    if !privileged() {
+        return;
+    }
+    let marker = "27.1828";
+    let mut child = emu()
+        .args([
+            "delay",
+            "1",
+            "--",
+            "link",
+            "10mbit",
+            "--",
+            "sh",
+            "-c",
+            &format!("sleep {marker} & sleep {marker}"),
+        ])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_for_device(pid);
+    assert!(
+        !leftovers(pid, marker).is_empty(),
+        "the run should be visible before the kill"
+    );
+    // SAFETY: killing our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let _ = child.wait();
+    let left = wait_until_clean(pid, marker);
+    assert!(left.is_empty(), "left behind after kill -9: {left:?}");
+}
+
+#[test]
+fn sigterm_reaches_the_command_and_its_status_is_emus() {
+    if !privileged() {
+        return;
+    }
+    let mut child = emu()
+        .args(["delay", "1", "--", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_for_device(pid);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+    assert!(wait_until_clean(pid, "sleep 30").is_empty());
+}
+
+#[test]
+fn once_stops_the_command_at_the_end_of_the_trace() {
+    if !privileged() {
+        return;
+    }
+    let dir = temp_dir("once");
+    let trace = dir.join("short.trace");
+    std::fs::write(
+        &trace,
+        (1..=500).map(|t| format!("{t}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let t = trace.display().to_string();
+    let start = Instant::now();
+    let out = run(&[
+        "link",
+        "--uplink-trace",
+        &t,
+        "--downlink-trace",
+        &t,
+        "--once",
+        "--",
+        "sleep",
+        "20",
+    ]);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "the command was not stopped"
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("the trace ended (--once)"));
+}
+
+/// The per-packet log agrees with the counters: for every shell and
+/// direction, arrivals, departures and drops in the log match the summary,
+/// and read = delivered + dropped + queued.
+#[test]
+fn the_log_agrees_with_the_counters() {
+    if !privileged() {
+        return;
+    }
+    let _serial = serial();
+    let dir = temp_dir("log");
+    let d = dir.display().to_string();
+    let out = run(&[
+        "--log",
+        &d,
+        "--stats",
+        "delay",
+        "2",
+        "--",
+        "loss",
+        "0.2",
+        "--seed",
+        "9",
+        "--",
+        "link",
+        "2mbit",
+        "--queue",
+        "droptail packets 5",
+        "--",
+        "sh",
+        "-c",
+        "ping -c 60 -i 0.01 -s 1400 -q $EMU_BASE; exit 0",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary-0.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["log_records_lost"], 0);
+    let directions = summary["directions"].as_array().unwrap();
+    assert_eq!(directions.len(), 6);
+    let mut total_drops = 0;
+    for entry in directions {
+        let shell = entry["shell"].as_u64().unwrap() as u8;
+        let direction = if entry["direction"] == "uplink" {
+            Direction::Uplink
+        } else {
+            Direction::Downlink
+        };
+        let kind = ["delay", "loss", "link"][shell as usize];
+        let reader = LogReader::open(&dir.join(format!("{shell}-{kind}.emulog"))).unwrap();
+        let (mut arrive, mut depart, mut drop) = (0u64, 0u64, 0u64);
+        for record in reader {
+            let r = record.unwrap();
+            if r.direction != direction {
+                continue;
+            }
+            match r.event {
+                Event::Arrive => arrive += 1,
+                Event::Depart => depart += 1,
+                Event::Drop => drop += 1,
+                _ => {}
+            }
+        }
+        let dropped: u64 = entry["dropped"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        let read = entry["read"].as_u64().unwrap();
+        assert_eq!(arrive, read, "{entry}");
+        assert_eq!(depart, entry["delivered"].as_u64().unwrap(), "{entry}");
+        assert_eq!(drop, dropped, "{entry}");
+        assert_eq!(
+            read,
+            entry["delivered"].as_u64().unwrap()
+                + dropped
+                + entry["queued_at_exit"].as_u64().unwrap(),
+            "{entry}"
+        );
+        total_drops += dropped;
+    }
+    assert!(total_drops > 0, "the run should have lost packets");
+    assert!(
+        text(&out.stderr).contains("read "),
+        "--stats prints the accounting"
+    );
+    let dump = emu()
+        .args(["log", "dump", &format!("{d}/2-link.emulog")])
+        .output()
+        .unwrap();
+    assert!(text(&dump.stdout).starts_with("time_ns,shell,direction,event"));
+}
