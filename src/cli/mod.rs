@@ -29,7 +29,8 @@ Options:
   --stats         print each direction's packet accounting at exit
   --mtu BYTES     MTU of the emulated path [default: 1500]
   --spin TIME     how long before a departure the pump stops sleeping and
-                  spins, for microsecond accuracy [default: 50us]
+                  spins: longer is more exact and costs more CPU while
+                  packets are in flight [default: 500us]
   -h, --help      this text
   -V, --version   the version
 
@@ -67,7 +68,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         log_dir: None,
         stats: false,
         mtu: 1500,
-        spin: 50 * NS_PER_US,
+        spin: 500 * NS_PER_US,
     };
     let mut rest = args.into_iter().peekable();
     while let Some(arg) = rest.peek().cloned() {

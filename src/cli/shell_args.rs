@@ -200,7 +200,7 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
     })
 }
 
-fn load_trace(path: &PathBuf, once: bool) -> Result<Server, UsageError> {
+fn load_trace(path: &std::path::Path, once: bool) -> Result<Server, UsageError> {
     let trace = Trace::load(path).map_err(|e| UsageError(format!("link: {e}")))?;
     Ok(Server::Trace {
         trace: Arc::new(trace),

@@ -15,7 +15,7 @@ pub struct Limits {
 
 impl Limits {
     fn admits(&self, packets: usize, bytes: usize, size: usize) -> bool {
-        self.packets.is_none_or(|limit| packets as u64 + 1 <= limit)
+        self.packets.is_none_or(|limit| (packets as u64) < limit)
             && self
                 .bytes
                 .is_none_or(|limit| (bytes + size) as u64 <= limit)

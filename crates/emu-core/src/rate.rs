@@ -71,9 +71,9 @@ impl Rate {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let bps = self.bits_per_sec;
-        let (value, unit) = if bps >= 1_000_000_000 && bps % 1_000_000 == 0 {
+        let (value, unit) = if bps >= 1_000_000_000 && bps.is_multiple_of(1_000_000) {
             (bps as f64 / 1e9, "gbit")
-        } else if bps >= 1_000_000 && bps % 1_000 == 0 {
+        } else if bps >= 1_000_000 && bps.is_multiple_of(1_000) {
             (bps as f64 / 1e6, "mbit")
         } else if bps >= 1_000 {
             (bps as f64 / 1e3, "kbit")

@@ -364,8 +364,9 @@ impl Link {
         }
     }
 
-    /// The next packet due to leave at or before `now`, in order.
-    pub fn pop_due(&mut self, now: Nanos) -> Option<Packet> {
+    /// The next packet due to leave at or before `now`, in order, with the
+    /// time it was due (the pump measures its own lateness against it).
+    pub fn pop_due(&mut self, now: Nanos) -> Option<(Packet, Nanos)> {
         if self.in_flight.front()?.due > now {
             return None;
         }
@@ -373,7 +374,7 @@ impl Link {
         self.counters.delivered += 1;
         self.counters.delivered_bytes += flight.packet.len() as u64;
         self.record(flight.due, &flight.packet, Event::Depart, 0, flight.sojourn);
-        Some(flight.packet)
+        Some((flight.packet, flight.due))
     }
 
     /// Logs and counts every drop and mark the queue reported.

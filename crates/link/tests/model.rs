@@ -66,13 +66,13 @@ fn run(link: &mut Link, arrivals: Vec<Packet>, until: Nanos) -> Vec<(Nanos, u16)
             break;
         }
         link.advance(now);
-        while let Some(p) = link.pop_due(now) {
+        while let Some((p, _)) = link.pop_due(now) {
             out.push((now, id(&p)));
         }
         while arrivals.peek().is_some_and(|p| p.arrival == now) {
             link.arrive(arrivals.next().unwrap());
         }
-        while let Some(p) = link.pop_due(now) {
+        while let Some((p, _)) = link.pop_due(now) {
             out.push((now, id(&p)));
         }
     }

@@ -111,6 +111,40 @@ pub fn choose(ns: &NetNs, taken: &[u32]) -> Result<AddressPair> {
         .ok_or_else(|| ShellError::new("no free address pair in 100.64.0.0/10: every candidate overlaps an existing address or route"))
 }
 
+/// Serializes address selection between emu processes on one machine: held
+/// from choosing a pair until its addresses are configured, so two emus
+/// starting together cannot pick the same one. Released on drop (and by the
+/// kernel if emu dies).
+pub struct SelectionLock {
+    _file: std::fs::File,
+}
+
+impl SelectionLock {
+    pub fn acquire() -> Result<SelectionLock> {
+        use std::os::fd::AsRawFd;
+        let dir = if std::path::Path::new("/run").is_dir() {
+            "/run"
+        } else {
+            "/tmp"
+        };
+        let path = format!("{dir}/emu-addresses.lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| ShellError::os(&format!("opening {path}"), e))?;
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(ShellError::os(
+                &format!("locking {path}"),
+                std::io::Error::last_os_error(),
+            ));
+        }
+        Ok(SelectionLock { _file: file })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,39 +192,5 @@ mod tests {
         assert!(nets.contains(&("192.0.2.2".parse().unwrap(), 24)));
         assert!(nets.contains(&("192.0.2.1".parse().unwrap(), 32)));
         assert!(!nets.iter().any(|n| n.1 == 0));
-    }
-}
-
-/// Serializes address selection between emu processes on one machine: held
-/// from choosing a pair until its addresses are configured, so two emus
-/// starting together cannot pick the same one. Released on drop (and by the
-/// kernel if emu dies).
-pub struct SelectionLock {
-    _file: std::fs::File,
-}
-
-impl SelectionLock {
-    pub fn acquire() -> Result<SelectionLock> {
-        use std::os::fd::AsRawFd;
-        let dir = if std::path::Path::new("/run").is_dir() {
-            "/run"
-        } else {
-            "/tmp"
-        };
-        let path = format!("{dir}/emu-addresses.lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| ShellError::os(&format!("opening {path}"), e))?;
-        // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(ShellError::os(
-                &format!("locking {path}"),
-                std::io::Error::last_os_error(),
-            ));
-        }
-        Ok(SelectionLock { _file: file })
     }
 }

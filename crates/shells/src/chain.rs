@@ -174,6 +174,7 @@ fn run_guarded(
     }
     spawn_signal_thread(news_tx.clone());
 
+    let started = std::time::Instant::now();
     let mut trace_ended = false;
     let status = loop {
         match news_rx.recv() {
@@ -246,7 +247,13 @@ fn run_guarded(
     if lost > 0 {
         eprintln!("emu: warning: {lost} log records were lost because the disk could not keep up ({written} written)");
     }
-    let summary = summarize(&shells, depth, &results, lost);
+    let summary = summarize(
+        &shells,
+        depth,
+        &results,
+        lost,
+        started.elapsed().as_secs_f64(),
+    );
     if options.stats {
         eprint!("{}", summary.text);
     }
@@ -278,6 +285,7 @@ fn build_shell(
 
     let name = format!("emu{position}-{}", std::process::id());
     let outer_tun = outer.run(|| Tun::create(&name))?;
+    quiet_ipv6(outer, &name)?;
     outer.exec("ip", &["link", "set", "dev", &name, "mtu", &mtu, "up"])?;
     outer.exec(
         "ip",
@@ -307,6 +315,7 @@ fn build_shell(
     let inner = Arc::new(NetNs::create()?);
     guardian.watch_namespace(inner.identity()?);
     let inner_tun = inner.run(|| Tun::create("ingress"))?;
+    quiet_ipv6(&inner, "ingress")?;
     inner.exec("ip", &["link", "set", "dev", "lo", "up"])?;
     inner.exec("ip", &["link", "set", "dev", "ingress", "mtu", &mtu, "up"])?;
     inner.exec(
@@ -530,6 +539,7 @@ fn summarize(
     depth: usize,
     results: &[(usize, Direction, DirectionResult)],
     log_lost: u64,
+    wall: f64,
 ) -> Summary {
     let mut text = String::new();
     let mut entries = Vec::new();
@@ -543,7 +553,7 @@ fn summarize(
             .collect();
         let description = &shells[index - depth].description;
         text += &format!(
-            "emu: [{description}] {}: read {} = delivered {} + dropped {}{} + queued {}{}\n",
+            "emu: [{description}] {}: read {} = delivered {} + dropped {}{} + queued {}{}; written late by mean {:.1} us, p99 {:.1} us\n",
             direction.name(),
             r.read,
             c.delivered,
@@ -559,13 +569,15 @@ fn summarize(
             } else {
                 String::new()
             },
+            r.lateness.mean_ns() / 1e3,
+            r.lateness.quantile_ns(0.99) as f64 / 1e3,
         );
         let drop_fields: Vec<String> = DropReason::ALL
             .iter()
             .map(|reason| format!("\"{}\":{}", reason.name(), c.dropped_by(*reason)))
             .collect();
         entries.push(format!(
-            "{{\"shell\":{index},\"description\":{:?},\"direction\":\"{}\",\"read\":{},\"arrived\":{},\"delivered\":{},\"delivered_bytes\":{},\"dropped\":{{{}}},\"queued_at_exit\":{},\"marked_ce\":{},\"marked_ect1\":{},\"write_errors\":{},\"queue\":{:?}}}",
+            "{{\"shell\":{index},\"description\":{:?},\"direction\":\"{}\",\"read\":{},\"arrived\":{},\"delivered\":{},\"delivered_bytes\":{},\"dropped\":{{{}}},\"queued_at_exit\":{},\"marked_ce\":{},\"marked_ect1\":{},\"write_errors\":{},\"queue\":{:?},\"departure_lateness\":{}}}",
             description,
             direction.name(),
             r.read,
@@ -578,13 +590,54 @@ fn summarize(
             c.marked_ect1,
             r.write_errors,
             r.link.queue_description(),
+            r.lateness.to_json(),
         ));
     }
+    let (user, system) = own_cpu_seconds();
+    text += &format!(
+        "emu: CPU used by emu itself: {user:.2} s user + {system:.2} s system over {wall:.2} s ({:.0}% of one core)\n",
+        (user + system) / wall * 100.0
+    );
     Summary {
         text,
         json: format!(
-            "{{\"log_records_lost\":{log_lost},\"directions\":[{}]}}\n",
+            "{{\"log_records_lost\":{log_lost},\"process\":{{\"cpu_user_s\":{user:.3},\"cpu_system_s\":{system:.3},\"wall_s\":{wall:.3}}},\"directions\":[{}]}}\n",
             entries.join(",")
         ),
     }
+}
+
+/// CPU time of emu's own threads (not the command's), from getrusage.
+fn own_cpu_seconds() -> (f64, f64) {
+    // SAFETY: getrusage fills the struct we pass.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (seconds(usage.ru_utime), seconds(usage.ru_stime))
+}
+
+/// Stops the kernel from sending its own IPv6 housekeeping (router
+/// solicitations, MLD reports from a link-local address) over a new device,
+/// so the path carries, and the log records, only the experiment's traffic.
+/// Must run before the device comes up.
+fn quiet_ipv6(ns: &NetNs, device: &str) -> Result<()> {
+    let device = device.to_string();
+    ns.run(move || {
+        for (setting, value) in [
+            ("addr_gen_mode", "1"),
+            ("router_solicitations", "0"),
+            ("accept_ra", "0"),
+        ] {
+            let path = format!("/proc/sys/net/ipv6/conf/{device}/{setting}");
+            // A kernel without IPv6 has none of these: nothing to quieten.
+            if std::path::Path::new(&path).exists() {
+                std::fs::write(&path, value)
+                    .map_err(|e| ShellError::os(&format!("writing {path}"), e))?;
+            }
+        }
+        Ok(())
+    })
 }

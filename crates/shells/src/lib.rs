@@ -8,6 +8,7 @@ mod chain;
 pub mod command;
 pub mod error;
 mod guardian;
+pub mod lateness;
 pub mod nat;
 pub mod netns;
 pub mod privilege;

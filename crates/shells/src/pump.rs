@@ -6,6 +6,7 @@
 //! No async runtime is involved: its timers tick in milliseconds, and the
 //! model needs microseconds.
 
+use crate::lateness::Lateness;
 use crate::tun::{read_packet, wait_readable, write_packet};
 use emu_core::ring::{spsc, Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
@@ -43,7 +44,7 @@ pub struct Timing {
 /// The two threads of one direction and what they share.
 pub struct DirectionPump {
     reader: Option<JoinHandle<u64>>,
-    pump: Option<JoinHandle<(Link, u64)>>,
+    pump: Option<JoinHandle<(Link, u64, Lateness)>>,
     wake: Arc<Wake>,
     stop_reader: Arc<AtomicBool>,
     stop_pump: Arc<AtomicBool>,
@@ -89,6 +90,8 @@ pub struct DirectionResult {
     pub link: Link,
     pub read: u64,
     pub write_errors: u64,
+    /// How late each write was against its due time.
+    pub lateness: Lateness,
 }
 
 impl DirectionPump {
@@ -150,7 +153,7 @@ impl DirectionPump {
     pub fn finish(mut self, read: u64) -> DirectionResult {
         self.stop_pump.store(true, Ordering::Release);
         self.wake.ring();
-        let (link, write_errors) = self
+        let (link, write_errors, lateness) = self
             .pump
             .take()
             .expect("finish is called once")
@@ -160,6 +163,7 @@ impl DirectionPump {
             link,
             read,
             write_errors,
+            lateness,
         }
     }
 }
@@ -223,11 +227,12 @@ fn pump_loop(
     wake: Arc<Wake>,
     timing: Timing,
     news: Sender<PumpNews>,
-) -> (Link, u64) {
+) -> (Link, u64, Lateness) {
     // Ask for wakeups to the nanosecond instead of the default 50 µs slack.
     // SAFETY: prctl on the calling thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     let mut write_errors = 0u64;
+    let mut lateness = Lateness::default();
     let mut told_trace_end = false;
     let mut input_woke_us = false;
     loop {
@@ -239,7 +244,10 @@ fn pump_loop(
         }
         let now = monotonic_now();
         link.advance(now);
-        while let Some(packet) = link.pop_due(now) {
+        while let Some((packet, due)) = link.pop_due(now) {
+            // Stamped as the packet is handed to the kernel; the write's own
+            // cost is the kernel's delivery, as on a real interface.
+            lateness.record(monotonic_now().saturating_sub(due));
             if write_packet(fd, &packet.data).is_err() {
                 write_errors += 1;
             }
@@ -253,7 +261,7 @@ fn pump_loop(
             continue;
         }
         if stop.load(Ordering::Acquire) && ring.is_empty() {
-            return (link, write_errors);
+            return (link, write_errors, lateness);
         }
         let deadline = link.next_event();
         let now = monotonic_now();
@@ -265,9 +273,12 @@ fn pump_loop(
         match wait {
             Some(w) if w <= timing.spin => {
                 let deadline = now + w;
+                // Yielding while spinning lets a reader or the command that
+                // shares this core run; with nothing else runnable, the
+                // yield returns at once and this is a plain spin.
                 while monotonic_now() < deadline && ring.is_empty() && !stop.load(Ordering::Relaxed)
                 {
-                    std::hint::spin_loop();
+                    std::thread::yield_now();
                 }
             }
             _ => {
