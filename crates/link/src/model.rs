@@ -350,13 +350,24 @@ impl Link {
             ServerState::Rate { busy_until, .. } => (!self.queue.is_empty()).then_some(*busy_until),
             ServerState::Trace {
                 trace,
+                repeat,
                 period_start,
                 next,
                 transit,
                 ended,
-                ..
-            } => (!*ended && (transit.is_some() || !self.queue.is_empty()))
-                .then(|| *period_start + trace.opportunity(*next).0),
+            } => {
+                if *ended {
+                    None
+                } else if transit.is_some() || !self.queue.is_empty() {
+                    Some(*period_start + trace.opportunity(*next).0)
+                } else if !*repeat {
+                    // Idle, but the end of a trace run once is an event of
+                    // its own: the shell stops there.
+                    Some(*period_start + trace.period())
+                } else {
+                    None
+                }
+            }
         };
         match (departure, service) {
             (Some(a), Some(b)) => Some(a.min(b)),

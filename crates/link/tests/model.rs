@@ -198,6 +198,19 @@ fn once_stops_at_the_end_of_the_trace() {
 }
 
 #[test]
+fn the_end_of_a_trace_run_once_is_an_event_even_when_idle() {
+    let mut l = link(trace("1\n7\n", false), 0, "infinite");
+    assert_eq!(l.next_event(), Some(7 * NS_PER_MS));
+    l.advance(7 * NS_PER_MS - 1);
+    assert!(!l.trace_ended());
+    l.advance(7 * NS_PER_MS);
+    assert!(l.trace_ended());
+    assert_eq!(l.next_event(), None);
+    let repeating = link(trace("1\n7\n", true), 0, "infinite");
+    assert_eq!(repeating.next_event(), None);
+}
+
+#[test]
 fn the_trace_rate_matches_its_mean() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/traces/cellular/TMobile-LTE-short.down");
