@@ -31,6 +31,9 @@ Options:
   --spin TIME     how long before a departure the pump stops sleeping and
                   spins: longer is more exact and costs more CPU while
                   packets are in flight [default: 500us]
+  --no-offload    have the kernel segment TCP before emu reads it, one
+                  system call per packet (by default emu takes TCP
+                  super-packets and cuts them into real packets itself)
   -h, --help      this text
   -V, --version   the version
 
@@ -47,6 +50,7 @@ struct Globals {
     stats: bool,
     mtu: u32,
     spin: u64,
+    offload: bool,
 }
 
 pub fn main(args: Vec<String>) -> i32 {
@@ -69,6 +73,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         stats: false,
         mtu: 1500,
         spin: 500 * NS_PER_US,
+        offload: true,
     };
     let mut rest = args.into_iter().peekable();
     while let Some(arg) = rest.peek().cloned() {
@@ -97,6 +102,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
             }
             "--log" => globals.log_dir = Some(PathBuf::from(value("--log")?)),
             "--stats" => globals.stats = true,
+            "--no-offload" => globals.offload = false,
             "--mtu" => {
                 let text = value("--mtu")?;
                 globals.mtu = text
@@ -185,6 +191,7 @@ fn run_shells(
         timing: shells::Timing { spin: globals.spin },
         mtu: globals.mtu,
         stats: globals.stats,
+        offload: globals.offload,
         command_line,
     };
     match shells::run(specs, options) {

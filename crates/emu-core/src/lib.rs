@@ -8,6 +8,7 @@
 
 pub mod error;
 pub mod log;
+pub mod offload;
 pub mod packet;
 pub mod rate;
 pub mod ring;

@@ -11,7 +11,7 @@ use crate::guardian::Guardian;
 use crate::nat::{self, NatRule};
 use crate::netns::{self, NetNs};
 use crate::privilege;
-use crate::pump::{DirectionPump, DirectionResult, PumpNews, Timing};
+use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews, Timing};
 use crate::tun::Tun;
 use emu_core::log::{Direction, DropReason, LogHeader, LogSink, LogWriter};
 use emu_core::time::{monotonic_now, realtime_now, Nanos};
@@ -56,6 +56,9 @@ pub struct RunOptions {
     pub mtu: u32,
     /// Print each direction's packet accounting when the command ends.
     pub stats: bool,
+    /// Let the kernel hand over TCP super-packets, cut into real packets by
+    /// the readers (far fewer system calls at high rates).
+    pub offload: bool,
     pub command_line: String,
 }
 
@@ -284,7 +287,7 @@ fn build_shell(
     let mtu = options.mtu.to_string();
 
     let name = format!("emu{position}-{}", std::process::id());
-    let outer_tun = outer.run(|| Tun::create(&name))?;
+    let outer_tun = outer.run(|| Tun::create(&name, options.offload))?;
     quiet_ipv6(outer, &name)?;
     outer.exec("ip", &["link", "set", "dev", &name, "mtu", &mtu, "up"])?;
     outer.exec(
@@ -314,7 +317,7 @@ fn build_shell(
 
     let inner = Arc::new(NetNs::create()?);
     guardian.watch_namespace(inner.identity()?);
-    let inner_tun = inner.run(|| Tun::create("ingress"))?;
+    let inner_tun = inner.run(|| Tun::create("ingress", options.offload))?;
     quiet_ipv6(&inner, "ingress")?;
     inner.exec("ip", &["link", "set", "dev", "lo", "up"])?;
     inner.exec("ip", &["link", "set", "dev", "ingress", "mtu", &mtu, "up"])?;
@@ -435,8 +438,11 @@ fn build_shell(
             &format!("emu{index}{}", &direction.name()[..1]),
             position,
             link,
-            input,
-            output,
+            Devices {
+                input,
+                output,
+                offload: options.offload,
+            },
             options.timing,
             news.clone(),
         )

@@ -7,7 +7,8 @@
 //! model needs microseconds.
 
 use crate::lateness::Lateness;
-use crate::tun::{read_packet, wait_readable, write_packet};
+use crate::tun::{read_packet, wait_readable, write_packet, write_raw};
+use emu_core::offload::{continues_run, merge_run, segment, MAX_MERGED, VNET_HDR_LEN};
 use emu_core::ring::{spsc, Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
@@ -21,8 +22,9 @@ use std::thread::JoinHandle;
 
 /// Packets between reader and pump; deep enough for bursts at 10 Gbit/s.
 const RING_CAPACITY: usize = 1 << 15;
-/// Largest packet a TUN device can hand us.
-const READ_BUFFER: usize = 65_536;
+/// Largest read a TUN device can hand us: a 64 KiB super-packet and its
+/// virtio-net header.
+const READ_BUFFER: usize = 65_536 + VNET_HDR_LEN;
 /// How many arrivals the pump takes before it checks for due departures,
 /// so a burst of arrivals cannot hold departures back.
 const ARRIVAL_BATCH: usize = 64;
@@ -39,6 +41,17 @@ pub enum PumpNews {
 pub struct Timing {
     /// How long before a departure the pump stops sleeping and spins.
     pub spin: Nanos,
+}
+
+/// The devices one direction moves packets between.
+#[derive(Debug, Clone, Copy)]
+pub struct Devices {
+    /// Read by the reader thread.
+    pub input: RawFd,
+    /// Written by the pump.
+    pub output: RawFd,
+    /// Both devices carry virtio-net headers (see `Tun::create`).
+    pub offload: bool,
 }
 
 /// The two threads of one direction and what they share.
@@ -101,11 +114,15 @@ impl DirectionPump {
         name: &str,
         shell: usize,
         link: Link,
-        input: RawFd,
-        output: RawFd,
+        devices: Devices,
         timing: Timing,
         news: Sender<PumpNews>,
     ) -> io::Result<DirectionPump> {
+        let Devices {
+            input,
+            output,
+            offload,
+        } = devices;
         let (producer, consumer) = spsc::<Packet>(RING_CAPACITY);
         let stop_reader = Arc::new(AtomicBool::new(false));
         let stop_pump = Arc::new(AtomicBool::new(false));
@@ -119,7 +136,8 @@ impl DirectionPump {
                 .name(format!("{name}-pump"))
                 .spawn(move || {
                     pump_loop(
-                        shell, link, consumer, input, output, stop, sleeping, wake, timing, news,
+                        shell, link, consumer, input, output, offload, stop, sleeping, wake,
+                        timing, news,
                     )
                 })?
         };
@@ -128,7 +146,7 @@ impl DirectionPump {
             let wake = wake.clone();
             std::thread::Builder::new()
                 .name(format!("{name}-read"))
-                .spawn(move || reader_loop(input, producer, stop, wake, sleeping))?
+                .spawn(move || reader_loop(input, offload, producer, stop, wake, sleeping))?
         };
         Ok(DirectionPump {
             reader: Some(reader),
@@ -170,31 +188,36 @@ impl DirectionPump {
 
 fn reader_loop(
     fd: RawFd,
+    offload: bool,
     mut ring: Producer<Packet>,
     stop: Arc<AtomicBool>,
     wake: Arc<Wake>,
     pump_sleeping: Arc<AtomicBool>,
 ) -> u64 {
     let mut buffer = vec![0u8; READ_BUFFER];
+    let mut segments: Vec<Vec<u8>> = Vec::with_capacity(64);
     let mut read = 0u64;
     loop {
         match read_packet(fd, &mut buffer) {
             Ok(0) => continue,
             Ok(n) => {
                 let now = monotonic_now();
-                read += 1;
-                let mut packet = Packet::new(buffer[..n].to_vec(), now);
-                // A full ring means the pump is behind; wait for room rather
-                // than lose a packet that was already read.
-                loop {
-                    match ring.push(packet) {
-                        Ok(()) => break,
-                        Err(emu_core::ring::PushError::Full(back)) => {
-                            packet = back;
-                            wake.ring();
-                            std::thread::yield_now();
-                        }
+                if offload {
+                    // One read may hold a TCP super-packet: cut it into the
+                    // packets the wire would carry, all stamped now. A read
+                    // that cannot be cut goes on whole, to be dropped and
+                    // logged as oversize rather than vanish.
+                    if segment(&buffer[..n], &mut segments).is_err() {
+                        segments.clear();
+                        segments.push(buffer[VNET_HDR_LEN.min(n)..n].to_vec());
                     }
+                    for data in segments.drain(..) {
+                        read += 1;
+                        push_packet(&mut ring, Packet::new(data, now), &wake);
+                    }
+                } else {
+                    read += 1;
+                    push_packet(&mut ring, Packet::new(buffer[..n].to_vec(), now), &wake);
                 }
                 // Pairs with the pump's fence between announcing sleep and
                 // checking the ring: one of the two sees the other.
@@ -215,6 +238,72 @@ fn reader_loop(
     }
 }
 
+/// Writes the packets that are due, in order; returns how many writes the
+/// kernel refused. With offload, consecutive segments of one TCP flow that
+/// are all due go out as one GSO packet (what GRO would make of them on a
+/// real receiver), so a pump that is behind catches up with one system call
+/// instead of dozens. Nothing is written before its time: only packets
+/// already due are merged. Each packet's lateness is taken as its write
+/// starts.
+fn write_due(
+    fd: RawFd,
+    due: &[(Packet, Nanos)],
+    offload: bool,
+    merged: &mut Vec<u8>,
+    lateness: &mut Lateness,
+) -> u64 {
+    let mut errors = 0;
+    let mut start = 0;
+    while start < due.len() {
+        let first = &due[start].0.data;
+        let mut end = start + 1;
+        let mut size = first.len();
+        if offload {
+            while end < due.len()
+                && size + due[end].0.len() <= MAX_MERGED
+                && continues_run(first, &due[end - 1].0.data, &due[end].0.data)
+            {
+                size += due[end].0.len();
+                end += 1;
+            }
+        }
+        let now = monotonic_now();
+        for (_, due_at) in &due[start..end] {
+            lateness.record(now.saturating_sub(*due_at));
+        }
+        let written = if end - start == 1 {
+            write_packet(fd, first, offload)
+        } else {
+            let run: Vec<&[u8]> = due[start..end]
+                .iter()
+                .map(|(p, _)| p.data.as_slice())
+                .collect();
+            merge_run(&run, merged);
+            write_raw(fd, merged)
+        };
+        if written.is_err() {
+            errors += (end - start) as u64;
+        }
+        start = end;
+    }
+    errors
+}
+
+/// Puts a packet on the ring. A full ring means the pump is behind: wait
+/// for room rather than lose a packet that was already read.
+fn push_packet(ring: &mut Producer<Packet>, mut packet: Packet, wake: &Wake) {
+    loop {
+        match ring.push(packet) {
+            Ok(()) => return,
+            Err(emu_core::ring::PushError::Full(back)) => {
+                packet = back;
+                wake.ring();
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn pump_loop(
     shell: usize,
@@ -222,6 +311,7 @@ fn pump_loop(
     mut ring: Consumer<Packet>,
     input: RawFd,
     fd: RawFd,
+    offload: bool,
     stop: Arc<AtomicBool>,
     sleeping: Arc<AtomicBool>,
     wake: Arc<Wake>,
@@ -233,6 +323,8 @@ fn pump_loop(
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     let mut write_errors = 0u64;
     let mut lateness = Lateness::default();
+    let mut due: Vec<(Packet, Nanos)> = Vec::with_capacity(ARRIVAL_BATCH);
+    let mut merged: Vec<u8> = Vec::with_capacity(MAX_MERGED + VNET_HDR_LEN);
     let mut told_trace_end = false;
     let mut input_woke_us = false;
     loop {
@@ -244,13 +336,12 @@ fn pump_loop(
         }
         let now = monotonic_now();
         link.advance(now);
-        while let Some((packet, due)) = link.pop_due(now) {
-            // Stamped as the packet is handed to the kernel; the write's own
-            // cost is the kernel's delivery, as on a real interface.
-            lateness.record(monotonic_now().saturating_sub(due));
-            if write_packet(fd, &packet.data).is_err() {
-                write_errors += 1;
-            }
+        while let Some(departure) = link.pop_due(now) {
+            due.push(departure);
+        }
+        if !due.is_empty() {
+            write_errors += write_due(fd, &due, offload, &mut merged, &mut lateness);
+            due.clear();
         }
         if link.trace_ended() && !told_trace_end {
             told_trace_end = true;

@@ -8,8 +8,12 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 
 const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
 const IFF_TUN: libc::c_short = 0x0001;
 const IFF_NO_PI: libc::c_short = 0x1000;
+const IFF_VNET_HDR: libc::c_short = 0x4000;
+/// Checksums and TCP segmentation (IPv4, IPv6, with ECN) may be left to us.
+const OFFLOADS: libc::c_uint = 0x01 | 0x02 | 0x04 | 0x08;
 
 #[repr(C)]
 struct InterfaceRequest {
@@ -23,12 +27,16 @@ struct InterfaceRequest {
 pub struct Tun {
     file: File,
     name: String,
+    offload: bool,
 }
 
 impl Tun {
     /// Creates `name` in the calling thread's network namespace, without the
-    /// packet-info header (reads and writes are bare IP packets).
-    pub fn create(name: &str) -> Result<Tun> {
+    /// packet-info header. With `offload`, every read and write starts with
+    /// a virtio-net header and the kernel may hand over TCP super-packets
+    /// (see `emu_core::offload`); without it, reads and writes are bare IP
+    /// packets.
+    pub fn create(name: &str, offload: bool) -> Result<Tun> {
         if name.len() >= libc::IFNAMSIZ {
             return Err(ShellError::new(format!(
                 "interface name '{name}' is longer than 15 bytes"
@@ -42,7 +50,7 @@ impl Tun {
             .map_err(|e| ShellError::os("opening /dev/net/tun", e))?;
         let mut request = InterfaceRequest {
             name: [0; libc::IFNAMSIZ],
-            flags: IFF_TUN | IFF_NO_PI,
+            flags: IFF_TUN | IFF_NO_PI | if offload { IFF_VNET_HDR } else { 0 },
             _pad: [0; 22],
         };
         request.name[..name.len()].copy_from_slice(name.as_bytes());
@@ -53,9 +61,17 @@ impl Tun {
                 io::Error::last_os_error(),
             ));
         }
+        // SAFETY: TUNSETOFFLOAD takes the flags by value.
+        if offload && unsafe { libc::ioctl(file.as_raw_fd(), TUNSETOFFLOAD, OFFLOADS) } < 0 {
+            return Err(ShellError::os(
+                &format!("enabling offload on {name}"),
+                io::Error::last_os_error(),
+            ));
+        }
         Ok(Tun {
             file,
             name: name.to_string(),
+            offload,
         })
     }
 
@@ -65,6 +81,10 @@ impl Tun {
 
     pub fn raw_fd(&self) -> RawFd {
         self.file.as_raw_fd()
+    }
+
+    pub fn offload(&self) -> bool {
+        self.offload
     }
 }
 
@@ -79,11 +99,39 @@ pub fn read_packet(fd: RawFd, buffer: &mut [u8]) -> io::Result<usize> {
     }
 }
 
-/// Writes one packet into the device's namespace.
-pub fn write_packet(fd: RawFd, packet: &[u8]) -> io::Result<()> {
+/// Writes one packet into the device's namespace. With offload on, it goes
+/// behind an all-zero virtio-net header: a whole packet, checksums complete.
+pub fn write_packet(fd: RawFd, packet: &[u8], offload: bool) -> io::Result<()> {
+    static NO_OFFLOAD: [u8; emu_core::offload::VNET_HDR_LEN] = [0; emu_core::offload::VNET_HDR_LEN];
+    let parts = [
+        libc::iovec {
+            iov_base: NO_OFFLOAD.as_ptr() as *mut libc::c_void,
+            iov_len: NO_OFFLOAD.len(),
+        },
+        libc::iovec {
+            iov_base: packet.as_ptr() as *mut libc::c_void,
+            iov_len: packet.len(),
+        },
+    ];
+    let (first, count) = if offload { (0, 2) } else { (1, 1) };
+    loop {
+        // SAFETY: the iovecs point at live buffers of their stated lengths.
+        let n = unsafe { libc::writev(fd, parts[first..].as_ptr(), count) };
+        if n >= 0 {
+            return Ok(());
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// Writes bytes that already carry their virtio-net header.
+pub fn write_raw(fd: RawFd, bytes: &[u8]) -> io::Result<()> {
     loop {
         // SAFETY: the slice is valid for its length.
-        let n = unsafe { libc::write(fd, packet.as_ptr().cast(), packet.len()) };
+        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
         if n >= 0 {
             return Ok(());
         }

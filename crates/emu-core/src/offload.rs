@@ -1,0 +1,501 @@
+//! Segmentation offload, done here instead of in the kernel.
+//!
+//! With offload on, a TUN device hands over TCP segments of up to 64 KiB
+//! with a virtio-net header saying how to cut them (GSO) and where a
+//! checksum is still to be filled in. One read then replaces dozens, which
+//! is what lets a shell keep up with multi-gigabit flows. We cut every such
+//! super-packet into the exact MTU-sized packets the kernel would have sent
+//! (RFC 793/9293 sequence numbers, RFC 791 identification and checksum),
+//! so queues, rates and logs still see real packets.
+
+/// Size of `struct virtio_net_hdr` (without the num_buffers field).
+pub const VNET_HDR_LEN: usize = 10;
+
+const F_NEEDS_CSUM: u8 = 1;
+const GSO_NONE: u8 = 0;
+const GSO_TCPV4: u8 = 1;
+const GSO_TCPV6: u8 = 4;
+const GSO_ECN: u8 = 0x80;
+
+/// The virtio-net header in front of each packet read with offload on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct VnetHeader {
+    pub flags: u8,
+    pub gso_type: u8,
+    pub hdr_len: u16,
+    pub gso_size: u16,
+    pub csum_start: u16,
+    pub csum_offset: u16,
+}
+
+impl VnetHeader {
+    /// Reads the header; TUN devices use the host's (little-endian) order.
+    pub fn parse(bytes: &[u8]) -> Option<VnetHeader> {
+        if bytes.len() < VNET_HDR_LEN {
+            return None;
+        }
+        let u16_at = |i: usize| u16::from_le_bytes([bytes[i], bytes[i + 1]]);
+        Some(VnetHeader {
+            flags: bytes[0],
+            gso_type: bytes[1],
+            hdr_len: u16_at(2),
+            gso_size: u16_at(4),
+            csum_start: u16_at(6),
+            csum_offset: u16_at(8),
+        })
+    }
+}
+
+/// Why a super-packet could not be cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OffloadError {
+    /// A GSO type other than TCP over IPv4/IPv6.
+    Unsupported(u8),
+    Malformed(&'static str),
+}
+
+/// One's-complement sum of `data` added to `initial` (RFC 1071), unfolded.
+fn sum16(data: &[u8], initial: u64) -> u64 {
+    let mut sum = initial;
+    let mut chunks = data.chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_be_bytes(chunk.try_into().unwrap());
+        // Add the four 16-bit halves; with 64-bit room no carry is lost.
+        sum += (word >> 48) + ((word >> 32) & 0xffff) + ((word >> 16) & 0xffff) + (word & 0xffff);
+    }
+    let rest = chunks.remainder();
+    let mut pairs = rest.chunks_exact(2);
+    for pair in &mut pairs {
+        sum += u16::from_be_bytes([pair[0], pair[1]]) as u64;
+    }
+    if let [last] = pairs.remainder() {
+        sum += (*last as u64) << 8;
+    }
+    sum
+}
+
+fn fold(mut sum: u64) -> u16 {
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    sum as u16
+}
+
+/// The Internet checksum of `data` (RFC 1071).
+pub fn internet_checksum(data: &[u8]) -> u16 {
+    !fold(sum16(data, 0))
+}
+
+/// Completes a checksum the sender left partial: the field at
+/// `start + offset` holds the pseudo-header sum; the checksum covers
+/// everything from `start` to the end.
+fn complete_checksum(packet: &mut [u8], start: usize, offset: usize) -> Result<(), OffloadError> {
+    let field = start + offset;
+    if field + 2 > packet.len() {
+        return Err(OffloadError::Malformed("checksum field beyond the packet"));
+    }
+    let mut checksum = !fold(sum16(&packet[start..], 0));
+    if checksum == 0 && offset == 6 {
+        checksum = 0xffff; // UDP transmits a computed zero as all ones
+    }
+    packet[field..field + 2].copy_from_slice(&checksum.to_be_bytes());
+    Ok(())
+}
+
+/// The TCP pseudo-header sum (RFC 9293 §3.1) for an IPv4 or IPv6 packet
+/// whose TCP segment is `tcp_len` bytes long.
+fn pseudo_header_sum(packet: &[u8], tcp_len: usize) -> u64 {
+    match packet[0] >> 4 {
+        4 => sum16(&packet[12..20], 6 + tcp_len as u64),
+        _ => sum16(&packet[8..40], 6 + tcp_len as u64),
+    }
+}
+
+/// Turns what one offload read returned (virtio-net header, then packet)
+/// into plain packets with complete checksums, appended to `out`. A packet
+/// without GSO comes out as itself, its checksum completed if it was left
+/// partial.
+pub fn segment(read: &[u8], out: &mut Vec<Vec<u8>>) -> Result<(), OffloadError> {
+    let header = VnetHeader::parse(read).ok_or(OffloadError::Malformed(
+        "shorter than the virtio-net header",
+    ))?;
+    let packet = &read[VNET_HDR_LEN..];
+    match header.gso_type & !GSO_ECN {
+        GSO_NONE => {
+            let mut plain = packet.to_vec();
+            if header.flags & F_NEEDS_CSUM != 0 {
+                complete_checksum(
+                    &mut plain,
+                    header.csum_start as usize,
+                    header.csum_offset as usize,
+                )?;
+            }
+            out.push(plain);
+            Ok(())
+        }
+        GSO_TCPV4 | GSO_TCPV6 => split_tcp(packet, header.gso_size as usize, out),
+        other => Err(OffloadError::Unsupported(other)),
+    }
+}
+
+/// Cuts a TCP super-packet into segments carrying `mss` payload bytes each.
+fn split_tcp(packet: &[u8], mss: usize, out: &mut Vec<Vec<u8>>) -> Result<(), OffloadError> {
+    let version = packet
+        .first()
+        .map(|b| b >> 4)
+        .ok_or(OffloadError::Malformed("empty packet"))?;
+    let ip_len = match version {
+        4 if packet.len() >= 20 => (packet[0] & 0x0f) as usize * 4,
+        6 if packet.len() >= 40 && packet[6] == 6 => 40,
+        6 => return Err(OffloadError::Malformed("IPv6 extension headers before TCP")),
+        _ => return Err(OffloadError::Malformed("not IPv4 or IPv6")),
+    };
+    if packet.len() < ip_len + 20 {
+        return Err(OffloadError::Malformed("no room for the TCP header"));
+    }
+    let tcp_len = ((packet[ip_len + 12] >> 4) as usize) * 4;
+    let headers = ip_len + tcp_len;
+    if tcp_len < 20 || packet.len() < headers || mss == 0 {
+        return Err(OffloadError::Malformed("TCP header length or segment size"));
+    }
+    let payload = &packet[headers..];
+    let sequence = u32::from_be_bytes(packet[ip_len + 4..ip_len + 8].try_into().unwrap());
+    let identification = u16::from_be_bytes([packet[4], packet[5]]);
+    let flags = packet[ip_len + 13];
+    let count = payload.len().div_ceil(mss).max(1);
+    for (i, chunk) in payload
+        .chunks(mss)
+        .enumerate()
+        .chain(std::iter::once((0, &payload[..0])).filter(|_| payload.is_empty()))
+    {
+        let mut segment = Vec::with_capacity(headers + chunk.len());
+        segment.extend_from_slice(&packet[..headers]);
+        segment.extend_from_slice(chunk);
+        let total = segment.len();
+        if version == 4 {
+            segment[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+            segment[4..6].copy_from_slice(&identification.wrapping_add(i as u16).to_be_bytes());
+            segment[10..12].fill(0);
+            let checksum = internet_checksum(&segment[..ip_len]);
+            segment[10..12].copy_from_slice(&checksum.to_be_bytes());
+        } else {
+            segment[4..6].copy_from_slice(&((total - 40) as u16).to_be_bytes());
+        }
+        let tcp = ip_len;
+        segment[tcp + 4..tcp + 8]
+            .copy_from_slice(&sequence.wrapping_add((i * mss) as u32).to_be_bytes());
+        let mut segment_flags = flags;
+        if i + 1 < count {
+            segment_flags &= !(0x01 | 0x08); // FIN and PSH only on the last
+        }
+        if i > 0 {
+            segment_flags &= !0x80; // CWR only on the first
+        }
+        segment[tcp + 13] = segment_flags;
+        segment[tcp + 16..tcp + 18].fill(0);
+        let sum = sum16(&segment[tcp..], pseudo_header_sum(&segment, total - tcp));
+        segment[tcp + 16..tcp + 18].copy_from_slice(&(!fold(sum)).to_be_bytes());
+        out.push(segment);
+    }
+    Ok(())
+}
+
+/// The IP and TCP header lengths of a plain TCP packet we can merge: IPv4
+/// without options or IPv6 without extension headers.
+fn tcp_headers(packet: &[u8]) -> Option<(usize, usize)> {
+    let ip_len = match packet.first()? >> 4 {
+        4 if packet.len() >= 40 && packet[0] == 0x45 && packet[9] == 6 => 20,
+        6 if packet.len() >= 60 && packet[6] == 6 => 40,
+        _ => return None,
+    };
+    let tcp_len = ((packet[ip_len + 12] >> 4) as usize) * 4;
+    (tcp_len >= 20 && packet.len() >= ip_len + tcp_len).then_some((ip_len, tcp_len))
+}
+
+const ACK: u8 = 0x10;
+const PSH: u8 = 0x08;
+
+/// True if `next` continues the TCP segment `previous` in a run that
+/// started with `first`, such that one GSO packet of segment size
+/// `payload(first)` carries them all (the rules of the kernel's GRO: same
+/// headers but for lengths, IDs, sequence and checksums; consecutive
+/// sequence numbers; full-sized segments but for the last; plain ACKs, PSH
+/// allowed on the last only).
+pub fn continues_run(first: &[u8], previous: &[u8], next: &[u8]) -> bool {
+    let (Some((ip, tcp)), Some(shape_prev), Some(shape_next)) =
+        (tcp_headers(first), tcp_headers(previous), tcp_headers(next))
+    else {
+        return false;
+    };
+    if shape_prev != (ip, tcp) || shape_next != (ip, tcp) {
+        return false;
+    }
+    let headers = ip + tcp;
+    let mss = first.len() - headers;
+    let same = |range: std::ops::Range<usize>| first[range.clone()] == next[range];
+    let ip_same = if ip == 20 {
+        same(0..2) && same(6..10) && same(12..20)
+    } else {
+        same(0..4) && same(6..40)
+    };
+    let seq = |p: &[u8]| u32::from_be_bytes(p[ip + 4..ip + 8].try_into().unwrap());
+    ip_same
+        && same(ip..ip + 4)               // ports
+        && same(ip + 8..ip + 12)          // acknowledgment
+        && same(ip + 14..ip + 16)         // window
+        && same(ip + 18..headers)         // urgent pointer and options (timestamps)
+        && first[ip + 13] == ACK
+        && previous[ip + 13] == ACK
+        && (next[ip + 13] == ACK || next[ip + 13] == ACK | PSH)
+        && mss > 0
+        && previous.len() - headers == mss
+        && next.len() > headers
+        && next.len() - headers <= mss
+        && seq(next) == seq(previous).wrapping_add(mss as u32)
+}
+
+/// Writes into `out` one virtio-net header and the GSO packet that carries
+/// the TCP segments of `run` (which `continues_run` accepted pairwise).
+/// The TCP checksum is left partial, as a TSO sender leaves it; the kernel
+/// treats the packet exactly as the segments it stands for.
+pub fn merge_run(run: &[&[u8]], out: &mut Vec<u8>) {
+    out.clear();
+    let first = run[0];
+    let (ip, tcp) = tcp_headers(first).expect("runs hold plain TCP packets");
+    let headers = ip + tcp;
+    let mss = first.len() - headers;
+    let total = headers + run.iter().map(|p| p.len() - headers).sum::<usize>();
+    let v4 = ip == 20;
+    let mut header = [0u8; VNET_HDR_LEN];
+    header[0] = F_NEEDS_CSUM;
+    header[1] = if v4 { GSO_TCPV4 } else { GSO_TCPV6 };
+    header[2..4].copy_from_slice(&(headers as u16).to_le_bytes());
+    header[4..6].copy_from_slice(&(mss as u16).to_le_bytes());
+    header[6..8].copy_from_slice(&(ip as u16).to_le_bytes());
+    header[8..10].copy_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(&header);
+    out.extend_from_slice(&first[..headers]);
+    for packet in run {
+        out.extend_from_slice(&packet[headers..]);
+    }
+    let packet = &mut out[VNET_HDR_LEN..];
+    if v4 {
+        packet[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        packet[10..12].fill(0);
+        let checksum = internet_checksum(&packet[..20]);
+        packet[10..12].copy_from_slice(&checksum.to_be_bytes());
+    } else {
+        packet[4..6].copy_from_slice(&((total - 40) as u16).to_be_bytes());
+    }
+    packet[ip + 13] = run[run.len() - 1][ip + 13]; // PSH of the last segment
+    let partial = fold(pseudo_header_sum(packet, total - ip));
+    packet[ip + 16..ip + 18].copy_from_slice(&partial.to_be_bytes());
+}
+
+/// Largest IP packet one GSO write may carry.
+pub const MAX_MERGED: usize = 65_535;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A TCP/IPv4 super-packet as a TSO sender hands it over: one header,
+    /// `payload` bytes, checksum field holding the pseudo-header sum.
+    fn super_packet_v4(payload: usize, flags: u8) -> Vec<u8> {
+        let mut p = vec![0u8; 20 + 32 + payload];
+        p[0] = 0x45;
+        let total = p.len().min(65535) as u16;
+        p[2..4].copy_from_slice(&total.to_be_bytes());
+        p[4..6].copy_from_slice(&0xfff0u16.to_be_bytes());
+        p[6] = 0x40;
+        p[8] = 64;
+        p[9] = 6;
+        p[12..16].copy_from_slice(&[100, 64, 0, 2]);
+        p[16..20].copy_from_slice(&[100, 64, 0, 1]);
+        p[20..22].copy_from_slice(&40000u16.to_be_bytes());
+        p[22..24].copy_from_slice(&5201u16.to_be_bytes());
+        p[24..28].copy_from_slice(&0xffff_ff00u32.to_be_bytes()); // wraps
+        p[32] = 8 << 4;
+        p[33] = flags;
+        for (i, b) in p[52..].iter_mut().enumerate() {
+            *b = (i * 7 % 251) as u8;
+        }
+        p
+    }
+
+    fn with_header(gso_type: u8, gso_size: u16, packet: &[u8]) -> Vec<u8> {
+        let mut read = vec![0u8; VNET_HDR_LEN];
+        read[0] = F_NEEDS_CSUM;
+        read[1] = gso_type;
+        read[4..6].copy_from_slice(&gso_size.to_le_bytes());
+        read[6..8].copy_from_slice(&20u16.to_le_bytes());
+        read[8..10].copy_from_slice(&16u16.to_le_bytes());
+        read.extend_from_slice(packet);
+        read
+    }
+
+    fn tcp_checksum_ok(segment: &[u8], ip_len: usize) -> bool {
+        fold(sum16(
+            &segment[ip_len..],
+            pseudo_header_sum(segment, segment.len() - ip_len),
+        )) == 0xffff
+    }
+
+    #[test]
+    fn a_tso_packet_becomes_mss_sized_segments_with_valid_checksums() {
+        let original = super_packet_v4(1448 * 3 + 100, 0x18 | 0x80 | 0x01); // ACK PSH CWR FIN
+        let mut out = Vec::new();
+        segment(&with_header(GSO_TCPV4, 1448, &original), &mut out).unwrap();
+        assert_eq!(out.len(), 4);
+        assert_eq!(
+            out.iter().map(|s| s.len()).collect::<Vec<_>>(),
+            vec![1500, 1500, 1500, 152]
+        );
+        let mut payload = Vec::new();
+        for (i, s) in out.iter().enumerate() {
+            assert_eq!(
+                internet_checksum(&s[..20]),
+                0,
+                "IP header checksum of segment {i}"
+            );
+            assert!(tcp_checksum_ok(s, 20), "TCP checksum of segment {i}");
+            assert_eq!(u16::from_be_bytes([s[2], s[3]]) as usize, s.len());
+            assert_eq!(
+                u16::from_be_bytes([s[4], s[5]]),
+                0xfff0u16.wrapping_add(i as u16)
+            );
+            let seq = u32::from_be_bytes(s[24..28].try_into().unwrap());
+            assert_eq!(seq, 0xffff_ff00u32.wrapping_add(1448 * i as u32));
+            let flags = s[33];
+            assert_eq!(flags & 0x80 != 0, i == 0, "CWR on the first only");
+            assert_eq!(flags & 0x09 != 0, i == 3, "FIN/PSH on the last only");
+            assert!(flags & 0x10 != 0, "ACK on all");
+            payload.extend_from_slice(&s[52..]);
+        }
+        assert_eq!(payload, original[52..]);
+    }
+
+    #[test]
+    fn ipv6_super_packets_are_cut_too() {
+        let mut p = vec![0u8; 40 + 20 + 3000];
+        p[0] = 0x60;
+        p[6] = 6;
+        p[8..24].copy_from_slice(&[0xfd; 16]);
+        p[24..40].copy_from_slice(&[0xfe; 16]);
+        p[52] = 5 << 4;
+        p[53] = 0x10;
+        let mut out = Vec::new();
+        segment(&with_header(GSO_TCPV6, 1440, &p), &mut out).unwrap();
+        assert_eq!(out.len(), 3);
+        for s in &out {
+            assert_eq!(u16::from_be_bytes([s[4], s[5]]) as usize, s.len() - 40);
+            assert!(tcp_checksum_ok(s, 40));
+        }
+    }
+
+    #[test]
+    fn a_plain_packet_gets_its_partial_checksum_completed() {
+        let mut p = super_packet_v4(200, 0x10);
+        // As a sender with checksum offload leaves it: pseudo-header sum.
+        let partial = fold(pseudo_header_sum(&p, p.len() - 20));
+        p[36..38].copy_from_slice(&partial.to_be_bytes());
+        let mut out = Vec::new();
+        segment(&with_header(GSO_NONE, 0, &p), &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        assert!(tcp_checksum_ok(&out[0], 20));
+        // Without the flag the packet passes untouched.
+        let mut read = vec![0u8; VNET_HDR_LEN];
+        read.extend_from_slice(&p);
+        out.clear();
+        segment(&read, &mut out).unwrap();
+        assert_eq!(out[0], p);
+    }
+
+    #[test]
+    fn unsupported_and_malformed_reads_are_errors_not_panics() {
+        let mut out = Vec::new();
+        assert_eq!(
+            segment(&[0; 4], &mut out),
+            Err(OffloadError::Malformed(
+                "shorter than the virtio-net header"
+            ))
+        );
+        assert_eq!(
+            segment(&with_header(3, 1000, &super_packet_v4(10, 0)), &mut out),
+            Err(OffloadError::Unsupported(3))
+        );
+        assert!(segment(&with_header(GSO_TCPV4, 1000, &[0x45, 0, 0]), &mut out).is_err());
+        assert!(segment(
+            &with_header(GSO_TCPV4, 0, &super_packet_v4(10, 0)),
+            &mut out
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn merging_the_segments_of_a_super_packet_gives_it_back() {
+        let original = super_packet_v4(1448 * 5, 0x10 | 0x08); // ACK PSH
+        let mut segments = Vec::new();
+        segment(&with_header(GSO_TCPV4, 1448, &original), &mut segments).unwrap();
+        for w in segments.windows(2) {
+            assert!(continues_run(&segments[0], &w[0], &w[1]));
+        }
+        let run: Vec<&[u8]> = segments.iter().map(|s| s.as_slice()).collect();
+        let mut merged = Vec::new();
+        merge_run(&run, &mut merged);
+        let header = VnetHeader::parse(&merged).unwrap();
+        assert_eq!(
+            (
+                header.gso_type,
+                header.gso_size,
+                header.csum_start,
+                header.csum_offset
+            ),
+            (GSO_TCPV4, 1448, 20, 16)
+        );
+        // Cutting the merged packet again yields the same segments, byte for byte.
+        let mut again = Vec::new();
+        segment(&merged, &mut again).unwrap();
+        let ids = |v: &Vec<Vec<u8>>| v.iter().map(|s| s[4..6].to_vec()).collect::<Vec<_>>();
+        assert_eq!(again.len(), segments.len());
+        for (a, b) in again.iter().zip(&segments) {
+            assert_eq!(a[6..], b[6..], "everything but length/ID matches");
+        }
+        assert_eq!(ids(&again)[0], ids(&segments)[0]);
+    }
+
+    #[test]
+    fn runs_stop_at_gaps_marks_flags_and_other_flows() {
+        let original = super_packet_v4(1448 * 3, 0x10);
+        let mut s = Vec::new();
+        segment(&with_header(GSO_TCPV4, 1448, &original), &mut s).unwrap();
+        assert!(continues_run(&s[0], &s[0], &s[1]));
+        assert!(!continues_run(&s[0], &s[0], &s[2]), "a gap in sequence");
+        let mut marked = s[1].clone();
+        crate::packet::set_ecn(&mut marked, crate::Ecn::Ce);
+        assert!(
+            !continues_run(&s[0], &s[0], &marked),
+            "a different ECN mark"
+        );
+        let mut other_port = s[1].clone();
+        other_port[21] ^= 1;
+        assert!(!continues_run(&s[0], &s[0], &other_port), "another flow");
+        let mut fin = s[1].clone();
+        fin[33] |= 0x01;
+        assert!(!continues_run(&s[0], &s[0], &fin), "FIN ends a run");
+        let short = &s[1][..1000];
+        assert!(
+            !continues_run(&s[0], short, &s[2]),
+            "only the last may be short"
+        );
+    }
+
+    #[test]
+    fn checksum_matches_the_rfc_1071_example() {
+        // RFC 1071 §3: the words 0001 f203 f4f5 f6f7 sum to ddf2.
+        assert_eq!(
+            !internet_checksum(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]),
+            0xddf2
+        );
+    }
+}
