@@ -24,14 +24,18 @@ summary() { # FILE EXPR: evaluate a Python expression over the summary JSON as s
 }
 
 echo "## TCP throughput through one link shell (iperf3, ${seconds}s, first 2s omitted)"
-printf '%-8s %14s %14s %18s\n' rate "goodput Mbit/s" "of rate" "emu CPU (% core)"
+echo "## with segmentation offload (default) and without (--no-offload), in one run"
+printf '%-8s %-10s %14s %10s %18s\n' rate offload "goodput Mbit/s" "of rate" "emu CPU (% core)"
 for rate in 1gbit 5gbit 10gbit; do
-  log=$work/tput-$rate
-  "$emu" --log "$log" link "$rate" -- sh -c "iperf3 -c \$EMU_BASE -p $port -t $seconds -O 2 -J > $work/iperf.json"
-  goodput=$(python3 -c "import json; print(json.load(open('$work/iperf.json'))['end']['sum_received']['bits_per_second']/1e6)")
-  bits=$(python3 -c "print({'1gbit':1e3,'5gbit':5e3,'10gbit':1e4}['$rate'])")
-  cpu=$(summary "$log/summary-0.json" "round(100*(s['process']['cpu_user_s']+s['process']['cpu_system_s'])/s['process']['wall_s'])")
-  printf '%-8s %14.0f %13.1f%% %18s\n' "$rate" "$goodput" "$(python3 -c "print(100*$goodput/$bits)")" "$cpu"
+  for offload in on off; do
+    log=$work/tput-$rate-$offload
+    flag=$([ $offload = off ] && echo --no-offload || true)
+    "$emu" --log "$log" $flag link "$rate" -- sh -c "iperf3 -c \$EMU_BASE -p $port -t $seconds -O 2 -J > $work/iperf.json"
+    goodput=$(python3 -c "import json; print(json.load(open('$work/iperf.json'))['end']['sum_received']['bits_per_second']/1e6)")
+    bits=$(python3 -c "print({'1gbit':1e3,'5gbit':5e3,'10gbit':1e4}['$rate'])")
+    cpu=$(summary "$log/summary-0.json" "round(100*(s['process']['cpu_user_s']+s['process']['cpu_system_s'])/s['process']['wall_s'])")
+    printf '%-8s %-10s %14.0f %9.1f%% %18s\n' "$rate" "$offload" "$goodput" "$(python3 -c "print(100*$goodput/$bits)")" "$cpu"
+  done
 done
 
 echo
@@ -42,6 +46,8 @@ lateness() { # LOGDIR LABEL
 }
 "$emu" --log "$work/ping" delay 10 -- sh -c 'ping -c 2000 -i 0.002 -q $EMU_BASE >/dev/null'
 lateness "$work/ping" "ping 500/s"
+"$emu" --busy-poll --log "$work/ping-busy" delay 10 -- sh -c 'ping -c 2000 -i 0.002 -q $EMU_BASE >/dev/null'
+lateness "$work/ping-busy" "ping 500/s busy-poll"
 "$emu" --log "$work/tcp" delay 10 -- link 1gbit -- sh -c "iperf3 -c \$EMU_BASE -p $port -t $seconds >/dev/null"
 lateness "$work/tcp" "tcp"
 
@@ -49,10 +55,12 @@ echo
 echo "## RTT added by a zero-delay shell (ping, 2000 packets at 500/s)"
 base=$(ping -c 2000 -i 0.002 -q 127.0.0.1 | awk -F'[/ =]+' '/min\/avg/ {print $6, $7}')
 through=$("$emu" delay 0 -- sh -c 'ping -c 2000 -i 0.002 -q $EMU_BASE' | awk -F'[/ =]+' '/min\/avg/ {print $6, $7}')
-python3 - "$base" "$through" <<'PY'
+busy=$("$emu" --busy-poll delay 0 -- sh -c 'ping -c 2000 -i 0.002 -q $EMU_BASE' | awk -F'[/ =]+' '/min\/avg/ {print $6, $7}')
+python3 - "$base" "$through" "$busy" <<'PY'
 import sys
-bmin, bavg = map(float, sys.argv[1].split()); tmin, tavg = map(float, sys.argv[2].split())
-print(f"loopback ping      min {bmin*1e3:7.1f} us  avg {bavg*1e3:7.1f} us")
-print(f"through delay 0    min {tmin*1e3:7.1f} us  avg {tavg*1e3:7.1f} us")
-print(f"added by the shell min {(tmin-bmin)*1e3:7.1f} us  avg {(tavg-bavg)*1e3:7.1f} us")
+bmin, bavg = map(float, sys.argv[1].split())
+print(f"loopback ping                  min {bmin*1e3:7.1f} us  avg {bavg*1e3:7.1f} us")
+for label, figures in (("delay 0", sys.argv[2]), ("delay 0 --busy-poll", sys.argv[3])):
+    tmin, tavg = map(float, figures.split())
+    print(f"added by {label:<21} min {(tmin-bmin)*1e3:7.1f} us  avg {(tavg-bavg)*1e3:7.1f} us")
 PY

@@ -736,18 +736,69 @@ print(h.hexdigest())
             .unwrap();
         text(&out.stdout).trim().to_string()
     };
-    for (port, base, listen) in [("5921", "$EMU_BASE", "0.0.0.0"), ("5922", "$EMU_BASE6", "::")] {
-        let mut host = Command::new("python3").arg(&server).args([listen, port]).stdout(Stdio::piped()).spawn().unwrap();
+    for (port, base, listen) in [
+        ("5921", "$EMU_BASE", "0.0.0.0"),
+        ("5922", "$EMU_BASE6", "::"),
+    ] {
+        let mut host = Command::new("python3")
+            .arg(&server)
+            .args([listen, port])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
         let mut ready = [0u8; 6];
         use std::io::Read;
-        host.stdout.as_mut().unwrap().read_exact(&mut ready).unwrap();
+        host.stdout
+            .as_mut()
+            .unwrap()
+            .read_exact(&mut ready)
+            .unwrap();
         let out = run(&[
-            "loss", "0.01", "--seed", "3", "--", "link", "200mbit", "--", "sh", "-c",
+            "loss",
+            "0.01",
+            "--seed",
+            "3",
+            "--",
+            "link",
+            "200mbit",
+            "--",
+            "sh",
+            "-c",
             &format!("python3 {} {base} {port}", client.display()),
         ]);
         let host_out = host.wait_with_output().unwrap();
         assert!(out.status.success(), "{base}: {}", text(&out.stderr));
-        assert_eq!(text(&out.stdout).trim(), expected("down"), "{base}: downloaded bytes differ");
-        assert_eq!(text(&host_out.stdout).trim(), expected("up"), "{base}: uploaded bytes differ");
+        assert_eq!(
+            text(&out.stdout).trim(),
+            expected("down"),
+            "{base}: downloaded bytes differ"
+        );
+        assert_eq!(
+            text(&host_out.stdout).trim(),
+            expected("up"),
+            "{base}: uploaded bytes differ"
+        );
     }
+}
+
+/// Busy polling changes how the threads wait, not what the path does.
+#[test]
+fn busy_poll_keeps_the_path_exact() {
+    if !privileged() {
+        return;
+    }
+    let _serial = serial();
+    let out = run(&[
+        "--busy-poll",
+        "delay",
+        "5",
+        "--",
+        "sh",
+        "-c",
+        "ping -c 20 -i 0.02 -q $EMU_BASE",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (min, avg, _) = ping_rtts(&text(&out.stdout));
+    eprintln!("busy-poll delay 5: ping RTT min {min:.3} avg {avg:.3} ms");
+    assert!(min >= 10.0 && avg < 10.5, "min {min} avg {avg}");
 }

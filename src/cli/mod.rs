@@ -31,6 +31,8 @@ Options:
   --spin TIME     how long before a departure the pump stops sleeping and
                   spins: longer is more exact and costs more CPU while
                   packets are in flight [default: 500us]
+  --busy-poll     never let the packet threads sleep: the lowest added
+                  latency, but they keep the cores busy while emu runs
   --no-offload    have the kernel segment TCP before emu reads it, one
                   system call per packet (by default emu takes TCP
                   super-packets and cuts them into real packets itself)
@@ -51,6 +53,7 @@ struct Globals {
     mtu: u32,
     spin: u64,
     offload: bool,
+    busy_poll: bool,
 }
 
 pub fn main(args: Vec<String>) -> i32 {
@@ -74,6 +77,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         mtu: 1500,
         spin: 500 * NS_PER_US,
         offload: true,
+        busy_poll: false,
     };
     let mut rest = args.into_iter().peekable();
     while let Some(arg) = rest.peek().cloned() {
@@ -103,6 +107,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
             "--log" => globals.log_dir = Some(PathBuf::from(value("--log")?)),
             "--stats" => globals.stats = true,
             "--no-offload" => globals.offload = false,
+            "--busy-poll" => globals.busy_poll = true,
             "--mtu" => {
                 let text = value("--mtu")?;
                 globals.mtu = text
@@ -188,7 +193,10 @@ fn run_shells(
     let options = shells::RunOptions {
         command,
         log_dir: globals.log_dir,
-        timing: shells::Timing { spin: globals.spin },
+        timing: shells::Timing {
+            spin: globals.spin,
+            busy_poll: globals.busy_poll,
+        },
         mtu: globals.mtu,
         stats: globals.stats,
         offload: globals.offload,

@@ -41,6 +41,10 @@ pub enum PumpNews {
 pub struct Timing {
     /// How long before a departure the pump stops sleeping and spins.
     pub spin: Nanos,
+    /// Never sleep: readers and pumps poll (yielding the core to anything
+    /// else runnable). Removes the wake-up latency of sleeping threads from
+    /// every packet's path, at the price of keeping the cores busy.
+    pub busy_poll: bool,
 }
 
 /// The devices one direction moves packets between.
@@ -146,7 +150,17 @@ impl DirectionPump {
             let wake = wake.clone();
             std::thread::Builder::new()
                 .name(format!("{name}-read"))
-                .spawn(move || reader_loop(input, offload, producer, stop, wake, sleeping))?
+                .spawn(move || {
+                    reader_loop(
+                        input,
+                        offload,
+                        timing.busy_poll,
+                        producer,
+                        stop,
+                        wake,
+                        sleeping,
+                    )
+                })?
         };
         Ok(DirectionPump {
             reader: Some(reader),
@@ -189,6 +203,7 @@ impl DirectionPump {
 fn reader_loop(
     fd: RawFd,
     offload: bool,
+    busy_poll: bool,
     mut ring: Producer<Packet>,
     stop: Arc<AtomicBool>,
     wake: Arc<Wake>,
@@ -230,7 +245,11 @@ fn reader_loop(
                 if stop.load(Ordering::Acquire) {
                     return read;
                 }
-                wait_readable(fd, 50);
+                if busy_poll {
+                    std::thread::yield_now();
+                } else {
+                    wait_readable(fd, 50);
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => return read, // the device is gone
@@ -372,6 +391,7 @@ fn pump_loop(
                     std::thread::yield_now();
                 }
             }
+            _ if timing.busy_poll => std::thread::yield_now(),
             _ => {
                 sleeping.store(true, Ordering::Relaxed);
                 fence(Ordering::SeqCst);
