@@ -690,12 +690,13 @@ family = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
 s = socket.socket(family, socket.SOCK_STREAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(1)
+s.settimeout(60)
 print("ready", flush=True)
 c, _ = s.accept()
+c.settimeout(60)
 def send():
     for i in range(320):
         c.sendall(hashlib.sha256(b"down%d" % i).digest() * 2048)
-    c.shutdown(socket.SHUT_WR)
 t = threading.Thread(target=send); t.start()
 h = hashlib.sha256()
 while True:
@@ -703,6 +704,10 @@ while True:
     if not b: break
     h.update(b)
 t.join()
+# Close our side only once the whole upload is in: the client waits for
+# this end of stream, so it cannot exit (and end the shell) with upload
+# bytes still in its socket's send buffer.
+c.shutdown(socket.SHUT_WR)
 print(h.hexdigest(), flush=True)
 "#,
     )
@@ -713,7 +718,7 @@ print(h.hexdigest(), flush=True)
         r#"
 import hashlib, socket, sys, threading
 family = socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
-c = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=60)
 def send():
     for i in range(320):
         c.sendall(hashlib.sha256(b"up%d" % i).digest() * 2048)
@@ -766,6 +771,9 @@ print(h.hexdigest())
             "-c",
             &format!("python3 {} {base} {port}", client.display()),
         ]);
+        if !out.status.success() {
+            let _ = host.kill();
+        }
         let host_out = host.wait_with_output().unwrap();
         assert!(out.status.success(), "{base}: {}", text(&out.stderr));
         assert_eq!(

@@ -79,82 +79,54 @@ impl Queue for Infinite {
     }
 }
 
-/// Drops the arriving packet when it would exceed a limit.
+/// What a full FIFO gives up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// The arriving packet (drop-tail).
+    Tail,
+    /// Its oldest packets, until the arrival fits (drop-head), so the
+    /// freshest data survives. A packet that alone exceeds the byte limit
+    /// is still dropped on arrival: there is nothing older to push out.
+    Head,
+}
+
+/// A FIFO with a limit in packets, bytes or both: Mahimahi's droptail and
+/// drophead.
 #[derive(Debug)]
-pub struct DropTail {
+pub struct Bounded {
     fifo: Fifo,
     limits: Limits,
+    overflow: Overflow,
 }
 
-impl DropTail {
-    pub fn new(limits: Limits) -> Self {
-        DropTail {
+impl Bounded {
+    pub fn new(limits: Limits, overflow: Overflow) -> Self {
+        Bounded {
             fifo: Fifo::default(),
             limits,
+            overflow,
         }
     }
 }
 
-impl Queue for DropTail {
+impl Queue for Bounded {
     fn enqueue(&mut self, packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
-        if self
-            .limits
-            .admits(self.fifo.packets.len(), self.fifo.bytes, packet.len())
-        {
-            self.fifo.push(packet, now);
-            true
-        } else {
-            outcome.drop(packet, DropReason::Tail, now);
-            false
-        }
-    }
-    fn dequeue(&mut self, _now: Nanos, _outcome: &mut Outcome) -> Option<Packet> {
-        self.fifo.pop()
-    }
-    fn packets(&self) -> usize {
-        self.fifo.packets.len()
-    }
-    fn bytes(&self) -> usize {
-        self.fifo.bytes
-    }
-    fn describe(&self) -> String {
-        format!("droptail{}", self.limits.describe())
-    }
-}
-
-/// Admits the arriving packet and drops from the head until the limits hold
-/// again, so the freshest data survives. A packet that alone exceeds the
-/// byte limit is dropped on arrival (there is nothing older to push out).
-#[derive(Debug)]
-pub struct DropHead {
-    fifo: Fifo,
-    limits: Limits,
-}
-
-impl DropHead {
-    pub fn new(limits: Limits) -> Self {
-        DropHead {
-            fifo: Fifo::default(),
-            limits,
-        }
-    }
-}
-
-impl Queue for DropHead {
-    fn enqueue(&mut self, packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
-        if !self.limits.admits(0, 0, packet.len()) {
-            outcome.drop(packet, DropReason::Tail, now);
-            return false;
-        }
-        while !self
-            .limits
-            .admits(self.fifo.packets.len(), self.fifo.bytes, packet.len())
-        {
-            let oldest = self
-                .fifo
-                .pop()
-                .expect("a non-admitting queue holds packets");
-            outcome.drop(oldest, DropReason::Head, now);
+        let fits = |fifo: &Fifo| {
+            self.limits
+                .admits(fifo.packets.len(), fifo.bytes, packet.len())
+        };
+        if !fits(&self.fifo) {
+            if self.overflow == Overflow::Tail || !self.limits.admits(0, 0, packet.len()) {
+                outcome.drop(packet, DropReason::Tail, now);
+                return false;
+            }
+            while !fits(&self.fifo) {
+                let oldest = self
+                    .fifo
+                    .pop()
+                    .expect("a queue that cannot admit holds packets");
+                outcome.drop(oldest, DropReason::Head, now);
+            }
         }
         self.fifo.push(packet, now);
         true
@@ -169,7 +141,11 @@ impl Queue for DropHead {
         self.fifo.bytes
     }
     fn describe(&self) -> String {
-        format!("drophead{}", self.limits.describe())
+        let name = match self.overflow {
+            Overflow::Tail => "droptail",
+            Overflow::Head => "drophead",
+        };
+        format!("{name}{}", self.limits.describe())
     }
 }
 
@@ -186,10 +162,13 @@ mod tests {
 
     #[test]
     fn droptail_by_packets_drops_the_arrival() {
-        let mut q = DropTail::new(Limits {
-            packets: Some(2),
-            bytes: None,
-        });
+        let mut q = Bounded::new(
+            Limits {
+                packets: Some(2),
+                bytes: None,
+            },
+            Overflow::Tail,
+        );
         let mut out = Outcome::default();
         for id in 0..3 {
             q.enqueue(packet(100, id), 0, &mut out);
@@ -202,10 +181,13 @@ mod tests {
 
     #[test]
     fn droptail_by_bytes_counts_bytes() {
-        let mut q = DropTail::new(Limits {
-            packets: None,
-            bytes: Some(250),
-        });
+        let mut q = Bounded::new(
+            Limits {
+                packets: None,
+                bytes: Some(250),
+            },
+            Overflow::Tail,
+        );
         let mut out = Outcome::default();
         q.enqueue(packet(100, 0), 0, &mut out);
         q.enqueue(packet(100, 1), 0, &mut out);
@@ -217,10 +199,13 @@ mod tests {
 
     #[test]
     fn drophead_keeps_the_newest() {
-        let mut q = DropHead::new(Limits {
-            packets: Some(2),
-            bytes: None,
-        });
+        let mut q = Bounded::new(
+            Limits {
+                packets: Some(2),
+                bytes: None,
+            },
+            Overflow::Head,
+        );
         let mut out = Outcome::default();
         for id in 0..4 {
             q.enqueue(packet(100, id), 0, &mut out);

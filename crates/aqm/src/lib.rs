@@ -9,7 +9,7 @@
 mod fifo;
 pub mod spec;
 
-pub use fifo::{DropHead, DropTail, Infinite, Limits};
+pub use fifo::{Bounded, Infinite, Limits, Overflow};
 pub use spec::{catalogue, parse_queue, SpecError};
 
 use emu_core::log::{DropReason, Mark};

@@ -2,7 +2,7 @@
 //! keyword/value pairs, e.g. `droptail packets 100` or `droptail bytes 64kb`.
 //! Every error names the keyword and says what it accepts.
 
-use crate::fifo::{DropHead, DropTail, Infinite, Limits};
+use crate::fifo::{Bounded, Infinite, Limits, Overflow};
 use crate::Queue;
 use emu_core::size::{parse_count, parse_size};
 use std::fmt;
@@ -139,8 +139,8 @@ pub fn parse_queue(spec: &str) -> Result<Box<dyn Queue>, SpecError> {
             }
             Box::new(Infinite::default())
         }
-        "droptail" => Box::new(DropTail::new(fifo_limits(&mut words)?)),
-        "drophead" => Box::new(DropHead::new(fifo_limits(&mut words)?)),
+        "droptail" => Box::new(Bounded::new(fifo_limits(&mut words)?, Overflow::Tail)),
+        "drophead" => Box::new(Bounded::new(fifo_limits(&mut words)?, Overflow::Head)),
         _ => {
             return Err(SpecError(format!(
                 "unknown queue discipline '{name}' (known: {})",

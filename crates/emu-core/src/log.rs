@@ -550,8 +550,39 @@ pub enum DumpFormat {
     JsonLines,
 }
 
-pub const CSV_COLUMNS: &str =
-    "time_ns,shell,direction,event,detail,bytes,flow,fingerprint,queue_bytes,queue_packets,sojourn_ns,ecn";
+/// The text columns of a record: name, and whether JSON quotes the value.
+const COLUMNS: [(&str, bool); 12] = [
+    ("time_ns", false),
+    ("shell", false),
+    ("direction", true),
+    ("event", true),
+    ("detail", true),
+    ("bytes", false),
+    ("flow", true),
+    ("fingerprint", true),
+    ("queue_bytes", false),
+    ("queue_packets", false),
+    ("sojourn_ns", false),
+    ("ecn", false),
+];
+
+/// The values of a record in the order of [`COLUMNS`].
+fn column_values(r: &Record) -> [String; 12] {
+    [
+        r.time.to_string(),
+        r.shell.to_string(),
+        r.direction.name().to_string(),
+        r.event.name().to_string(),
+        r.detail_name().to_string(),
+        r.bytes.to_string(),
+        format!("{:08x}", r.flow),
+        format!("{:08x}", r.fingerprint),
+        r.queue_bytes.to_string(),
+        r.queue_packets.to_string(),
+        r.sojourn.to_string(),
+        r.ecn.to_string(),
+    ]
+}
 
 /// Writes every record of `reader` as text. Stops at the first bad record
 /// with its offset, after writing everything before it.
@@ -561,44 +592,28 @@ pub fn dump(
     out: &mut impl Write,
 ) -> Result<u64, Box<dyn std::error::Error>> {
     if format == DumpFormat::Csv {
-        writeln!(out, "{CSV_COLUMNS}")?;
+        let names: Vec<&str> = COLUMNS.iter().map(|c| c.0).collect();
+        writeln!(out, "{}", names.join(","))?;
     }
     let mut count = 0;
     for record in reader {
-        let r = record?;
+        let values = column_values(&record?);
         match format {
-            DumpFormat::Csv => writeln!(
-                out,
-                "{},{},{},{},{},{},{:08x},{:08x},{},{},{},{}",
-                r.time,
-                r.shell,
-                r.direction.name(),
-                r.event.name(),
-                r.detail_name(),
-                r.bytes,
-                r.flow,
-                r.fingerprint,
-                r.queue_bytes,
-                r.queue_packets,
-                r.sojourn,
-                r.ecn
-            )?,
-            DumpFormat::JsonLines => writeln!(
-                out,
-                "{{\"time_ns\":{},\"shell\":{},\"direction\":\"{}\",\"event\":\"{}\",\"detail\":\"{}\",\"bytes\":{},\"flow\":\"{:08x}\",\"fingerprint\":\"{:08x}\",\"queue_bytes\":{},\"queue_packets\":{},\"sojourn_ns\":{},\"ecn\":{}}}",
-                r.time,
-                r.shell,
-                r.direction.name(),
-                r.event.name(),
-                r.detail_name(),
-                r.bytes,
-                r.flow,
-                r.fingerprint,
-                r.queue_bytes,
-                r.queue_packets,
-                r.sojourn,
-                r.ecn
-            )?,
+            DumpFormat::Csv => writeln!(out, "{}", values.join(","))?,
+            DumpFormat::JsonLines => {
+                let fields: Vec<String> = COLUMNS
+                    .iter()
+                    .zip(&values)
+                    .map(|((name, quoted), value)| {
+                        if *quoted {
+                            format!("\"{name}\":\"{value}\"")
+                        } else {
+                            format!("\"{name}\":{value}")
+                        }
+                    })
+                    .collect();
+                writeln!(out, "{{{}}}", fields.join(","))?
+            }
         }
         count += 1;
     }
@@ -683,6 +698,18 @@ mod tests {
         let text = String::from_utf8(text).unwrap();
         assert_eq!(text.lines().count(), 1000); // header + 999 good records
         assert!(text.lines().nth(1).unwrap().contains(",drop,aqm,1500,"));
+        let mut json = Vec::new();
+        let _ = dump(
+            LogReader::open(&path).unwrap(),
+            DumpFormat::JsonLines,
+            &mut json,
+        );
+        let first: serde_json::Value =
+            serde_json::from_str(String::from_utf8(json).unwrap().lines().next().unwrap()).unwrap();
+        assert_eq!(first["event"], "drop");
+        assert_eq!(first["detail"], "aqm");
+        assert_eq!(first["flow"], "deadbeef");
+        assert_eq!(first["time_ns"], 1000);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

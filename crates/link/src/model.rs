@@ -100,6 +100,26 @@ enum ServerState {
     },
 }
 
+/// What the log says about a packet, taken before the packet moves on.
+#[derive(Clone, Copy)]
+struct Facts {
+    flow: u32,
+    fingerprint: u32,
+    bytes: u32,
+    ecn: u8,
+}
+
+impl Facts {
+    fn of(packet: &Packet) -> Facts {
+        Facts {
+            flow: packet.flow,
+            fingerprint: packet.fingerprint,
+            bytes: packet.len() as u32,
+            ecn: packet.ecn().map_or(0, |e| e as u8),
+        }
+    }
+}
+
 /// The model of one direction.
 pub struct Link {
     shell: u8,
@@ -200,27 +220,9 @@ impl Link {
                 *busy_until = now; // an idle link starts sending at once
             }
         }
-        let (flow, fingerprint, bytes, ecn) = (
-            packet.flow,
-            packet.fingerprint,
-            packet.len() as u32,
-            packet.ecn(),
-        );
+        let facts = Facts::of(&packet);
         if self.queue.enqueue(packet, now, &mut self.outcome) {
-            self.log.record(Record {
-                time: now,
-                sojourn: 0,
-                flow,
-                fingerprint,
-                bytes,
-                queue_bytes: self.queue.bytes() as u32,
-                queue_packets: self.queue.packets() as u32,
-                shell: self.shell,
-                direction: self.direction,
-                event: Event::Enqueue,
-                detail: 0,
-                ecn: ecn.map_or(0, |e| e as u8),
-            });
+            self.record_facts(now, facts, Event::Enqueue, 0, 0);
         }
         self.settle_outcome();
         self.advance(now);
@@ -408,23 +410,16 @@ impl Link {
                 emu_core::log::Mark::Ce => self.counters.marked_ce += 1,
                 emu_core::log::Mark::Ect1 => self.counters.marked_ect1 += 1,
             }
-            self.log.record(Record {
-                time: mark.at,
-                sojourn: 0,
+            let facts = Facts {
                 flow: mark.flow,
                 fingerprint: mark.fingerprint,
                 bytes: mark.bytes,
-                queue_bytes: self.queue.bytes() as u32,
-                queue_packets: self.queue.packets() as u32,
-                shell: self.shell,
-                direction: self.direction,
-                event: Event::Mark,
-                detail: mark.mark as u8,
                 ecn: match mark.mark {
                     emu_core::log::Mark::Ce => 3,
                     emu_core::log::Mark::Ect1 => 1,
                 },
-            });
+            };
+            self.record_facts(mark.at, facts, Event::Mark, mark.mark as u8, 0);
         }
         self.outcome = outcome; // keep the vectors' capacity
     }
@@ -436,22 +431,32 @@ impl Link {
 
     #[inline]
     fn record(&mut self, time: Nanos, packet: &Packet, event: Event, detail: u8, sojourn: Nanos) {
-        if !self.log.is_enabled() {
-            return;
+        if self.log.is_enabled() {
+            self.record_facts(time, Facts::of(packet), event, detail, sojourn);
         }
+    }
+
+    fn record_facts(
+        &mut self,
+        time: Nanos,
+        facts: Facts,
+        event: Event,
+        detail: u8,
+        sojourn: Nanos,
+    ) {
         self.log.record(Record {
             time,
             sojourn,
-            flow: packet.flow,
-            fingerprint: packet.fingerprint,
-            bytes: packet.len() as u32,
+            flow: facts.flow,
+            fingerprint: facts.fingerprint,
+            bytes: facts.bytes,
             queue_bytes: self.queue.bytes() as u32,
             queue_packets: self.queue.packets() as u32,
             shell: self.shell,
             direction: self.direction,
             event,
             detail,
-            ecn: packet.ecn().map_or(0, |e| e as u8),
+            ecn: facts.ecn,
         });
     }
 }

@@ -16,7 +16,7 @@ use crate::tun::Tun;
 use emu_core::log::{Direction, DropReason, LogHeader, LogSink, LogWriter};
 use emu_core::time::{monotonic_now, realtime_now, Nanos};
 use link::{Link, LinkConfig, Loss, Server};
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -287,51 +287,24 @@ fn build_shell(
     let mtu = options.mtu.to_string();
 
     let name = format!("emu{position}-{}", std::process::id());
-    let outer_tun = outer.run(|| Tun::create(&name, options.offload))?;
-    quiet_ipv6(outer, &name)?;
-    outer.exec("ip", &["link", "set", "dev", &name, "mtu", &mtu, "up"])?;
-    outer.exec(
-        "ip",
-        &[
-            "addr",
-            "add",
-            &pair.outer4.to_string(),
-            "peer",
-            &pair.inner4.to_string(),
-            "dev",
-            &name,
-        ],
+    let outer_tun = bring_up_end(
+        outer,
+        &name,
+        &mtu,
+        (pair.outer4, pair.outer6),
+        pair.inner4,
+        options.offload,
     )?;
-    outer.exec(
-        "ip",
-        &[
-            "-6",
-            "addr",
-            "add",
-            &format!("{}/64", pair.outer6),
-            "dev",
-            &name,
-            "nodad",
-        ],
-    )?;
-
     let inner = Arc::new(NetNs::create()?);
     guardian.watch_namespace(inner.identity()?);
-    let inner_tun = inner.run(|| Tun::create("ingress", options.offload))?;
-    quiet_ipv6(&inner, "ingress")?;
     inner.exec("ip", &["link", "set", "dev", "lo", "up"])?;
-    inner.exec("ip", &["link", "set", "dev", "ingress", "mtu", &mtu, "up"])?;
-    inner.exec(
-        "ip",
-        &[
-            "addr",
-            "add",
-            &pair.inner4.to_string(),
-            "peer",
-            &pair.outer4.to_string(),
-            "dev",
-            "ingress",
-        ],
+    let inner_tun = bring_up_end(
+        &inner,
+        "ingress",
+        &mtu,
+        (pair.inner4, pair.inner6),
+        pair.outer4,
+        options.offload,
     )?;
     inner.exec(
         "ip",
@@ -343,18 +316,6 @@ fn build_shell(
             &pair.outer4.to_string(),
             "dev",
             "ingress",
-        ],
-    )?;
-    inner.exec(
-        "ip",
-        &[
-            "-6",
-            "addr",
-            "add",
-            &format!("{}/64", pair.inner6),
-            "dev",
-            "ingress",
-            "nodad",
         ],
     )?;
     inner.exec(
@@ -623,6 +584,46 @@ fn own_cpu_seconds() -> (f64, f64) {
     };
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     (seconds(usage.ru_utime), seconds(usage.ru_stime))
+}
+
+/// One end of a shell's point-to-point link: a TUN device in `ns`, up,
+/// holding the `local` IPv4 and IPv6 addresses and facing `peer`.
+fn bring_up_end(
+    ns: &NetNs,
+    device: &str,
+    mtu: &str,
+    local: (Ipv4Addr, Ipv6Addr),
+    peer: Ipv4Addr,
+    offload: bool,
+) -> Result<Tun> {
+    let tun = ns.run(|| Tun::create(device, offload))?;
+    quiet_ipv6(ns, device)?;
+    ns.exec("ip", &["link", "set", "dev", device, "mtu", mtu, "up"])?;
+    ns.exec(
+        "ip",
+        &[
+            "addr",
+            "add",
+            &local.0.to_string(),
+            "peer",
+            &peer.to_string(),
+            "dev",
+            device,
+        ],
+    )?;
+    ns.exec(
+        "ip",
+        &[
+            "-6",
+            "addr",
+            "add",
+            &format!("{}/64", local.1),
+            "dev",
+            device,
+            "nodad",
+        ],
+    )?;
+    Ok(tun)
 }
 
 /// Stops the kernel from sending its own IPv6 housekeeping (router
