@@ -820,3 +820,62 @@ fn busy_poll_keeps_the_path_exact() {
     // Never early; the upper bound only catches a delay applied twice.
     assert!(min >= 10.0 && avg < 15.0, "min {min} avg {avg}");
 }
+
+/// A TCP flow with ECN through `link --queue "codel … ecn"`: CoDel marks
+/// its packets CE instead of dropping them, and the per-packet log shows it.
+#[test]
+fn codel_ce_marks_an_ecn_tcp_flow_and_the_log_records_it() {
+    if !privileged() {
+        return;
+    }
+    let _serial = serial();
+    let dir = temp_dir("ecn");
+    let d = dir.display().to_string();
+    let port = "5931";
+    let mut server = Command::new("iperf3")
+        .args(["-s", "-1", "-p", port])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = run(&[
+        "--log",
+        &d,
+        "link",
+        "20mbit",
+        "--uplink-queue",
+        "codel target 1ms interval 10ms ecn",
+        "--",
+        "sh",
+        "-c",
+        &format!("sysctl -qw net.ipv4.tcp_ecn=1 && iperf3 -c $EMU_BASE -p {port} -t 3 >/dev/null"),
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (mut ce_marks, mut aqm_drops, mut ect_departures) = (0, 0, 0);
+    for record in LogReader::open(&dir.join("0-link.emulog")).unwrap() {
+        let r = record.unwrap();
+        if r.direction != Direction::Uplink {
+            continue;
+        }
+        match r.event {
+            Event::Mark if r.detail == emu_core::log::Mark::Ce as u8 => ce_marks += 1,
+            Event::Drop if r.drop_reason() == Some(emu_core::log::DropReason::Aqm) => {
+                aqm_drops += 1
+            }
+            Event::Depart if r.ecn != 0 => ect_departures += 1,
+            _ => {}
+        }
+    }
+    eprintln!("codel ecn: {ce_marks} CE marks, {aqm_drops} AQM drops, {ect_departures} ECN-capable departures");
+    assert!(ect_departures > 1000, "the flow negotiated ECN");
+    assert!(ce_marks > 0, "CoDel marked the flow");
+    assert_eq!(aqm_drops, 0, "ECN-capable packets are marked, not dropped");
+    let summary = std::fs::read_to_string(dir.join("summary-0.json")).unwrap();
+    assert!(
+        summary.contains(&format!("\"marked_ce\":{ce_marks}")),
+        "{summary}"
+    );
+}

@@ -6,7 +6,11 @@
 //! in the [`Outcome`] with the reason it was dropped; marks are reported the
 //! same way. The link turns both into per-packet log records.
 
+pub mod codel;
+pub mod ecn;
 mod fifo;
+pub mod fq_codel;
+pub mod pie;
 pub mod spec;
 
 pub use fifo::{Bounded, Infinite, Limits, Overflow};

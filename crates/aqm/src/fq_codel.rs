@@ -1,0 +1,348 @@
+//! FQ-CoDel (RFC 8290; Linux net/sched/sch_fq_codel.c): packets are hashed
+//! by 5-tuple into flows, each a FIFO under its own CoDel; a DRR++
+//! scheduler serves flows with a byte quantum, giving flows that just became
+//! active (new flows) priority over those with a standing queue (old flows).
+
+use crate::codel::{describe_codel, CodelParams, CodelVars, FlowQueue};
+use crate::{Outcome, Queue};
+use emu_core::log::DropReason;
+use emu_core::{Nanos, Packet};
+use std::collections::VecDeque;
+
+/// Parameters of fq_codel beyond CoDel's own (RFC 8290 §4, §5; tc-fq_codel).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FqCodelParams {
+    pub codel: CodelParams,
+    pub flows: usize,
+    /// Bytes a flow may send per round (RFC 8290 §4.1; Linux 1514).
+    pub quantum: u32,
+    /// Packets held in all flows together.
+    pub limit: u64,
+    /// Bytes held in all flows together (Linux counts buffer truesize; we
+    /// count packet bytes).
+    pub memory_limit: u64,
+    /// Most packets dropped from the fattest flow when a limit is hit.
+    pub drop_batch: u32,
+}
+
+impl Default for FqCodelParams {
+    fn default() -> Self {
+        FqCodelParams {
+            codel: CodelParams {
+                ecn: true,
+                ..CodelParams::default()
+            },
+            flows: 1024,
+            quantum: 1514,
+            limit: 10_240,
+            memory_limit: 32 << 20,
+            drop_batch: 64,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlowList {
+    Inactive,
+    New,
+    Old,
+}
+
+#[derive(Default)]
+struct Flow {
+    packets: VecDeque<Packet>,
+    backlog: u64,
+    deficit: i64,
+    vars: CodelVars,
+}
+
+pub struct FqCodel {
+    params: FqCodelParams,
+    flows: Vec<Flow>,
+    list_of: Vec<FlowList>,
+    new_flows: VecDeque<usize>,
+    old_flows: VecDeque<usize>,
+    packets: u64,
+    bytes: u64,
+}
+
+/// One flow's packets as CoDel sees them; the backlog CoDel compares with
+/// the MTU is the whole qdisc's, as in Linux.
+struct FlowView<'a> {
+    flow: &'a mut Flow,
+    packets: &'a mut u64,
+    bytes: &'a mut u64,
+}
+
+impl FlowQueue for FlowView<'_> {
+    fn pop(&mut self) -> Option<Packet> {
+        let packet = self.flow.packets.pop_front()?;
+        let len = packet.len() as u64;
+        self.flow.backlog -= len;
+        *self.packets -= 1;
+        *self.bytes -= len;
+        Some(packet)
+    }
+    fn backlog(&self) -> u64 {
+        *self.bytes
+    }
+}
+
+impl FqCodel {
+    pub fn new(params: FqCodelParams) -> FqCodel {
+        let flows = params.flows.max(1);
+        FqCodel {
+            flows: (0..flows).map(|_| Flow::default()).collect(),
+            list_of: vec![FlowList::Inactive; flows],
+            new_flows: VecDeque::new(),
+            old_flows: VecDeque::new(),
+            params,
+            packets: 0,
+            bytes: 0,
+        }
+    }
+
+    /// The flow a packet belongs to: its 5-tuple hash scaled to the
+    /// number of flows (Linux's reciprocal_scale).
+    fn classify(&self, packet: &Packet) -> usize {
+        ((packet.flow as u64 * self.flows.len() as u64) >> 32) as usize
+    }
+
+    pub fn flow_of(&self, packet: &Packet) -> usize {
+        self.classify(packet)
+    }
+
+    pub fn deficit(&self, flow: usize) -> i64 {
+        self.flows[flow].deficit
+    }
+
+    pub fn list(&self, flow: usize) -> FlowList {
+        self.list_of[flow]
+    }
+
+    pub fn flow_packets(&self, flow: usize) -> usize {
+        self.flows[flow].packets.len()
+    }
+
+    /// On overflow, drop from the head of the flow with the largest
+    /// backlog until half of it is gone or `drop_batch` packets are
+    /// (RFC 8290 §4.1; fq_codel_drop). Returns that flow.
+    fn drop_from_fattest(&mut self, now: Nanos, outcome: &mut Outcome) -> usize {
+        let fattest = (0..self.flows.len())
+            .max_by_key(|&i| (self.flows[i].backlog, std::cmp::Reverse(i)))
+            .expect("at least one flow");
+        let threshold = self.flows[fattest].backlog / 2;
+        let mut dropped_bytes = 0;
+        let mut dropped = 0;
+        while dropped < self.params.drop_batch && dropped_bytes < threshold {
+            let Some(packet) = self.flows[fattest].packets.pop_front() else {
+                break;
+            };
+            let len = packet.len() as u64;
+            self.flows[fattest].backlog -= len;
+            self.packets -= 1;
+            self.bytes -= len;
+            dropped_bytes += len;
+            dropped += 1;
+            outcome.drop(packet, DropReason::Head, now);
+        }
+        fattest
+    }
+}
+
+impl Queue for FqCodel {
+    fn enqueue(&mut self, mut packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
+        let index = self.classify(&packet);
+        packet.enqueued = now;
+        let len = packet.len() as u64;
+        let flow = &mut self.flows[index];
+        flow.packets.push_back(packet);
+        flow.backlog += len;
+        self.packets += 1;
+        self.bytes += len;
+        if self.list_of[index] == FlowList::Inactive {
+            self.list_of[index] = FlowList::New;
+            self.new_flows.push_back(index);
+            self.flows[index].deficit = self.params.quantum as i64;
+        }
+        if self.packets > self.params.limit || self.bytes > self.params.memory_limit {
+            self.drop_from_fattest(now, outcome);
+        }
+        // The arriving packet is at its flow's tail and batch drops take
+        // from the head, at most half the flow: it is always kept.
+        true
+    }
+
+    fn dequeue(&mut self, now: Nanos, outcome: &mut Outcome) -> Option<Packet> {
+        loop {
+            let from_new = !self.new_flows.is_empty();
+            let index = *(if from_new {
+                self.new_flows.front()
+            } else {
+                self.old_flows.front()
+            })?;
+            if self.flows[index].deficit <= 0 {
+                // Out of credit: a quantum more, to the back of the old list.
+                self.flows[index].deficit += self.params.quantum as i64;
+                if from_new {
+                    self.new_flows.pop_front();
+                } else {
+                    self.old_flows.pop_front();
+                }
+                self.old_flows.push_back(index);
+                self.list_of[index] = FlowList::Old;
+                continue;
+            }
+            let (flows, params) = (&mut self.flows, &self.params);
+            let flow = &mut flows[index];
+            let mut vars = std::mem::take(&mut flow.vars);
+            let packet = {
+                let mut view = FlowView {
+                    flow,
+                    packets: &mut self.packets,
+                    bytes: &mut self.bytes,
+                };
+                vars.dequeue(&params.codel, now, &mut view, outcome)
+            };
+            self.flows[index].vars = vars;
+            match packet {
+                None => {
+                    // Empty: a new flow goes to the old list (so it cannot
+                    // starve old flows by re-entering as new), unless the
+                    // old list is empty; an old flow becomes inactive.
+                    if from_new {
+                        self.new_flows.pop_front();
+                        if !self.old_flows.is_empty() {
+                            self.old_flows.push_back(index);
+                            self.list_of[index] = FlowList::Old;
+                            continue;
+                        }
+                    } else {
+                        self.old_flows.pop_front();
+                    }
+                    self.list_of[index] = FlowList::Inactive;
+                }
+                Some(packet) => {
+                    self.flows[index].deficit -= packet.len() as i64;
+                    return Some(packet);
+                }
+            }
+        }
+    }
+
+    fn packets(&self) -> usize {
+        self.packets as usize
+    }
+
+    fn bytes(&self) -> usize {
+        self.bytes as usize
+    }
+
+    fn describe(&self) -> String {
+        let p = &self.params;
+        describe_codel(
+            "fq_codel",
+            &p.codel,
+            &format!(
+                "limit {} flows {} quantum {} memory_limit {} drop_batch {}",
+                p.limit,
+                self.flows.len(),
+                p.quantum,
+                p.memory_limit,
+                p.drop_batch
+            ),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use emu_core::packet::build::ipv4_udp;
+
+    /// A 120-byte IPv4 packet (100 bytes of payload) to `dst`, as in the
+    /// ns-3 fq-codel test "credits and flows status".
+    fn packet(dst: [u8; 4]) -> Packet {
+        let mut data = ipv4_udp([10, 10, 1, 1], dst, 0, 0, 0, 120);
+        data[9] = 7; // protocol 7, no ports
+        let checksum = emu_core::packet::ipv4_header_checksum(&data[..20]);
+        data[10..12].copy_from_slice(&checksum.to_be_bytes());
+        Packet::new(data, 0)
+    }
+
+    /// The deficit sequence of ns-3's "credits and flows status" test
+    /// (quantum 90, 120-byte packets), step by step.
+    #[test]
+    fn drr_credits_and_flow_lists_follow_the_reference_sequence() {
+        let mut q = FqCodel::new(FqCodelParams {
+            quantum: 90,
+            ..FqCodelParams::default()
+        });
+        let mut out = Outcome::default();
+        let first = || packet([10, 10, 1, 2]);
+        let second = || packet([10, 10, 1, 10]);
+        let f1 = q.flow_of(&first());
+        let f2 = q.flow_of(&second());
+        assert_ne!(f1, f2, "the two flows must hash apart");
+        let state = |q: &FqCodel| (q.deficit(f1), q.list(f1), q.deficit(f2), q.list(f2));
+        use FlowList::*;
+
+        q.enqueue(first(), 0, &mut out);
+        assert_eq!((q.deficit(f1), q.list(f1)), (90, New));
+        q.dequeue(0, &mut out).unwrap();
+        assert_eq!(q.deficit(f1), -30);
+
+        q.enqueue(first(), 0, &mut out);
+        q.enqueue(first(), 0, &mut out);
+        assert_eq!(q.list(f1), New, "still in the new list");
+        q.enqueue(second(), 0, &mut out);
+        q.enqueue(second(), 0, &mut out);
+        assert_eq!((q.deficit(f2), q.list(f2)), (90, New));
+
+        let p = q.dequeue(0, &mut out).unwrap();
+        assert_eq!(q.flow_of(&p), f2);
+        assert_eq!(state(&q), (60, Old, -30, New));
+
+        let p = q.dequeue(0, &mut out).unwrap();
+        assert_eq!(q.flow_of(&p), f1);
+        assert_eq!(state(&q), (-60, Old, 60, Old));
+
+        let p = q.dequeue(0, &mut out).unwrap();
+        assert_eq!(q.flow_of(&p), f2);
+        assert_eq!(state(&q), (30, Old, -60, Old));
+
+        let p = q.dequeue(0, &mut out).unwrap();
+        assert_eq!(q.flow_of(&p), f1);
+        assert_eq!(state(&q), (-90, Old, 30, Old));
+
+        assert!(q.dequeue(0, &mut out).is_none());
+        assert_eq!(state(&q), (90, Inactive, 30, Inactive));
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn overflow_drops_from_the_head_of_the_fattest_flow() {
+        let mut q = FqCodel::new(FqCodelParams {
+            limit: 100,
+            ..FqCodelParams::default()
+        });
+        let mut out = Outcome::default();
+        let fat = || Packet::new(ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, 1000), 0);
+        let thin = || Packet::new(ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 3, 4, 0, 1000), 0);
+        for _ in 0..90 {
+            q.enqueue(fat(), 0, &mut out);
+        }
+        for _ in 0..10 {
+            q.enqueue(thin(), 0, &mut out);
+        }
+        assert!(out.drops.is_empty());
+        q.enqueue(thin(), 0, &mut out);
+        // Half of the fat flow's 90 000 bytes: 45 packets, within the batch of 64.
+        assert_eq!(out.drops.len(), 45);
+        assert!(out
+            .drops
+            .iter()
+            .all(|d| d.reason == DropReason::Head && d.packet.flow == fat().flow));
+        assert_eq!(q.packets(), 56);
+    }
+}
