@@ -869,7 +869,7 @@ fn codel_ce_marks_an_ecn_tcp_flow_and_the_log_records_it() {
             _ => {}
         }
     }
-    eprintln!("codel ecn: {ce_marks} CE marks, {aqm_drops} AQM drops, {ect_departures} ECN-capable departures");
+    eprintln!("codel ecn: {ce_marks} CE marks, {aqm_drops} AQM drops of ECN-capable packets, {ect_departures} ECN-capable departures");
     assert!(ect_departures > 1000, "the flow negotiated ECN");
     assert!(ce_marks > 0, "CoDel marked the flow");
     assert_eq!(aqm_drops, 0, "ECN-capable packets are marked, not dropped");
