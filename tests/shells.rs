@@ -41,6 +41,12 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Every test's first line: checks privileges (or the opt-out) and takes
+/// the machine for itself; None means skip.
+fn start() -> Option<std::sync::MutexGuard<'static, ()>> {
+    privileged().then(serial)
+}
+
 fn run(args: &[&str]) -> Output {
     emu()
         .args(args)
@@ -146,10 +152,7 @@ fn temp_dir(name: &str) -> PathBuf {
 
 #[test]
 fn ping_rtt_through_delay_20_is_40_ms() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let out = run(&[
         "delay",
         "20",
@@ -190,10 +193,7 @@ fn ping_rtt_through_delay_20_is_40_ms() {
 
 #[test]
 fn nested_shells_add_their_delays() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let out = run(&[
         "delay",
         "5",
@@ -218,10 +218,7 @@ fn nested_shells_add_their_delays() {
 
 #[test]
 fn ipv6_crosses_the_shell_too() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let out = run(&[
         "delay",
         "3",
@@ -244,10 +241,7 @@ fn ipv6_crosses_the_shell_too() {
 /// IP and TCP headers (20 + 20 + 12 bytes of timestamp option per 1500).
 #[test]
 fn tcp_goodput_through_link_10mbit_is_within_3_percent() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let port = "5911";
     let mut server = Command::new("iperf3")
         .args(["-s", "-1", "-p", port])
@@ -288,10 +282,7 @@ fn tcp_goodput_through_link_10mbit_is_within_3_percent() {
 
 #[test]
 fn exit_status_propagates() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     assert_eq!(
         run(&["delay", "1", "--", "sh", "-c", "exit 7"])
             .status
@@ -313,10 +304,7 @@ fn exit_status_propagates() {
 
 #[test]
 fn bad_arguments_and_malformed_traces_give_one_clear_error_and_leave_nothing() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let dir = temp_dir("badtrace");
     let cases: Vec<(Vec<String>, &str)> = {
         let decreasing = dir.join("decreasing.trace");
@@ -409,10 +397,7 @@ fn bad_arguments_and_malformed_traces_give_one_clear_error_and_leave_nothing() {
 
 #[test]
 fn missing_privilege_is_named_with_the_fix() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let out = Command::new("setpriv")
         .args([
             "--reuid=65534",
@@ -437,10 +422,7 @@ fn missing_privilege_is_named_with_the_fix() {
 
 #[test]
 fn the_command_runs_as_the_user_who_called_sudo() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let out = emu()
         .env("SUDO_UID", "65534")
         .args(["delay", "1", "--", "id", "-u"])
@@ -452,10 +434,7 @@ fn the_command_runs_as_the_user_who_called_sudo() {
 
 #[test]
 fn nothing_is_left_after_a_run_even_a_background_child() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let marker = "31.4159";
     let child = emu()
         .args([
@@ -500,10 +479,7 @@ fn wait_for_device(pid: u32) {
 
 #[test]
 fn nothing_is_left_after_kill_9() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let marker = "27.1828";
     let mut child = emu()
         .args([
@@ -534,10 +510,7 @@ fn nothing_is_left_after_kill_9() {
 
 #[test]
 fn sigterm_reaches_the_command_and_its_status_is_emus() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let mut child = emu()
         .args(["delay", "1", "--", "sleep", "30"])
         .spawn()
@@ -553,10 +526,7 @@ fn sigterm_reaches_the_command_and_its_status_is_emus() {
 
 #[test]
 fn once_stops_the_command_at_the_end_of_the_trace() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let dir = temp_dir("once");
     let trace = dir.join("short.trace");
     std::fs::write(
@@ -590,10 +560,7 @@ fn once_stops_the_command_at_the_end_of_the_trace() {
 /// and read = delivered + dropped + queued.
 #[test]
 fn the_log_agrees_with_the_counters() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let dir = temp_dir("log");
     let d = dir.display().to_string();
     let out = run(&[
@@ -683,10 +650,7 @@ fn the_log_agrees_with_the_counters() {
 /// merging due segments) must not corrupt or stall anything.
 #[test]
 fn tcp_data_arrives_intact_both_ways_over_ipv4_and_ipv6() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let dir = temp_dir("integrity");
     // The host side: accepts one connection, sends 20 MB derived from a seed,
     // and hashes what it receives back.
@@ -801,10 +765,7 @@ print(h.hexdigest())
 /// Busy polling changes how the threads wait, not what the path does.
 #[test]
 fn busy_poll_keeps_the_path_exact() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let out = run(&[
         "--busy-poll",
         "delay",
@@ -825,10 +786,7 @@ fn busy_poll_keeps_the_path_exact() {
 /// its packets CE instead of dropping them, and the per-packet log shows it.
 #[test]
 fn codel_ce_marks_an_ecn_tcp_flow_and_the_log_records_it() {
-    if !privileged() {
-        return;
-    }
-    let _serial = serial();
+    let Some(_serial) = start() else { return };
     let dir = temp_dir("ecn");
     let d = dir.display().to_string();
     let port = "5931";
