@@ -820,7 +820,11 @@ fn codel_ce_marks_an_ecn_tcp_flow_and_the_log_records_it() {
         }
         match r.event {
             Event::Mark if r.detail == emu_core::log::Mark::Ce as u8 => ce_marks += 1,
-            Event::Drop if r.drop_reason() == Some(emu_core::log::DropReason::Aqm) => {
+            // Not-ECT packets (pure ACKs, SYNs) are still dropped, as they must be.
+            Event::Drop
+                if r.drop_reason() == Some(emu_core::log::DropReason::Aqm) && r.ecn != 0 =>
+            {
+                eprintln!("ECN-capable packet dropped by the AQM: {r:?}");
                 aqm_drops += 1
             }
             Event::Depart if r.ecn != 0 => ect_departures += 1,
