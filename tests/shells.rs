@@ -79,6 +79,22 @@ fn ping_rtts(output: &str) -> (f64, f64, f64) {
     (numbers[0], numbers[1], numbers[2])
 }
 
+/// Runs `command` (a ping, through `sh -c` so `$EMU_BASE` expands) inside
+/// the shells `emu_args` describe; returns ping's (min, avg, max) RTT in ms
+/// and everything the command printed.
+fn ping_through(emu_args: &[&str], command: &str) -> ((f64, f64, f64), String) {
+    let mut args = emu_args.to_vec();
+    args.extend(["--", "sh", "-c", command]);
+    let out = run(&args);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{emu_args:?}: {stdout}{}",
+        text(&out.stderr)
+    );
+    (ping_rtts(&stdout), stdout)
+}
+
 /// What a run left behind that carries emu process `pid`'s mark.
 fn leftovers(pid: u32, marker: &str) -> Vec<String> {
     let mut left = Vec::new();
@@ -153,33 +169,7 @@ fn temp_dir(name: &str) -> PathBuf {
 #[test]
 fn ping_rtt_through_delay_20_is_40_ms() {
     let Some(_serial) = start() else { return };
-    let out = run(&[
-        "delay",
-        "20",
-        "--",
-        "ping",
-        "-c",
-        "30",
-        "-i",
-        "0.05",
-        "-q",
-        "$EMU_BASE",
-    ]);
-    // $EMU_BASE is not expanded without a shell; use one.
-    assert!(
-        !out.status.success() || text(&out.stdout).contains("100.64."),
-        "sanity"
-    );
-    let out = run(&[
-        "delay",
-        "20",
-        "--",
-        "sh",
-        "-c",
-        "ping -c 30 -i 0.05 -q $EMU_BASE",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let (min, avg, max) = ping_rtts(&text(&out.stdout));
+    let ((min, avg, max), _) = ping_through(&["delay", "20"], "ping -c 30 -i 0.05 -q $EMU_BASE");
     eprintln!(
         "delay 20: ping RTT min {min:.3} avg {avg:.3} max {max:.3} ms; error of the mean {:+.3} ms",
         avg - 40.0
@@ -194,20 +184,10 @@ fn ping_rtt_through_delay_20_is_40_ms() {
 #[test]
 fn nested_shells_add_their_delays() {
     let Some(_serial) = start() else { return };
-    let out = run(&[
-        "delay",
-        "5",
-        "--",
-        "delay",
-        "10",
-        "--",
-        "sh",
-        "-c",
+    let ((min, avg, _), stdout) = ping_through(
+        &["delay", "5", "--", "delay", "10"],
         "ping -c 20 -i 0.05 -q $EMU_BASE; echo \"prefix=$EMU_SHELL_PREFIX\"",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
-    let (min, avg, _) = ping_rtts(&stdout);
+    );
     eprintln!("delay 5 + delay 10: ping RTT min {min:.3} avg {avg:.3} ms (expected 30)");
     assert!(min >= 30.0 && avg < 30.8, "min {min} avg {avg}");
     assert!(
@@ -219,21 +199,7 @@ fn nested_shells_add_their_delays() {
 #[test]
 fn ipv6_crosses_the_shell_too() {
     let Some(_serial) = start() else { return };
-    let out = run(&[
-        "delay",
-        "3",
-        "--",
-        "sh",
-        "-c",
-        "ping -6 -c 5 -i 0.05 -q $EMU_BASE6",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    let (min, _, _) = ping_rtts(&text(&out.stdout));
+    let ((min, _, _), _) = ping_through(&["delay", "3"], "ping -6 -c 5 -i 0.05 -q $EMU_BASE6");
     assert!(min >= 6.0, "{min}");
 }
 
@@ -544,8 +510,11 @@ fn once_stops_the_command_at_the_end_of_the_trace() {
         &t,
         "--once",
         "--",
-        "sleep",
-        "20",
+        "sh",
+        "-c",
+        // Ignores SIGTERM, so only the SIGKILL that follows can stop it;
+        // the sleep it leaves behind must go with the namespace.
+        "trap '' TERM; sleep 20.5",
     ]);
     assert!(
         start.elapsed() < Duration::from_secs(10),
@@ -553,6 +522,17 @@ fn once_stops_the_command_at_the_end_of_the_trace() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("the trace ended (--once)"));
+    let processes = text(
+        &Command::new("ps")
+            .args(["-eo", "args"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert!(
+        !processes.lines().any(|l| l.starts_with("sleep 20.5")),
+        "the command's child was left behind"
+    );
 }
 
 /// The per-packet log agrees with the counters: for every shell and
@@ -766,17 +746,10 @@ print(h.hexdigest())
 #[test]
 fn busy_poll_keeps_the_path_exact() {
     let Some(_serial) = start() else { return };
-    let out = run(&[
-        "--busy-poll",
-        "delay",
-        "5",
-        "--",
-        "sh",
-        "-c",
+    let ((min, avg, _), _) = ping_through(
+        &["--busy-poll", "delay", "5"],
         "ping -c 20 -i 0.02 -q $EMU_BASE",
-    ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let (min, avg, _) = ping_rtts(&text(&out.stdout));
+    );
     eprintln!("busy-poll delay 5: ping RTT min {min:.3} avg {avg:.3} ms");
     // Never early; the upper bound only catches a delay applied twice.
     assert!(min >= 10.0 && avg < 15.0, "min {min} avg {avg}");

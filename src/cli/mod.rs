@@ -216,7 +216,7 @@ fn queues_text() -> String {
         String::from("Queue disciplines (use with link --queue \"NAME [OPTION VALUE]...\"):\n");
     for d in aqm::catalogue() {
         text += &format!("\n  {:<10} {}\n", d.name, d.summary);
-        for (keyword, form, default, meaning) in d.options {
+        for (keyword, form, default, meaning) in d.all_options() {
             text += &format!(
                 "      {:<18} {meaning} [default: {default}]\n",
                 format!("{keyword} {form}")

@@ -29,10 +29,20 @@ pub struct Discipline {
     pub name: &'static str,
     pub summary: &'static str,
     /// (keyword, value form, default, meaning)
-    pub options: &'static [(&'static str, &'static str, &'static str, &'static str)],
+    /// Groups of options; disciplines that share options share a group.
+    pub options: &'static [&'static [Opt]],
 }
 
-const FIFO_OPTIONS: &[(&str, &str, &str, &str)] = &[
+/// One option: keyword, value form, default, meaning.
+pub type Opt = (&'static str, &'static str, &'static str, &'static str);
+
+impl Discipline {
+    pub fn all_options(&self) -> impl Iterator<Item = &'static Opt> {
+        self.options.iter().flat_map(|group| group.iter())
+    }
+}
+
+const FIFO_OPTIONS: &[Opt] = &[
     ("packets", "N", "none", "most packets held"),
     (
         "bytes",
@@ -53,39 +63,34 @@ pub fn catalogue() -> &'static [Discipline] {
         Discipline {
             name: "droptail",
             summary: "FIFO that drops arrivals beyond its limit (at least one limit required)",
-            options: FIFO_OPTIONS,
+            options: &[FIFO_OPTIONS],
         },
         Discipline {
             name: "drophead",
             summary:
                 "FIFO that drops its oldest packets to make room (at least one limit required)",
-            options: FIFO_OPTIONS,
+            options: &[FIFO_OPTIONS],
         },
         Discipline {
             name: "codel",
             summary: "CoDel (RFC 8289), Linux fixed-point arithmetic unless 'variant rfc'",
-            options: CODEL_OPTIONS,
+            options: &[CODEL_OWN, CODEL_SHARED],
         },
         Discipline {
             name: "fq_codel",
             summary: "FQ-CoDel (RFC 8290): per-flow CoDel queues served by DRR++",
-            options: FQ_CODEL_OPTIONS,
+            options: &[FQ_CODEL_OWN, CODEL_SHARED],
         },
         Discipline {
             name: "pie",
             summary: "PIE (RFC 8033) with Linux's arithmetic and derandomization",
-            options: PIE_OPTIONS,
+            options: &[PIE_OPTIONS],
         },
     ]
 }
 
-const CODEL_OPTIONS: &[(&str, &str, &str, &str)] = &[
-    (
-        "limit",
-        "PACKETS",
-        "1000",
-        "most packets held (tail drop beyond)",
-    ),
+/// The CoDel options `codel` and `fq_codel` share.
+const CODEL_SHARED: &[Opt] = &[
     ("target", "TIME", "5ms", "acceptable standing queue delay"),
     (
         "interval",
@@ -98,12 +103,6 @@ const CODEL_OPTIONS: &[(&str, &str, &str, &str)] = &[
         "TIME",
         "off",
         "CE-mark ECT packets whose sojourn exceeds this",
-    ),
-    (
-        "ecn | noecn",
-        "",
-        "noecn",
-        "mark ECT packets instead of dropping them",
     ),
     (
         "variant",
@@ -119,7 +118,22 @@ const CODEL_OPTIONS: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-const FQ_CODEL_OPTIONS: &[(&str, &str, &str, &str)] = &[
+const CODEL_OWN: &[Opt] = &[
+    (
+        "limit",
+        "PACKETS",
+        "1000",
+        "most packets held (tail drop beyond)",
+    ),
+    (
+        "ecn | noecn",
+        "",
+        "noecn",
+        "mark ECT packets instead of dropping them",
+    ),
+];
+
+const FQ_CODEL_OWN: &[Opt] = &[
     (
         "limit",
         "PACKETS",
@@ -145,30 +159,15 @@ const FQ_CODEL_OPTIONS: &[(&str, &str, &str, &str)] = &[
         "64",
         "most packets dropped from the fattest flow on overflow",
     ),
-    ("target", "TIME", "5ms", "CoDel target"),
-    ("interval", "TIME", "100ms", "CoDel interval"),
-    (
-        "ce_threshold",
-        "TIME",
-        "off",
-        "CE-mark ECT packets whose sojourn exceeds this",
-    ),
     (
         "ecn | noecn",
         "",
         "ecn",
         "mark ECT packets instead of dropping them",
     ),
-    ("variant", "linux|rfc", "linux", "CoDel arithmetic"),
-    (
-        "mtu",
-        "BYTES",
-        "1500",
-        "no drop while the backlog is at most this",
-    ),
 ];
 
-const PIE_OPTIONS: &[(&str, &str, &str, &str)] = &[
+const PIE_OPTIONS: &[Opt] = &[
     (
         "limit",
         "PACKETS",
@@ -318,7 +317,7 @@ impl<'a> Words<'a> {
         let known: Vec<&str> = catalogue()
             .iter()
             .find(|d| d.name == self.discipline)
-            .map(|d| d.options.iter().map(|o| o.0).collect())
+            .map(|d| d.all_options().map(|o| o.0).collect())
             .unwrap_or_default();
         let accepted = if known.is_empty() {
             "no options".to_string()
@@ -443,6 +442,35 @@ mod tests {
         assert!(err("codel variant bsd").contains("'bsd' is not a variant"));
         assert!(err("pie frobs 3")
             .contains("unknown option 'frobs' (it accepts: limit, target, tupdate"));
+    }
+
+    /// What `emu queues` documents is what the parser takes: every keyword
+    /// of every discipline, with a value of its stated form.
+    #[test]
+    fn every_documented_option_is_accepted() {
+        for d in catalogue() {
+            for (keywords, form, _, _) in d.all_options() {
+                let value = match *form {
+                    "" => "",
+                    "TIME" => "5ms",
+                    "linux|rfc" => "rfc",
+                    _ => "1500",
+                };
+                for keyword in keywords.split(" | ") {
+                    let spec = format!("{} {keyword} {value}", d.name);
+                    let spec = if d.options.first() == Some(&FIFO_OPTIONS) && keyword != "packets" {
+                        format!("{spec} packets 10")
+                    } else {
+                        spec
+                    };
+                    assert!(
+                        parse_queue(&spec).is_ok(),
+                        "'{spec}': {:?}",
+                        parse_queue(&spec).err()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

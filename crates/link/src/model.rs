@@ -220,9 +220,13 @@ impl Link {
                 *busy_until = now; // an idle link starts sending at once
             }
         }
-        let facts = Facts::of(&packet);
+        // The packet moves into the queue, so what the log needs of it is
+        // read first — and only when there is a log.
+        let facts = self.log.is_enabled().then(|| Facts::of(&packet));
         if self.queue.enqueue(packet, now, &mut self.outcome) {
-            self.record_facts(now, facts, Event::Enqueue, 0, 0);
+            if let Some(facts) = facts {
+                self.record_facts(now, facts, Event::Enqueue, 0, 0);
+            }
         }
         self.settle_outcome();
         self.advance(now);

@@ -179,8 +179,27 @@ fn run_guarded(
 
     let started = std::time::Instant::now();
     let mut trace_ended = false;
+    // Set once the command has been asked to stop; past it, it is killed.
+    let mut kill_at: Option<std::time::Instant> = None;
     let status = loop {
-        match news_rx.recv() {
+        let news = match kill_at {
+            None => news_rx.recv().map_err(|_| ()),
+            Some(at) => match news_rx
+                .recv_timeout(at.saturating_duration_since(std::time::Instant::now()))
+            {
+                Ok(news) => Ok(news),
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    // Still not reaped (its exit would have come first), so
+                    // the pid is still our child's.
+                    // SAFETY: sending a signal to our own child.
+                    unsafe { libc::kill(child_pid, libc::SIGKILL) };
+                    kill_at = None;
+                    continue;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => Err(()),
+            },
+        };
+        match news {
             Ok(News::Exited(status)) => break command::status_code(status),
             Ok(News::Signal(signal)) => {
                 // SAFETY: sending a signal to our own child.
@@ -192,17 +211,12 @@ fn run_guarded(
                     "emu: {}: the trace ended (--once); stopping the command",
                     shells[n].description
                 );
-                // SAFETY: as above; escalates if the command ignores SIGTERM.
+                // SAFETY: as above; SIGKILL follows if it ignores SIGTERM.
                 unsafe { libc::kill(child_pid, libc::SIGTERM) };
-                let news = news_tx.clone();
-                std::thread::spawn(move || {
-                    std::thread::sleep(Duration::from_secs(2));
-                    unsafe { libc::kill(child_pid, libc::SIGKILL) };
-                    drop(news);
-                });
+                kill_at = Some(std::time::Instant::now() + Duration::from_secs(2));
             }
             Ok(News::Pump(_)) => {}
-            Err(_) => break 1,
+            Err(()) => break 1,
         }
     };
 
@@ -211,17 +225,7 @@ fn run_guarded(
         .iter()
         .filter_map(|s| s.inner.identity().ok())
         .collect();
-    for _ in 0..3 {
-        let left = netns::processes_in(&identities);
-        if left.is_empty() {
-            break;
-        }
-        for pid in left {
-            // SAFETY: sending a signal.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    netns::kill_processes_in(&identities);
 
     // Stop every reader first, so nothing is read that a stopped pump would
     // not count; then let each pump take what is left on its ring.
@@ -539,38 +543,40 @@ fn summarize(
             r.lateness.mean_ns() / 1e3,
             r.lateness.quantile_ns(0.99) as f64 / 1e3,
         );
-        let drop_fields: Vec<String> = DropReason::ALL
+        let dropped: serde_json::Map<String, serde_json::Value> = DropReason::ALL
             .iter()
-            .map(|reason| format!("\"{}\":{}", reason.name(), c.dropped_by(*reason)))
+            .map(|reason| (reason.name().to_string(), c.dropped_by(*reason).into()))
             .collect();
-        entries.push(format!(
-            "{{\"shell\":{index},\"description\":{:?},\"direction\":\"{}\",\"read\":{},\"arrived\":{},\"delivered\":{},\"delivered_bytes\":{},\"dropped\":{{{}}},\"queued_at_exit\":{},\"marked_ce\":{},\"marked_ect1\":{},\"write_errors\":{},\"queue\":{:?},\"departure_lateness\":{}}}",
-            description,
-            direction.name(),
-            r.read,
-            c.arrived,
-            c.delivered,
-            c.delivered_bytes,
-            drop_fields.join(","),
-            queued,
-            c.marked_ce,
-            c.marked_ect1,
-            r.write_errors,
-            r.link.queue_description(),
-            r.lateness.to_json(),
-        ));
+        entries.push(serde_json::json!({
+            "shell": index,
+            "description": description,
+            "direction": direction.name(),
+            "read": r.read,
+            "arrived": c.arrived,
+            "delivered": c.delivered,
+            "delivered_bytes": c.delivered_bytes,
+            "dropped": dropped,
+            "queued_at_exit": queued,
+            "marked_ce": c.marked_ce,
+            "marked_ect1": c.marked_ect1,
+            "write_errors": r.write_errors,
+            "queue": r.link.queue_description(),
+            "departure_lateness": r.lateness.to_json(),
+        }));
     }
     let (user, system) = own_cpu_seconds();
     text += &format!(
         "emu: CPU used by emu itself: {user:.2} s user + {system:.2} s system over {wall:.2} s ({:.0}% of one core)\n",
         (user + system) / wall * 100.0
     );
+    let json = serde_json::json!({
+        "log_records_lost": log_lost,
+        "process": { "cpu_user_s": user, "cpu_system_s": system, "wall_s": wall },
+        "directions": entries,
+    });
     Summary {
         text,
-        json: format!(
-            "{{\"log_records_lost\":{log_lost},\"process\":{{\"cpu_user_s\":{user:.3},\"cpu_system_s\":{system:.3},\"wall_s\":{wall:.3}}},\"directions\":[{}]}}\n",
-            entries.join(",")
-        ),
+        json: format!("{json}\n"),
     }
 }
 
@@ -647,4 +653,54 @@ fn quiet_ipv6(ns: &NetNs, device: &str) -> Result<()> {
         }
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lateness::Lateness;
+
+    /// A trace named with quotes, control characters and non-ASCII still
+    /// gives a summary that JSON readers accept, with the name intact.
+    #[test]
+    fn the_summary_is_valid_json_whatever_the_description() {
+        let description = "link up \"ünï\u{1}\ttrace\".up";
+        let spec = ShellSpec {
+            kind: "link",
+            description: description.into(),
+            directions: std::array::from_fn(|_| DirectionSpec {
+                delay: 0,
+                server: Server::Unlimited,
+                queue: "infinite".into(),
+                loss: 0.0,
+                overhead: 0,
+            }),
+            seed: 0,
+        };
+        let link = Link::new(
+            LinkConfig {
+                shell: 0,
+                direction: Direction::Uplink,
+                delay: 0,
+                server: Server::Unlimited,
+                queue: aqm::parse_queue("infinite").unwrap(),
+                loss: None,
+                max_packet: 1500,
+                overhead: 0,
+            },
+            0,
+            LogSink::disabled(),
+        );
+        let result = DirectionResult {
+            link,
+            read: 0,
+            write_errors: 0,
+            lateness: Lateness::default(),
+        };
+        let summary = summarize(&[spec], 0, &[(0, Direction::Uplink, result)], 0, 1.0);
+        let parsed: serde_json::Value = serde_json::from_str(&summary.json).expect("valid JSON");
+        assert_eq!(parsed["directions"][0]["description"], description);
+        assert_eq!(parsed["directions"][0]["dropped"]["tail"], 0);
+        assert_eq!(parsed["directions"][0]["departure_lateness"]["packets"], 0);
+    }
 }

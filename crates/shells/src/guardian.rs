@@ -107,13 +107,7 @@ fn guard(pipe: File) -> ! {
         }
     }
     // emu is gone without saying "done": clean up what it left.
-    for _ in 0..3 {
-        for pid in crate::netns::processes_in(&namespaces) {
-            // SAFETY: sending a signal.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    crate::netns::kill_processes_in(&namespaces);
     for (program, spec) in rules {
         let args = crate::nat::with_action(&spec, "-D");
         let _ = std::process::Command::new(&program).args(&args).output();

@@ -95,16 +95,15 @@ impl Lateness {
         self.max = self.max.max(other.max);
     }
 
-    pub fn to_json(&self) -> String {
-        format!(
-            "{{\"packets\":{},\"mean_ns\":{:.0},\"p50_ns\":{},\"p99_ns\":{},\"min_ns\":{},\"max_ns\":{}}}",
-            self.count,
-            self.mean_ns(),
-            self.quantile_ns(0.5),
-            self.quantile_ns(0.99),
-            self.min_ns(),
-            self.max
-        )
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "packets": self.count,
+            "mean_ns": self.mean_ns().round(),
+            "p50_ns": self.quantile_ns(0.5),
+            "p99_ns": self.quantile_ns(0.99),
+            "min_ns": self.min_ns(),
+            "max_ns": self.max,
+        })
     }
 }
 

@@ -135,6 +135,22 @@ fn package_of(program: &str) -> &str {
     }
 }
 
+/// Kills every process in `namespaces` (what a command left running there
+/// keeps the namespace alive), looking again briefly for late forks.
+pub fn kill_processes_in(namespaces: &[(u64, u64)]) {
+    for _ in 0..3 {
+        let left = processes_in(namespaces);
+        if left.is_empty() {
+            return;
+        }
+        for pid in left {
+            // SAFETY: sending a signal.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Every process whose network namespace is one of `namespaces`.
 pub fn processes_in(namespaces: &[(u64, u64)]) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {

@@ -103,35 +103,33 @@ pub fn read_packet(fd: RawFd, buffer: &mut [u8]) -> io::Result<usize> {
 /// behind an all-zero virtio-net header: a whole packet, checksums complete.
 pub fn write_packet(fd: RawFd, packet: &[u8], offload: bool) -> io::Result<()> {
     static NO_OFFLOAD: [u8; emu_core::offload::VNET_HDR_LEN] = [0; emu_core::offload::VNET_HDR_LEN];
-    let parts = [
-        libc::iovec {
-            iov_base: NO_OFFLOAD.as_ptr() as *mut libc::c_void,
-            iov_len: NO_OFFLOAD.len(),
-        },
-        libc::iovec {
-            iov_base: packet.as_ptr() as *mut libc::c_void,
-            iov_len: packet.len(),
-        },
-    ];
-    let (first, count) = if offload { (0, 2) } else { (1, 1) };
-    loop {
-        // SAFETY: the iovecs point at live buffers of their stated lengths.
-        let n = unsafe { libc::writev(fd, parts[first..].as_ptr(), count) };
-        if n >= 0 {
-            return Ok(());
-        }
-        let error = io::Error::last_os_error();
-        if error.kind() != io::ErrorKind::Interrupted {
-            return Err(error);
-        }
+    if offload {
+        write_parts(fd, &[&NO_OFFLOAD, packet])
+    } else {
+        write_parts(fd, &[packet])
     }
 }
 
 /// Writes bytes that already carry their virtio-net header.
 pub fn write_raw(fd: RawFd, bytes: &[u8]) -> io::Result<()> {
+    write_parts(fd, &[bytes])
+}
+
+/// One gathering write of `parts` as a single packet, retried if a signal
+/// interrupts it.
+fn write_parts(fd: RawFd, parts: &[&[u8]]) -> io::Result<()> {
+    let mut vectors = [libc::iovec {
+        iov_base: std::ptr::null_mut(),
+        iov_len: 0,
+    }; 2];
+    for (vector, part) in vectors.iter_mut().zip(parts) {
+        vector.iov_base = part.as_ptr() as *mut libc::c_void;
+        vector.iov_len = part.len();
+    }
+    let count = parts.len().min(vectors.len()) as libc::c_int;
     loop {
-        // SAFETY: the slice is valid for its length.
-        let n = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        // SAFETY: the iovecs point at live buffers of their stated lengths.
+        let n = unsafe { libc::writev(fd, vectors.as_ptr(), count) };
         if n >= 0 {
             return Ok(());
         }
