@@ -6,11 +6,15 @@
 //! in the [`Outcome`] with the reason it was dropped; marks are reported the
 //! same way. The link turns both into per-packet log records.
 
+pub mod cake;
 pub mod codel;
+pub mod dualpi2;
 pub mod ecn;
 mod fifo;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod pie;
+pub mod red;
 pub mod spec;
 
 pub use fifo::{Bounded, Infinite, Limits, Overflow};
@@ -91,6 +95,13 @@ pub trait Queue: Send {
     /// Called by the rate model when the link goes idle with the queue empty,
     /// for disciplines whose state decays while idle (BLUE, PIE).
     fn on_idle(&mut self, _now: Nanos) {}
+
+    /// For a queue with a shaper of its own (cake `bandwidth`): while it
+    /// holds packets, the earliest time its shaper lets the next one go.
+    /// `dequeue` before then returns nothing. None for unshaped queues.
+    fn next_ready(&self) -> Option<Nanos> {
+        None
+    }
 
     /// The discipline and its parameters, as a `tc qdisc` line would show them.
     fn describe(&self) -> String;

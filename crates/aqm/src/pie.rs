@@ -76,7 +76,7 @@ pub struct PieVars {
 }
 
 impl PieVars {
-    fn new(params: &PieParams) -> PieVars {
+    pub(crate) fn new(params: &PieParams) -> PieVars {
         PieVars {
             qdelay: 0,
             qdelay_old: 0,
@@ -166,7 +166,13 @@ impl PieVars {
     }
 
     /// pie_process_dequeue: measure queue delay and spend the burst allowance.
-    fn process_dequeue(&mut self, params: &PieParams, packet: &Packet, now: u64, backlog: u64) {
+    pub(crate) fn process_dequeue(
+        &mut self,
+        params: &PieParams,
+        packet: &Packet,
+        now: u64,
+        backlog: u64,
+    ) {
         let mut dtime = 0;
         if !params.dq_rate_estimator {
             self.qdelay = now.saturating_sub(ticks(packet.enqueued));
@@ -216,7 +222,13 @@ impl PieVars {
     /// pie_drop_early: whether to drop (or mark) an arriving packet, with
     /// Linux's derandomization (RFC 8033 §5.1 as Linux does it): drops are
     /// never closer than 0.85/p packets and never further than 8.5/p.
-    fn drop_early(&mut self, params: &PieParams, backlog: u64, size: u32, draw: u64) -> bool {
+    pub(crate) fn drop_early(
+        &mut self,
+        params: &PieParams,
+        backlog: u64,
+        size: u32,
+        draw: u64,
+    ) -> bool {
         if self.burst_time > 0 {
             return false;
         }
@@ -250,13 +262,36 @@ impl PieVars {
     }
 }
 
+/// PIE's `tupdate` timer, driven by the `now` of each call: it says how
+/// many updates fell due since the last call, so missed updates run in
+/// order when the next packet comes and an idle queue decays exactly as
+/// under a kernel timer.
+#[derive(Debug, Default)]
+pub(crate) struct UpdateTimer {
+    next: Option<Nanos>,
+}
+
+impl UpdateTimer {
+    /// Linux arms the first timer half a second after the qdisc is
+    /// created; here the clock of the first call stands for that moment.
+    pub(crate) fn due(&mut self, now: Nanos, tupdate: Nanos) -> u64 {
+        let next = *self.next.get_or_insert(now + 500_000_000);
+        if tupdate == 0 || now < next {
+            return 0;
+        }
+        let due = (now - next) / tupdate + 1;
+        self.next = Some(next + due * tupdate);
+        due.min(1_000_000)
+    }
+}
+
 /// The `pie` discipline.
 pub struct Pie {
     pub params: PieParams,
     pub vars: PieVars,
     fifo: VecDeque<Packet>,
     bytes: u64,
-    next_update: Option<Nanos>,
+    timer: UpdateTimer,
     rng: ChaCha8Rng,
 }
 
@@ -268,23 +303,14 @@ impl Pie {
             params,
             fifo: VecDeque::new(),
             bytes: 0,
-            next_update: None,
+            timer: UpdateTimer::default(),
         }
     }
 
-    /// Runs every probability update due by `now`. Linux arms the first
-    /// timer half a second after the qdisc is created; here the clock of
-    /// the first packet stands for that moment.
     fn run_timer(&mut self, now: Nanos) {
-        let next = *self.next_update.get_or_insert(now + 500_000_000);
-        if self.params.tupdate == 0 || now < next {
-            return;
-        }
-        let due = (now - next) / self.params.tupdate + 1;
-        for _ in 0..due.min(1_000_000) {
+        for _ in 0..self.timer.due(now, self.params.tupdate) {
             self.vars.calculate_probability(&self.params, self.bytes);
         }
-        self.next_update = Some(next + due * self.params.tupdate);
     }
 }
 

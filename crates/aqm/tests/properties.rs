@@ -32,6 +32,27 @@ const SPECS: &[(&str, Option<usize>)] = &[
         Some(30),
     ),
     ("pie limit 30 target 2ms dq_rate_estimator", Some(30)),
+    (
+        "fq_pie limit 30 flows 4 target 2ms tupdate 2ms ecn",
+        Some(30),
+    ),
+    ("red limit 30 min 5 max 15 packets ecn gentle", Some(30)),
+    ("red limit 30000 min 5000 max 15000 adaptive bytemode", None),
+    ("cake memlimit 20000 sce-thresh 4 target 1ms", None),
+    (
+        "cake bandwidth 10mbit memlimit 20000 ingress diffserv4 flows atm",
+        None,
+    ),
+    (
+        "cake bandwidth 50mbit besteffort flowblind memlimit 20000 sce",
+        None,
+    ),
+    ("dualpi2 limit 30 target 1ms tupdate 1ms", Some(30)),
+    (
+        "dualpi2 limit 30 drop_enqueue overflow any_ect step_thresh 2p",
+        Some(30),
+    ),
+    ("dualpi2 limit 30 tshift 2ms uncoupled", Some(30)),
 ];
 
 #[derive(Debug, Clone)]
@@ -99,7 +120,7 @@ proptest! {
                 if let Some(limit) = packet_limit {
                     prop_assert!(queue.packets() <= *limit, "{}: {} packets over the limit", spec, queue.packets());
                 }
-                if spec.contains("bytes 20000") {
+                if spec.contains("bytes 20000") || spec.contains("memlimit 20000") {
                     prop_assert!(queue.bytes() <= 20_000, "{}: byte limit", spec);
                 }
             }

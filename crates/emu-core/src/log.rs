@@ -98,16 +98,20 @@ pub enum DropReason {
     Oversize = 5,
     /// An AQM's overload protection.
     Overload = 6,
+    /// A pure TCP ACK made redundant by a later one in the same queue
+    /// (cake's ack-filter).
+    AckFilter = 7,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::Tail,
         DropReason::Head,
         DropReason::Aqm,
         DropReason::Loss,
         DropReason::Oversize,
         DropReason::Overload,
+        DropReason::AckFilter,
     ];
 
     pub fn name(self) -> &'static str {
@@ -118,6 +122,7 @@ impl DropReason {
             DropReason::Loss => "loss",
             DropReason::Oversize => "oversize",
             DropReason::Overload => "overload",
+            DropReason::AckFilter => "ack_filter",
         }
     }
 

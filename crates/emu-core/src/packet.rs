@@ -112,14 +112,31 @@ pub fn dscp(data: &[u8]) -> Option<u8> {
     traffic_class(data).map(|tc| tc >> 2)
 }
 
-/// Rewrites the ECN bits in place. For IPv4 the header checksum is updated
-/// incrementally as RFC 1624 (eqn. 3) gives: HC' = ~(~HC + ~m + m'), where m
-/// is the 16-bit word holding the TOS byte. IPv6 has no header checksum.
+/// Rewrites the ECN bits in place; false if this is not an IP packet.
 pub fn set_ecn(data: &mut [u8], value: Ecn) -> bool {
+    match traffic_class(data) {
+        Some(tc) => set_traffic_class(data, (tc & !0b11) | value as u8),
+        None => false,
+    }
+}
+
+/// Rewrites the DSCP (the upper six bits of the traffic class), keeping ECN.
+pub fn set_dscp(data: &mut [u8], dscp: u8) -> bool {
+    match traffic_class(data) {
+        Some(tc) => set_traffic_class(data, (dscp << 2) | (tc & 0b11)),
+        None => false,
+    }
+}
+
+/// Rewrites the whole TOS / traffic class byte. For IPv4 the header
+/// checksum is updated incrementally as RFC 1624 (eqn. 3) gives:
+/// HC' = ~(~HC + ~m + m'), where m is the 16-bit word holding the TOS byte.
+/// IPv6 has no header checksum.
+fn set_traffic_class(data: &mut [u8], tc: u8) -> bool {
     match ip_version(data) {
         Some(4) => {
             let old_word = u16::from_be_bytes([data[0], data[1]]);
-            data[1] = (data[1] & !0b11) | value as u8;
+            data[1] = tc;
             let new_word = u16::from_be_bytes([data[0], data[1]]);
             let old_checksum = u16::from_be_bytes([data[10], data[11]]);
             let mut sum = (!old_checksum) as u32 + (!old_word) as u32 + new_word as u32;
@@ -130,8 +147,10 @@ pub fn set_ecn(data: &mut [u8], value: Ecn) -> bool {
             true
         }
         Some(6) => {
-            // Traffic class straddles bytes 0 and 1; its ECN bits are bits 4-5 of byte 1.
-            data[1] = (data[1] & !0b0011_0000) | ((value as u8) << 4);
+            // The traffic class straddles the low nibble of byte 0 and the
+            // high nibble of byte 1.
+            data[0] = (data[0] & 0xf0) | (tc >> 4);
+            data[1] = (data[1] & 0x0f) | (tc << 4);
             true
         }
         _ => false,
@@ -237,6 +256,37 @@ pub fn flow_hash(data: &[u8]) -> u32 {
         None => mixer.add(&data[..data.len().min(20)]),
     }
     mixer.finish()
+}
+
+/// Hashes of the source and of the destination address alone, for queues
+/// that isolate hosts rather than flows (cake's srchost, dsthost and
+/// triple-isolate modes). Not IP: both zero, so all such packets share one
+/// host, as in Linux.
+pub fn host_hashes(data: &[u8]) -> (u32, u32) {
+    let (src, dst) = match ip_version(data) {
+        Some(4) => (&data[12..16], &data[16..20]),
+        Some(6) => (&data[8..24], &data[24..40]),
+        _ => return (0, 0),
+    };
+    let hash = |address: &[u8], seed: u64| {
+        let mut mixer = Mixer(seed);
+        mixer.add(address);
+        mixer.finish()
+    };
+    (
+        hash(src, 0xa409_3822_299f_31d0),
+        hash(dst, 0x082e_fa98_ec4e_6c89),
+    )
+}
+
+/// The TCP header of a packet: (offset of the header in `data`, its length).
+pub fn tcp_header(data: &[u8]) -> Option<(usize, usize)> {
+    let (protocol, offset) = transport(data)?;
+    if protocol != 6 {
+        return None;
+    }
+    let data_offset = (*data.get(offset + 12)? >> 4) as usize * 4;
+    (data_offset >= 20 && offset + data_offset <= data.len()).then_some((offset, data_offset))
 }
 
 /// Hash of the fields that network address translation leaves alone, so one
@@ -348,6 +398,35 @@ mod tests {
         assert_eq!(ecn(&v6), Some(Ecn::Ce));
         assert_eq!(dscp(&v6), Some(10));
         assert_eq!((v6[1] & 0x0f, v6[2]), (0x0f, 0xab));
+    }
+
+    #[test]
+    fn dscp_rewrite_keeps_ecn_and_the_checksum() {
+        let mut v4 = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, (46 << 2) | 0b10, 100);
+        assert!(set_dscp(&mut v4, 0));
+        assert_eq!((dscp(&v4), ecn(&v4)), (Some(0), Some(Ecn::Ect0)));
+        assert_eq!(
+            ipv4_header_checksum(&v4[..20]),
+            u16::from_be_bytes([v4[10], v4[11]])
+        );
+        let mut v6 = ipv6_udp([1; 16], [2; 16], 1, 2, (10 << 2) | 0b01, 100);
+        v6[1] |= 0x0f;
+        assert!(set_dscp(&mut v6, 46));
+        assert_eq!(
+            (dscp(&v6), ecn(&v6), v6[0] >> 4, v6[1] & 0x0f),
+            (Some(46), Some(Ecn::Ect1), 6, 0x0f)
+        );
+    }
+
+    #[test]
+    fn host_hashes_follow_one_address_each() {
+        let a = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1000, 80, 0, 100);
+        let b = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 3], 2000, 81, 0, 100);
+        let (a_src, a_dst) = host_hashes(&a);
+        let (b_src, b_dst) = host_hashes(&b);
+        assert_eq!(a_src, b_src);
+        assert_ne!(a_dst, b_dst);
+        assert_eq!(host_hashes(&[0u8; 10]), (0, 0));
     }
 
     #[test]

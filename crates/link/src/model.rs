@@ -236,18 +236,27 @@ impl Link {
     /// trace opportunity falls) at or before `now` leaves the queue.
     pub fn advance(&mut self, now: Nanos) {
         let now = now.max(self.clock);
+        let previous = self.clock;
         self.clock = now;
         match &mut self.server {
-            ServerState::Unlimited => {
-                while let Some(packet) = self.queue.dequeue(now, &mut self.outcome) {
-                    let sojourn = now - packet.enqueued;
-                    self.in_flight.push_back(InFlight {
-                        packet,
-                        due: now + self.delay,
-                        sojourn,
-                    });
-                }
-            }
+            ServerState::Unlimited => loop {
+                // A queue with its own shaper sends when the shaper lets it,
+                // which may lie between the last call and this one.
+                let at = match self.queue.next_ready() {
+                    Some(ready) if ready > now => break,
+                    Some(ready) => ready.max(previous),
+                    None => now,
+                };
+                let Some(packet) = self.queue.dequeue(at, &mut self.outcome) else {
+                    break;
+                };
+                let sojourn = at - packet.enqueued.min(at);
+                self.in_flight.push_back(InFlight {
+                    packet,
+                    due: at + self.delay,
+                    sojourn,
+                });
+            },
             ServerState::Rate {
                 serializer,
                 busy_until,
@@ -255,7 +264,15 @@ impl Link {
                 while *busy_until <= now && !self.queue.is_empty() {
                     let start = *busy_until;
                     let Some(packet) = self.queue.dequeue(start, &mut self.outcome) else {
-                        break;
+                        // A shaped queue may hold packets its shaper is not
+                        // yet letting go: the link idles until it does.
+                        match self.queue.next_ready() {
+                            Some(ready) if ready > start && !self.queue.is_empty() => {
+                                *busy_until = ready;
+                                continue;
+                            }
+                            _ => break,
+                        }
                     };
                     let finish = start + serializer.next(packet.len() as u64 + self.overhead);
                     *busy_until = finish;
@@ -352,8 +369,9 @@ impl Link {
     pub fn next_event(&self) -> Option<Nanos> {
         let departure = self.in_flight.front().map(|f| f.due);
         let service = match &self.server {
-            ServerState::Unlimited => None,
-            ServerState::Rate { busy_until, .. } => (!self.queue.is_empty()).then_some(*busy_until),
+            ServerState::Unlimited => self.queue.next_ready().filter(|_| !self.queue.is_empty()),
+            ServerState::Rate { busy_until, .. } => (!self.queue.is_empty())
+                .then(|| (*busy_until).max(self.queue.next_ready().unwrap_or(0))),
             ServerState::Trace {
                 trace,
                 repeat,
