@@ -814,3 +814,63 @@ fn codel_ce_marks_an_ecn_tcp_flow_and_the_log_records_it() {
         "{summary}"
     );
 }
+
+/// A TCP flow with ECN through cake with SCE marking: the ramp turns
+/// ECT(0) packets into ECT(1) (never touching Not-ECT or CE), and the log
+/// and summary record each such mark.
+#[test]
+fn cake_sce_ramp_marks_an_ecn_tcp_flow_ect1_in_the_log() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("sce");
+    let d = dir.display().to_string();
+    let port = "5932";
+    let mut server = Command::new("iperf3")
+        .args(["-s", "-1", "-p", port])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = run(&[
+        "--log",
+        &d,
+        "link",
+        "20mbit",
+        "--uplink-queue",
+        "cake besteffort sce",
+        "--",
+        "sh",
+        "-c",
+        &format!("sysctl -qw net.ipv4.tcp_ecn=1 && iperf3 -c $EMU_BASE -p {port} -t 3 >/dev/null"),
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (mut ect1_marks, mut ect1_departures, mut ect0_departures) = (0, 0, 0);
+    for record in LogReader::open(&dir.join("0-link.emulog")).unwrap() {
+        let r = record.unwrap();
+        if r.direction != Direction::Uplink {
+            continue;
+        }
+        match r.event {
+            Event::Mark if r.detail == emu_core::log::Mark::Ect1 as u8 => {
+                assert_eq!(r.ecn, 0b01, "a mark leaves the packet ECT(1): {r:?}");
+                ect1_marks += 1
+            }
+            Event::Depart if r.ecn == 0b01 => ect1_departures += 1,
+            Event::Depart if r.ecn == 0b10 => ect0_departures += 1,
+            _ => {}
+        }
+    }
+    eprintln!("cake sce: {ect1_marks} ECT(1) marks, {ect1_departures} ECT(1) and {ect0_departures} ECT(0) departures");
+    assert!(ect0_departures > 100, "the flow negotiated ECN");
+    assert!(ect1_marks > 0, "the SCE ramp marked the flow");
+    // The sender only sends ECT(0), so every ECT(1) packet that left was
+    // one the ramp marked (in flight at exit is the only difference).
+    assert!(ect1_departures <= ect1_marks && ect1_marks - ect1_departures < 200);
+    let summary = std::fs::read_to_string(dir.join("summary-0.json")).unwrap();
+    assert!(
+        summary.contains(&format!("\"marked_ect1\":{ect1_marks}")),
+        "{summary}"
+    );
+}

@@ -374,3 +374,31 @@ fn overhead_is_charged_per_packet_on_the_wire() {
     // (1500 + 38) bytes at 10 Mbit/s = 1.2304 ms each.
     assert_eq!(out, vec![(1_230_400, 1), (2_460_800, 2)]);
 }
+
+/// A queue with its own shaper (cake `bandwidth`) paces the link: with an
+/// unlimited link the packets leave at cake's rate; behind a slower link
+/// rate the link's rate governs.
+#[test]
+fn a_shaping_queue_paces_the_link() {
+    let arrivals = |n: u16| (0..n).map(|i| packet(1000, 0, i)).collect::<Vec<_>>();
+    // 1 Mbit/s: a 1000-byte packet every 8 ms. Six packets wait at most
+    // 40 ms, under COBALT's floor of four MTU times (48 ms), so none drops.
+    let mut shaped = link(Server::Unlimited, 0, "cake bandwidth 1mbit besteffort");
+    let out = run(&mut shaped, arrivals(6), 1_000 * NS_PER_MS);
+    assert_eq!(out.len(), 6);
+    for (i, (t, _)) in out.iter().enumerate() {
+        let want = i as u64 * 8 * NS_PER_MS;
+        assert!(
+            t.abs_diff(want) < NS_PER_US,
+            "packet {i} at {t}, want {want}"
+        );
+    }
+    let mut slower = link(
+        Server::Rate(Rate::parse("500kbit").unwrap()),
+        0,
+        "cake bandwidth 1mbit besteffort",
+    );
+    let out = run(&mut slower, arrivals(6), 1_000 * NS_PER_MS);
+    let gaps: Vec<Nanos> = out.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    assert!(gaps.iter().all(|&g| g == 16 * NS_PER_MS), "{gaps:?}");
+}

@@ -23,6 +23,7 @@
 pub mod ack_filter;
 pub mod cobalt;
 pub mod overhead;
+mod rotations;
 pub mod tins;
 
 use crate::{Outcome, Queue};
@@ -33,6 +34,7 @@ use emu_core::{Ecn, Nanos, Packet};
 use overhead::{Framing, Overhead};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rotations::{List, Rotations};
 use std::collections::VecDeque;
 use tins::{TinConfig, TinMode};
 
@@ -141,13 +143,6 @@ enum Set {
     Decaying,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum List {
-    New,
-    Old,
-    Decaying,
-}
-
 struct Queued {
     packet: Packet,
     /// Bytes the shaper charges (after overhead compensation).
@@ -162,8 +157,6 @@ struct Flow {
     srchost: u16,
     dsthost: u16,
     set: Set,
-    /// The rotation the flow is in, if any.
-    list: Option<List>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -180,9 +173,7 @@ struct Tin {
     backlogs: Vec<u64>,
     tags: Vec<u32>,
     hosts: Vec<Host>,
-    new_flows: VecDeque<u16>,
-    old_flows: VecDeque<u16>,
-    decaying_flows: VecDeque<u16>,
+    rotations: Rotations,
     bulk_flow_count: u32,
     sparse_flow_count: u32,
     decaying_flow_count: u32,
@@ -200,9 +191,7 @@ impl Tin {
             backlogs: vec![0; QUEUES],
             tags: vec![0; QUEUES],
             hosts: vec![Host::default(); QUEUES],
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
-            decaying_flows: VecDeque::new(),
+            rotations: Rotations::new(QUEUES),
             bulk_flow_count: 0,
             sparse_flow_count: 0,
             decaying_flow_count: 0,
@@ -215,14 +204,6 @@ impl Tin {
 
     fn active(&self) -> bool {
         self.sparse_flow_count + self.bulk_flow_count > 0
-    }
-
-    fn list(&mut self, list: List) -> &mut VecDeque<u16> {
-        match list {
-            List::New => &mut self.new_flows,
-            List::Old => &mut self.old_flows,
-            List::Decaying => &mut self.decaying_flows,
-        }
     }
 
     fn host_load(&self, mode: u8, flow: usize) -> u32 {
@@ -493,15 +474,6 @@ impl Cake {
         outcome.drop(queued.packet, DropReason::Head, now);
     }
 
-    /// Moves the flow at the front of `from` to the back of `to`.
-    fn rotate(&mut self, tin: usize, from: List, to: List) {
-        let b = &mut self.tins[tin];
-        if let Some(flow) = b.list(from).pop_front() {
-            b.list(to).push_back(flow);
-            b.flows[flow as usize].list = Some(to);
-        }
-    }
-
     /// Picks the tin to serve (cake_dequeue's class choice); None if there
     /// is nothing to send.
     fn choose_tin(&mut self, now: Nanos) -> Option<usize> {
@@ -626,12 +598,8 @@ impl Queue for Cake {
                     b.decaying_flow_count -= 1;
                 }
                 // A decaying flow may sit in the decaying or (after a
-                // deficit refill) the old rotation: take it out of either.
-                if let Some(list) = b.flows[flow].list {
-                    b.list(list).retain(|&f| f as usize != flow);
-                }
-                b.new_flows.push_back(flow as u16);
-                b.flows[flow].list = Some(List::New);
+                // deficit refill) the old rotation: it moves from either.
+                b.rotations.move_to_back(flow, List::New);
                 b.flows[flow].set = Set::Sparse;
                 b.sparse_flow_count += 1;
                 let load = b.host_load(mode, flow);
@@ -668,18 +636,19 @@ impl Queue for Cake {
             let tin = self.choose_tin(now)?;
             'retry: loop {
                 let b = &mut self.tins[tin];
-                let list = if first_flow && !b.decaying_flows.is_empty() {
+                let r = &b.rotations;
+                let list = if first_flow && !r.is_empty(List::Decaying) {
                     List::Decaying
-                } else if !b.new_flows.is_empty() {
+                } else if !r.is_empty(List::New) {
                     List::New
-                } else if !b.old_flows.is_empty() {
+                } else if !r.is_empty(List::Old) {
                     List::Old
-                } else if !b.decaying_flows.is_empty() {
+                } else if !r.is_empty(List::Decaying) {
                     List::Decaying
                 } else {
                     continue 'begin;
                 };
-                let flow = *b.list(list).front().expect("the list is not empty") as usize;
+                let flow = r.front(list).expect("the list is not empty");
                 first_flow = false;
 
                 if b.flows[flow].deficit <= 0 {
@@ -700,7 +669,7 @@ impl Queue for Cake {
                     let b = &mut self.tins[tin];
                     b.flows[flow].deficit +=
                         ((b.config.flow_quantum as u64 * quantum_div(load) + dither) >> 16) as i64;
-                    self.rotate(tin, list, List::Old);
+                    b.rotations.move_to_back(flow, List::Old);
                     continue 'retry;
                 }
 
@@ -728,7 +697,7 @@ impl Queue for Cake {
                                 _ => {}
                             }
                             b.flows[flow].set = Set::Decaying;
-                            self.rotate(tin, list, List::Decaying);
+                            b.rotations.move_to_back(flow, List::Decaying);
                         } else {
                             match f.set {
                                 Set::Sparse | Set::SparseWait => b.sparse_flow_count -= 1,
@@ -739,8 +708,7 @@ impl Queue for Cake {
                                 _ => b.decaying_flow_count -= 1,
                             }
                             b.flows[flow].set = Set::None;
-                            b.flows[flow].list = None;
-                            b.list(list).pop_front();
+                            b.rotations.remove(flow);
                         }
                         continue 'begin;
                     };
