@@ -2,6 +2,7 @@
 //! and the tool subcommands (`emu log dump`, `emu queues`).
 
 mod log_command;
+mod mahimahi;
 mod shell_args;
 
 use emu_core::time::{parse_duration, NS_PER_US};
@@ -57,6 +58,15 @@ struct Globals {
 }
 
 pub fn main(args: Vec<String>) -> i32 {
+    // Called as mm-delay, mm-link, ...: Mahimahi's commands.
+    let program = std::env::args().next().unwrap_or_default();
+    let name = std::path::Path::new(&program)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if mahimahi::COMMANDS.contains(&name.as_str()) {
+        return mahimahi::main(&name, args);
+    }
     match dispatch(args) {
         Ok(code) => code,
         Err(UsageError(message)) => {
@@ -186,7 +196,7 @@ fn run_shells(
     let mut specs = Vec::new();
     for segment in &segments {
         match shell_args::parse(segment)? {
-            shell_args::Parsed::Spec(spec) => specs.push(spec),
+            shell_args::Parsed::Spec(spec) => specs.push(*spec),
             shell_args::Parsed::Printed => return Ok(0),
         }
     }

@@ -96,7 +96,7 @@ struct LossArgs {
 }
 
 pub enum Parsed {
-    Spec(ShellSpec),
+    Spec(Box<ShellSpec>),
     /// Help or version was printed.
     Printed,
 }
@@ -145,7 +145,7 @@ pub fn parse(segment: &[String]) -> Result<Parsed, UsageError> {
             .transpose()?,
         other => return Err(UsageError(format!("'{other}' is not a shell"))),
     };
-    Ok(spec.map_or(Parsed::Printed, Parsed::Spec))
+    Ok(spec.map_or(Parsed::Printed, |s| Parsed::Spec(Box::new(s))))
 }
 
 /// The value for each direction: the override if given, else the shared one.
@@ -172,7 +172,7 @@ fn plain(delay: Nanos, server: Server, queue: &str, loss: f64) -> DirectionSpec 
         delay,
         server,
         queue: queue.to_string(),
-        loss,
+        loss: link::Pattern::Bernoulli(loss),
         overhead: 0,
     }
 }
@@ -200,7 +200,7 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
     })
 }
 
-fn load_trace(path: &std::path::Path, once: bool) -> Result<Server, UsageError> {
+pub(crate) fn load_trace(path: &std::path::Path, once: bool) -> Result<Server, UsageError> {
     let trace = Trace::load(path).map_err(|e| UsageError(format!("link: {e}")))?;
     Ok(Server::Trace {
         trace: Arc::new(trace),
@@ -254,7 +254,7 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
         delay: 0,
         server: servers.next().expect("two servers"),
         queue: queue.to_string(),
-        loss: 0.0,
+        loss: link::Pattern::Bernoulli(0.0),
         overhead: args.overhead,
     };
     let directions = [direction(queues[0]), direction(queues[1])];
@@ -299,7 +299,7 @@ mod tests {
     fn spec(s: &str) -> Result<ShellSpec, String> {
         let words: Vec<String> = s.split_whitespace().map(String::from).collect();
         match parse(&words) {
-            Ok(Parsed::Spec(spec)) => Ok(spec),
+            Ok(Parsed::Spec(spec)) => Ok(*spec),
             Ok(Parsed::Printed) => Err("printed".into()),
             Err(e) => Err(e.0),
         }
@@ -357,7 +357,10 @@ mod tests {
     #[test]
     fn loss_forms() {
         let s = spec("loss 0.1 --seed 5").unwrap();
-        assert_eq!((s.directions[0].loss, s.seed), (0.1, 5));
+        assert_eq!(
+            (s.directions[0].loss, s.seed),
+            (link::Pattern::Bernoulli(0.1), 5)
+        );
         assert!(spec("loss 1.5")
             .unwrap_err()
             .contains("'1.5' is not a probability"));

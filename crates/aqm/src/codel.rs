@@ -263,6 +263,8 @@ pub struct Codel {
     fifo: std::collections::VecDeque<Packet>,
     bytes: u64,
     limit: u64,
+    /// Most bytes held, if limited (Mahimahi's `bytes=` queue argument).
+    byte_limit: Option<u64>,
     pub params: CodelParams,
     vars: CodelVars,
 }
@@ -273,9 +275,18 @@ impl Codel {
             fifo: std::collections::VecDeque::new(),
             bytes: 0,
             limit,
+            byte_limit: None,
             params,
             vars: CodelVars::default(),
         }
+    }
+}
+
+impl Codel {
+    /// Also tail-drops arrivals that would hold more than `bytes`.
+    pub fn with_byte_limit(mut self, bytes: Option<u64>) -> Codel {
+        self.byte_limit = bytes;
+        self
     }
 }
 
@@ -292,7 +303,11 @@ impl FlowQueue for (&mut std::collections::VecDeque<Packet>, &mut u64) {
 
 impl crate::Queue for Codel {
     fn enqueue(&mut self, mut packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
-        if self.fifo.len() as u64 >= self.limit {
+        if self.fifo.len() as u64 >= self.limit
+            || self
+                .byte_limit
+                .is_some_and(|limit| self.bytes + packet.len() as u64 > limit)
+        {
             outcome.drop(packet, DropReason::Tail, now);
             return false;
         }
@@ -316,7 +331,11 @@ impl crate::Queue for Codel {
     }
 
     fn describe(&self) -> String {
-        describe_codel("codel", &self.params, &format!("limit {}", self.limit))
+        let limits = match self.byte_limit {
+            Some(bytes) => format!("limit {} bytes {bytes}", self.limit),
+            None => format!("limit {}", self.limit),
+        };
+        describe_codel("codel", &self.params, &limits)
     }
 }
 

@@ -33,6 +33,8 @@ pub struct PieParams {
     pub target: Nanos,
     pub tupdate: Nanos,
     pub limit: u64,
+    /// Most bytes held, if limited (Mahimahi's `bytes=` queue argument).
+    pub byte_limit: Option<u64>,
     pub alpha: u32,
     pub beta: u32,
     pub ecn: bool,
@@ -49,6 +51,7 @@ impl Default for PieParams {
             target: 15_000_000,
             tupdate: 15_000_000,
             limit: 1000,
+            byte_limit: None,
             alpha: 2,
             beta: 20,
             ecn: false,
@@ -317,7 +320,12 @@ impl Pie {
 impl Queue for Pie {
     fn enqueue(&mut self, mut packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
         self.run_timer(now);
-        if self.fifo.len() as u64 >= self.params.limit {
+        if self.fifo.len() as u64 >= self.params.limit
+            || self
+                .params
+                .byte_limit
+                .is_some_and(|limit| self.bytes + packet.len() as u64 > limit)
+        {
             self.vars.accu_prob = 0;
             outcome.drop(packet, DropReason::Tail, now);
             return false;
@@ -362,8 +370,10 @@ impl Queue for Pie {
         let p = &self.params;
         let ms = |ns: Nanos| emu_core::time::format_duration(ns).replace(' ', "");
         format!(
-            "pie limit {} target {} tupdate {} alpha {} beta {} max_burst {}{}{}{}",
+            "pie limit {}{} target {} tupdate {} alpha {} beta {} max_burst {}{}{}{}",
             p.limit,
+            p.byte_limit
+                .map_or(String::new(), |b| format!(" bytes {b}")),
             ms(p.target),
             ms(p.tupdate),
             p.alpha,

@@ -154,6 +154,12 @@ const CODEL_OWN: &[Opt] = &[
         "most packets held (tail drop beyond)",
     ),
     (
+        "bytes",
+        "SIZE",
+        "none",
+        "most bytes held (tail drop beyond)",
+    ),
+    (
         "ecn | noecn",
         "",
         "noecn",
@@ -195,12 +201,20 @@ const FQ_CODEL_OWN: &[Opt] = &[
     ),
 ];
 
-const PIE_LIMIT_1000: &[Opt] = &[(
-    "limit",
-    "PACKETS",
-    "1000",
-    "most packets held (tail drop beyond)",
-)];
+const PIE_LIMIT_1000: &[Opt] = &[
+    (
+        "limit",
+        "PACKETS",
+        "1000",
+        "most packets held (tail drop beyond)",
+    ),
+    (
+        "bytes",
+        "SIZE",
+        "none",
+        "most bytes held (tail drop beyond)",
+    ),
+];
 
 const FQ_PIE_OWN: &[Opt] = &[
     (
@@ -488,15 +502,17 @@ fn codel_option(words: &mut Words, keyword: &str, p: &mut CodelParams) -> Result
 
 fn codel(words: &mut Words) -> Result<Codel, SpecError> {
     let mut params = CodelParams::default();
-    let mut limit = 1000;
+    let (mut limit, mut bytes) = (1000, None);
     while let Some(keyword) = words.next_keyword() {
         if keyword == "limit" {
             limit = words.value(keyword, parse_count)?;
+        } else if keyword == "bytes" {
+            bytes = Some(words.value(keyword, parse_size)?);
         } else if !codel_option(words, keyword, &mut params)? {
             return Err(words.unknown(keyword));
         }
     }
-    Ok(Codel::new(params, limit))
+    Ok(Codel::new(params, limit).with_byte_limit(bytes))
 }
 
 fn fq_codel(words: &mut Words) -> Result<FqCodel, SpecError> {
@@ -521,7 +537,9 @@ fn fq_codel(words: &mut Words) -> Result<FqCodel, SpecError> {
 fn pie(words: &mut Words) -> Result<Pie, SpecError> {
     let mut p = PieParams::default();
     while let Some(keyword) = words.next_keyword() {
-        if !pie_option(words, keyword, &mut p)? {
+        if keyword == "bytes" {
+            p.byte_limit = Some(words.value(keyword, parse_size)?);
+        } else if !pie_option(words, keyword, &mut p)? {
             return Err(words.unknown(keyword));
         }
     }
@@ -963,7 +981,7 @@ mod tests {
         assert!(err("codel target soon").contains("codel: target: 'soon'"));
         assert!(err("codel variant bsd").contains("'bsd' is not a variant"));
         assert!(err("pie frobs 3")
-            .contains("unknown option 'frobs' (it accepts: limit, target, tupdate"));
+            .contains("unknown option 'frobs' (it accepts: limit, bytes, target, tupdate"));
     }
 
     /// What `emu queues` documents is what the parser takes: every keyword

@@ -165,7 +165,10 @@ impl Link {
             max_packet: config.max_packet,
             overhead: config.overhead as u64,
             queue: config.queue,
-            loss: config.loss,
+            loss: config.loss.map(|mut loss| {
+                loss.start(start);
+                loss
+            }),
             server,
             in_flight: VecDeque::new(),
             outcome: Outcome::default(),
@@ -211,7 +214,7 @@ impl Link {
             self.drop_packet(packet, DropReason::Oversize, now, 0);
             return;
         }
-        if self.loss.as_mut().is_some_and(Loss::lose) {
+        if self.loss.as_mut().is_some_and(|loss| loss.lose(now)) {
             self.drop_packet(packet, DropReason::Loss, now, 0);
             return;
         }

@@ -29,7 +29,7 @@ pub struct DirectionSpec {
     pub server: Server,
     /// A queue specification for `aqm::parse_queue`.
     pub queue: String,
-    pub loss: f64,
+    pub loss: link::Pattern,
     /// Bytes of framing charged per packet by the server.
     pub overhead: u32,
 }
@@ -379,8 +379,8 @@ fn build_shell(
         let dir_spec = &spec.directions[d];
         let queue = aqm::parse_queue(&dir_spec.queue)
             .map_err(|e| ShellError::new(format!("{}: {e}", spec.kind)))?;
-        let loss = (dir_spec.loss > 0.0)
-            .then(|| Loss::new(dir_spec.loss, spec.seed, (index * 2 + d) as u64));
+        let loss = (!dir_spec.loss.is_none())
+            .then(|| Loss::with_pattern(dir_spec.loss, spec.seed, (index * 2 + d) as u64));
         let link = Link::new(
             LinkConfig {
                 shell: index as u8,
@@ -672,7 +672,7 @@ mod tests {
                 delay: 0,
                 server: Server::Unlimited,
                 queue: "infinite".into(),
-                loss: 0.0,
+                loss: link::Pattern::Bernoulli(0.0),
                 overhead: 0,
             }),
             seed: 0,

@@ -1,0 +1,114 @@
+//! A small run of the link model in virtual time, logged in Mahimahi's
+//! format, gives exactly the text Mahimahi's rules give (worked out by
+//! hand below).
+
+use emu_core::log::{Direction, LogSink};
+use emu_core::packet::build::ipv4_udp;
+use emu_core::{Nanos, Packet};
+use link::{Link, LinkConfig, Server, Trace};
+use report::mahimahi::{write_log, Header};
+use std::sync::Arc;
+
+const MS: Nanos = 1_000_000;
+
+#[test]
+fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
+    // Opportunities at 1, 1 and 3 ms, repeating every 3 ms.
+    let trace = Trace::parse("1\n1\n3\n").unwrap();
+    let offsets: Vec<(Nanos, u32)> = (0..trace.len()).map(|i| trace.opportunity(i)).collect();
+    let period = trace.period();
+    let (sink, mut records) = LogSink::in_memory(1024);
+    let mut link = Link::new(
+        LinkConfig {
+            shell: 0,
+            direction: Direction::Uplink,
+            delay: 0,
+            server: Server::Trace {
+                trace: Arc::new(trace),
+                repeat: true,
+            },
+            queue: aqm::parse_queue("droptail packets 2").unwrap(),
+            loss: None,
+            max_packet: 1500,
+            overhead: 0,
+        },
+        0,
+        sink,
+    );
+    let packet = |size: usize, at: Nanos| {
+        Packet::new(
+            ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], at as u16, 9, 0, size),
+            at,
+        )
+    };
+    let mut arrivals = vec![
+        packet(1500, MS / 5),
+        packet(1500, 3 * MS / 10),
+        packet(1500, 4 * MS / 10), // the queue holds two: dropped
+        packet(100, 5 * MS / 2),
+    ]
+    .into_iter()
+    .peekable();
+    let end = 7 * MS;
+    loop {
+        let next = match (arrivals.peek().map(|p| p.arrival), link.next_event()) {
+            (Some(a), Some(e)) => a.min(e),
+            (a, e) => match a.or(e) {
+                Some(t) if t <= end => t,
+                _ => break,
+            },
+        };
+        if arrivals.peek().is_some_and(|p| p.arrival == next) {
+            link.arrive(arrivals.next().unwrap());
+        } else {
+            link.advance(next);
+        }
+        while link.pop_due(next).is_some() {}
+    }
+    let mut logged = Vec::new();
+    while let Ok(r) = records.pop() {
+        logged.push(r);
+    }
+    let opportunities = (0u64..).flat_map(|lap| {
+        offsets
+            .clone()
+            .into_iter()
+            .map(move |(o, bytes)| (lap * period + o, bytes))
+    });
+    let header = Header {
+        link_name: "Uplink".into(),
+        trace_path: "t.trace".into(),
+        log_path: "up.log".into(),
+        command_line: "mm-link t.trace t.trace --uplink-log=up.log".into(),
+        queue: "droptail packets 2".into(),
+        init_timestamp_ms: 1_000,
+        base_timestamp_ms: 0,
+        prefix: None,
+    };
+    let mut out = Vec::new();
+    write_log(&mut out, &header, 0, logged, opportunities, end).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "# mahimahi mm-link (Uplink) [t.trace] > up.log\n\
+         # command line: mm-link t.trace t.trace --uplink-log=up.log\n\
+         # queue: droptail packets 2\n\
+         # init timestamp: 1000\n\
+         # base timestamp: 0\n\
+         0 + 1504\n\
+         0 + 1504\n\
+         0 + 1504\n\
+         0 d 1 1504\n\
+         1 # 1504\n\
+         1 - 1504 1\n\
+         1 # 1504\n\
+         1 - 1504 1\n\
+         2 + 104\n\
+         3 # 1504\n\
+         3 - 104 1\n\
+         4 # 1504\n\
+         4 # 1504\n\
+         6 # 1504\n\
+         7 # 1504\n\
+         7 # 1504\n"
+    );
+}

@@ -1,0 +1,645 @@
+//! `mm-delay`, `mm-link`, `mm-loss`, `mm-onoff` and `mm-intermittent`:
+//! Mahimahi's commands, with its syntax, defaults and log format, run on
+//! emu's shells. The binaries are this program under those names (argv[0]
+//! picks the command), so putting emu's install directory first on PATH
+//! makes scripts written for Mahimahi run on emu unchanged.
+//!
+//! As in Mahimahi, each command is one shell and nests by running the next
+//! command inside it (`mm-delay 10 mm-link up down -- cmd`).
+
+use super::shell_args::load_trace;
+use super::UsageError;
+use emu_core::log::{Direction, Event, LogReader};
+use emu_core::time::{realtime_now, Nanos, NS_PER_MS};
+use link::{Pattern, Server};
+use shells::{DirectionSpec, ShellSpec};
+use std::path::{Path, PathBuf};
+
+/// The names this program answers to besides `emu`.
+pub const COMMANDS: [&str; 5] = [
+    "mm-delay",
+    "mm-link",
+    "mm-loss",
+    "mm-onoff",
+    "mm-intermittent",
+];
+
+const LINK_USAGE: &str = "Usage: mm-link UPLINK-TRACE DOWNLINK-TRACE [OPTION]... [COMMAND]
+
+Options = --once
+          --uplink-log=FILENAME --downlink-log=FILENAME
+          --meter-uplink --meter-uplink-delay
+          --meter-downlink --meter-downlink-delay
+          --meter-all
+          --uplink-queue=QUEUE_TYPE --downlink-queue=QUEUE_TYPE
+          --uplink-queue-args=QUEUE_ARGS --downlink-queue-args=QUEUE_ARGS
+
+          QUEUE_TYPE = infinite | droptail | drophead | codel | pie
+                       (or any emu queue: cake, dualpi2, fq_codel, ...; see emu queues)
+          QUEUE_ARGS = \"NAME=NUMBER[, NAME2=NUMBER2, ...]\"
+              (with NAME = bytes | packets | target | interval | qdelay_ref | max_burst)
+                  target, interval, qdelay_ref, max_burst are in milli-second
+
+emu additions: --log=DIR also keeps emu's binary per-packet log in DIR.
+";
+
+/// Runs the Mahimahi command `name`; returns the exit status.
+pub fn main(name: &str, args: Vec<String>) -> i32 {
+    let result = match name {
+        "mm-link" => link(name, &args),
+        _ => plan(name, &args)
+            .and_then(|(spec, command)| run(spec, command, None, command_line(name, &args))),
+    };
+    match result {
+        Ok(code) => code,
+        Err(UsageError(message)) => {
+            eprintln!("{message}");
+            1 // Mahimahi exits with EXIT_FAILURE on every error
+        }
+    }
+}
+
+/// Mahimahi's myatoi: a whole non-negative number.
+fn whole(text: &str, what: &str, usage: &str) -> Result<u64, UsageError> {
+    text.parse::<u64>()
+        .map_err(|_| UsageError(format!("Invalid integer: {text} ({what})\n{usage}")))
+}
+
+fn seconds(text: &str, what: &str, usage: &str) -> Result<Nanos, UsageError> {
+    match text.parse::<f64>() {
+        Ok(s) if s >= 0.0 && s.is_finite() => Ok((s * 1e9) as Nanos),
+        _ => Err(UsageError(format!(
+            "Error: {what} must be a number of seconds, at least 0 (got '{text}').\n{usage}"
+        ))),
+    }
+}
+
+fn direction(delay: Nanos, server: Server, queue: String, loss: Pattern) -> DirectionSpec {
+    DirectionSpec {
+        delay,
+        server,
+        queue,
+        loss,
+        overhead: 0,
+    }
+}
+
+fn quiet() -> [DirectionSpec; 2] {
+    [0, 1].map(|_| {
+        direction(
+            0,
+            Server::Unlimited,
+            "infinite".into(),
+            Pattern::Bernoulli(0.0),
+        )
+    })
+}
+
+fn run(
+    spec: ShellSpec,
+    command: Vec<String>,
+    log_dir: Option<PathBuf>,
+    command_line: String,
+) -> Result<i32, UsageError> {
+    let options = shells::RunOptions {
+        command,
+        log_dir,
+        timing: shells::Timing {
+            spin: 500_000,
+            busy_poll: false,
+        },
+        mtu: 1500,
+        stats: false,
+        offload: true,
+        command_line,
+    };
+    match shells::run(vec![spec], options) {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            eprintln!("{e}");
+            Ok(1)
+        }
+    }
+}
+
+fn command_line(name: &str, args: &[String]) -> String {
+    std::iter::once(name.to_string())
+        .chain(args.iter().cloned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The shell and command of mm-delay, mm-loss, mm-onoff or mm-intermittent.
+pub fn plan(name: &str, args: &[String]) -> Result<(ShellSpec, Vec<String>), UsageError> {
+    match name {
+        "mm-delay" => delay(args),
+        "mm-loss" => loss(args),
+        "mm-onoff" => switching(name, args, true),
+        _ => switching(name, args, false),
+    }
+}
+
+/// `mm-delay DELAY-MS [COMMAND...]`
+fn delay(args: &[String]) -> Result<(ShellSpec, Vec<String>), UsageError> {
+    const USAGE: &str = "Usage: mm-delay delay-milliseconds [command...]";
+    let Some(first) = args.first() else {
+        return Err(UsageError(USAGE.into()));
+    };
+    let ms = whole(first, "delay-milliseconds", USAGE)?;
+    let mut spec = ShellSpec {
+        kind: "delay",
+        description: format!("delay {ms} ms"),
+        directions: quiet(),
+        seed: 0,
+    };
+    for d in &mut spec.directions {
+        d.delay = ms * NS_PER_MS;
+    }
+    Ok((spec, args[1..].to_vec()))
+}
+
+fn which_link(word: &str, usage: &str) -> Result<usize, UsageError> {
+    match word {
+        "uplink" => Ok(0),
+        "downlink" => Ok(1),
+        _ => Err(UsageError(usage.into())),
+    }
+}
+
+/// `mm-loss uplink|downlink RATE [COMMAND...]`
+fn loss(args: &[String]) -> Result<(ShellSpec, Vec<String>), UsageError> {
+    const USAGE: &str = "Usage: mm-loss uplink|downlink rate [command...]";
+    if args.len() < 2 {
+        return Err(UsageError(USAGE.into()));
+    }
+    let d = which_link(&args[0], USAGE)?;
+    let rate = args[1]
+        .parse::<f64>()
+        .ok()
+        .filter(|r| (0.0..=1.0).contains(r))
+        .ok_or_else(|| {
+            UsageError(format!(
+                "Error: loss rate must be between 0 and 1 (got '{}').\n{USAGE}",
+                args[1]
+            ))
+        })?;
+    let mut spec = ShellSpec {
+        kind: "loss",
+        description: format!("loss ({}) {rate}", if d == 0 { "up" } else { "down" }),
+        directions: quiet(),
+        seed: realtime_now() ^ ((std::process::id() as u64) << 32),
+    };
+    spec.directions[d].loss = Pattern::Bernoulli(rate);
+    Ok((spec, args[2..].to_vec()))
+}
+
+/// `mm-onoff uplink|downlink MEAN-ON MEAN-OFF [COMMAND...]` (exponential
+/// on and off times) and `mm-intermittent` (fixed ones), in seconds.
+fn switching(
+    name: &str,
+    args: &[String],
+    exponential: bool,
+) -> Result<(ShellSpec, Vec<String>), UsageError> {
+    let usage = if exponential {
+        format!("Usage: {name} uplink|downlink mean-on-time mean-off-time [command...]")
+    } else {
+        format!("Usage: {name} uplink|downlink ON-TIME OFF-TIME [COMMAND...]")
+    };
+    if args.len() < 3 {
+        return Err(UsageError(usage));
+    }
+    let d = which_link(&args[0], &usage)?;
+    let on = seconds(&args[1], "on-time", &usage)?;
+    let off = seconds(&args[2], "off-time", &usage)?;
+    if on == 0 && off == 0 {
+        return Err(UsageError(format!(
+            "Error: on-time and off-time cannot both be 0 seconds.\n{usage}"
+        )));
+    }
+    let kind = if exponential { "onoff" } else { "intermittent" };
+    let mut spec = ShellSpec {
+        kind: "loss",
+        description: format!(
+            "{kind} ({}) on={}s off={}s",
+            if d == 0 { "up" } else { "down" },
+            args[1],
+            args[2]
+        ),
+        directions: quiet(),
+        seed: realtime_now() ^ ((std::process::id() as u64) << 32),
+    };
+    spec.directions[d].loss = if exponential {
+        Pattern::OnOff {
+            mean_on: on,
+            mean_off: off,
+        }
+    } else {
+        Pattern::Periodic { on, off }
+    };
+    Ok((spec, args[3..].to_vec()))
+}
+
+/// mm-link's options, parsed as getopt_long does: options may appear
+/// anywhere before `--`, `--name=value` or `--name value`, `-u`/`-d`.
+#[derive(Debug, Default, PartialEq)]
+pub struct LinkOptions {
+    pub traces: Vec<String>,
+    pub command: Vec<String>,
+    pub once: bool,
+    pub logs: [Option<String>; 2],
+    pub queues: [Option<String>; 2],
+    pub queue_args: [Option<String>; 2],
+    pub meters: bool,
+    pub log_dir: Option<String>,
+}
+
+pub fn parse_link(args: &[String]) -> Result<LinkOptions, UsageError> {
+    let mut o = LinkOptions::default();
+    let mut positional = Vec::new();
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        if word == "--" {
+            positional.extend(words.by_ref().cloned());
+            break;
+        }
+        // After the traces, the first non-option starts the command; as
+        // with getopt, later options are still options.
+        if !word.starts_with('-') || word == "-" {
+            positional.push(word.clone());
+            continue;
+        }
+        let (flag, inline) = match word.split_once('=') {
+            Some((f, v)) => (f, Some(v.to_string())),
+            None => (word.as_str(), None),
+        };
+        let mut value = |name: &str| {
+            inline
+                .clone()
+                .or_else(|| words.next().cloned())
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "mm-link: option '{name}' requires an argument\n{LINK_USAGE}"
+                    ))
+                })
+        };
+        match flag {
+            "--once" | "-o" => o.once = true,
+            "--uplink-log" | "-u" => o.logs[0] = Some(value(flag)?),
+            "--downlink-log" | "-d" => o.logs[1] = Some(value(flag)?),
+            "--uplink-queue" | "-q" => o.queues[0] = Some(value(flag)?),
+            "--downlink-queue" | "-w" => o.queues[1] = Some(value(flag)?),
+            "--uplink-queue-args" | "-a" => o.queue_args[0] = Some(value(flag)?),
+            "--downlink-queue-args" | "-b" => o.queue_args[1] = Some(value(flag)?),
+            "--meter-uplink"
+            | "--meter-downlink"
+            | "--meter-uplink-delay"
+            | "--meter-downlink-delay"
+            | "--meter-all"
+            | "-m"
+            | "-n"
+            | "-x"
+            | "-y"
+            | "-z" => o.meters = true,
+            "--log" => o.log_dir = Some(value(flag)?),
+            _ => {
+                return Err(UsageError(format!(
+                    "mm-link: unrecognized option '{word}'\n{LINK_USAGE}"
+                )))
+            }
+        }
+    }
+    if positional.len() < 2 {
+        return Err(UsageError(LINK_USAGE.into()));
+    }
+    o.command = positional.split_off(2);
+    o.traces = positional;
+    Ok(o)
+}
+
+/// A Mahimahi queue (type and `NAME=NUMBER, ...` arguments) as an emu queue
+/// spec. Mahimahi's own types take its arguments; any other emu queue takes
+/// its own keywords, written `keyword=value` or as bare words.
+pub fn queue_spec(kind: Option<&str>, args: Option<&str>) -> Result<String, UsageError> {
+    let kind = kind.unwrap_or("infinite");
+    let mut pairs = Vec::new();
+    for item in args
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        match item.split_once('=') {
+            Some((k, v)) => pairs.push((k.trim().to_string(), Some(v.trim().to_string()))),
+            None => pairs.push((item.to_string(), None)),
+        }
+    }
+    let number = |k: &str, v: &Option<String>| -> Result<u64, UsageError> {
+        v.as_deref()
+            .and_then(|v| v.parse::<u64>().ok())
+            .ok_or_else(|| {
+                UsageError(format!(
+                    "mm-link: queue argument '{k}' needs a whole number (NAME=NUMBER)"
+                ))
+            })
+    };
+    let mahimahi = ["infinite", "droptail", "drophead", "codel", "pie"];
+    let spec = if mahimahi.contains(&kind) {
+        let mut words = vec![kind.to_string()];
+        for (k, v) in &pairs {
+            let n = number(k, v)?;
+            let keyword = match (kind, k.as_str()) {
+                ("droptail" | "drophead", "packets") => "packets",
+                ("codel" | "pie", "packets") => "limit",
+                (_, "bytes") if kind != "infinite" => "bytes",
+                ("codel", "target") => "target",
+                ("codel", "interval") => "interval",
+                ("pie", "qdelay_ref") => "target",
+                ("pie", "max_burst") => "max_burst",
+                _ => {
+                    return Err(UsageError(format!(
+                        "mm-link: '{k}' is not an argument of the {kind} queue"
+                    )))
+                }
+            };
+            words.push(keyword.to_string());
+            words.push(if matches!(keyword, "target" | "interval" | "max_burst") {
+                format!("{n}ms")
+            } else {
+                n.to_string()
+            });
+        }
+        if matches!(kind, "droptail" | "drophead") && pairs.is_empty() {
+            return Err(UsageError(format!(
+                "mm-link: the {kind} queue needs packets=N or bytes=N in its queue args"
+            )));
+        }
+        words.join(" ")
+    } else {
+        let mut words = vec![kind.to_string()];
+        for (k, v) in pairs {
+            words.push(k);
+            words.extend(v);
+        }
+        words.join(" ")
+    };
+    aqm::parse_queue(&spec).map_err(|e| UsageError(format!("mm-link: {e}")))?;
+    Ok(spec)
+}
+
+/// `mm-link UPLINK-TRACE DOWNLINK-TRACE [OPTION]... [COMMAND]`
+fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
+    let o = parse_link(args)?;
+    if o.meters {
+        eprintln!("mm-link: live meters are not shown by emu; use --uplink-log/--downlink-log and `emu report`");
+    }
+    let mut directions = Vec::new();
+    for d in 0..2 {
+        let server = load_trace(Path::new(&o.traces[d]), o.once)
+            .map_err(|UsageError(m)| UsageError(m.trim_start_matches("link: ").to_string()))?;
+        let queue = queue_spec(o.queues[d].as_deref(), o.queue_args[d].as_deref())?;
+        directions.push(direction(0, server, queue, Pattern::Bernoulli(0.0)));
+    }
+    let queues: Vec<String> = directions.iter().map(|d| d.queue.clone()).collect();
+    let spec = ShellSpec {
+        kind: "link",
+        description: "link".into(),
+        directions: [directions.remove(0), directions.remove(0)],
+        seed: 0,
+    };
+    let wants_text = o.logs.iter().any(Option::is_some);
+    // The text logs are written from emu's binary log after the run.
+    let scratch = (wants_text && o.log_dir.is_none())
+        .then(|| std::env::temp_dir().join(format!("emu-mm-link-{}", std::process::id())));
+    let log_dir = o.log_dir.clone().map(PathBuf::from).or(scratch.clone());
+    if let Some(dir) = &log_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            UsageError(format!(
+                "{}: cannot create the log directory: {e}",
+                dir.display()
+            ))
+        })?;
+    }
+    for path in o.logs.iter().flatten() {
+        std::fs::File::create(path)
+            .map_err(|e| UsageError(format!("{path}: error opening for writing ({e})")))?;
+    }
+    let depth: usize = std::env::var("EMU_SHELL_DEPTH")
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(0);
+    let prefix = std::env::var("MAHIMAHI_SHELL_PREFIX").ok();
+    let line = command_line(name, args);
+    let status = run(spec, o.command.clone(), log_dir.clone(), line.clone())?;
+    if let Some(dir) = &log_dir {
+        let binary = dir.join(format!("{depth}-link.emulog"));
+        for (d, path) in o.logs.iter().enumerate() {
+            if let Some(path) = path {
+                let info = TextLog {
+                    binary: &binary,
+                    direction: Direction::BOTH[d],
+                    trace: &o.traces[d],
+                    repeat: !o.once,
+                    path,
+                    command_line: &line,
+                    queue: &queues[d],
+                    prefix: prefix.as_deref(),
+                };
+                if let Err(e) = info.write() {
+                    eprintln!("mm-link: {path}: {e}");
+                    return Ok(1);
+                }
+            }
+        }
+    }
+    if let Some(dir) = scratch {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    Ok(status)
+}
+
+/// One direction's Mahimahi text log, made from emu's binary log.
+struct TextLog<'a> {
+    binary: &'a Path,
+    direction: Direction,
+    trace: &'a str,
+    repeat: bool,
+    path: &'a str,
+    command_line: &'a str,
+    queue: &'a str,
+    prefix: Option<&'a str>,
+}
+
+impl TextLog<'_> {
+    fn write(&self) -> Result<(), String> {
+        let reader = LogReader::open(self.binary).map_err(|e| e.to_string())?;
+        let header = reader.header.clone();
+        let origin = header.monotonic_origin_ns;
+        let trace = link::Trace::load(Path::new(self.trace)).map_err(|e| e.to_string())?;
+        let mut records = Vec::new();
+        let mut end = origin;
+        for record in reader {
+            let record = record.map_err(|e| e.to_string())?;
+            end = end.max(record.time);
+            if record.direction == self.direction && record.event != Event::Mark {
+                records.push(record);
+            }
+        }
+        let period = trace.period();
+        let offsets: Vec<(Nanos, u32)> = (0..trace.len()).map(|i| trace.opportunity(i)).collect();
+        let repeat = self.repeat;
+        let opportunities = (0u64..)
+            .take_while(move |&lap| repeat || lap == 0)
+            .flat_map(move |lap| {
+                let base = origin + lap * period;
+                offsets
+                    .clone()
+                    .into_iter()
+                    .map(move |(offset, bytes)| (base + offset, bytes))
+            });
+        let text_header = report::mahimahi::Header {
+            link_name: if self.direction == Direction::Uplink {
+                "Uplink"
+            } else {
+                "Downlink"
+            }
+            .into(),
+            trace_path: self.trace.into(),
+            log_path: self.path.into(),
+            command_line: self.command_line.into(),
+            queue: self.queue.into(),
+            init_timestamp_ms: header.realtime_origin_ns / 1_000_000,
+            base_timestamp_ms: 0,
+            prefix: self.prefix.map(str::to_string),
+        };
+        let file = std::fs::File::create(self.path).map_err(|e| e.to_string())?;
+        let mut out = std::io::BufWriter::new(file);
+        report::mahimahi::write_log(&mut out, &text_header, origin, records, opportunities, end)
+            .map_err(|e| e.to_string())?;
+        std::io::Write::flush(&mut out).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn mm_link_options_parse_as_getopt_does() {
+        let o = parse_link(&words(
+            "up.trace down.trace --uplink-queue=droptail --uplink-queue-args=packets=100 --uplink-log=up.log -d down.log --once -- sh -c x",
+        ))
+        .unwrap();
+        assert_eq!(o.traces, words("up.trace down.trace"));
+        assert_eq!(o.command, words("sh -c x"));
+        assert_eq!(o.queues[0].as_deref(), Some("droptail"));
+        assert_eq!(o.queue_args[0].as_deref(), Some("packets=100"));
+        assert_eq!(o.logs, [Some("up.log".into()), Some("down.log".into())]);
+        assert!(o.once);
+        let o = parse_link(&words("--meter-all a b --downlink-queue codel cmd arg")).unwrap();
+        assert!(o.meters);
+        assert_eq!(o.command, words("cmd arg"));
+        assert_eq!(o.queues[1].as_deref(), Some("codel"));
+        for bad in ["a", "a b --frob", "a b --uplink-log"] {
+            assert!(parse_link(&words(bad)).is_err(), "{bad}");
+        }
+    }
+
+    /// Mahimahi's own acceptance rules (myatoi / myatof and each shell's
+    /// checks): these vectors it accepts, and these it rejects.
+    #[test]
+    fn argument_vectors_are_accepted_and_rejected_as_mahimahi_does() {
+        let ok = |name: &str, s: &str| plan(name, &words(s));
+        let (spec, command) = ok("mm-delay", "40 sh -c true").unwrap();
+        assert_eq!(
+            (spec.directions[0].delay, spec.directions[1].delay),
+            (40 * NS_PER_MS, 40 * NS_PER_MS)
+        );
+        assert_eq!(command, words("sh -c true"));
+        assert!(
+            ok("mm-delay", "0").unwrap().1.is_empty(),
+            "no command: the user's shell"
+        );
+        let (spec, _) = ok("mm-loss", "downlink 0.25").unwrap();
+        assert_eq!(spec.directions[1].loss, Pattern::Bernoulli(0.25));
+        assert!(spec.directions[0].loss.is_none());
+        let (spec, _) = ok("mm-onoff", "uplink 2 0.5 cmd").unwrap();
+        assert_eq!(
+            spec.directions[0].loss,
+            Pattern::OnOff {
+                mean_on: 2_000_000_000,
+                mean_off: 500_000_000
+            }
+        );
+        let (spec, _) = ok("mm-intermittent", "downlink 0 1").unwrap();
+        assert_eq!(
+            spec.directions[1].loss,
+            Pattern::Periodic {
+                on: 0,
+                off: 1_000_000_000
+            }
+        );
+        for (name, bad) in [
+            ("mm-delay", ""),
+            ("mm-delay", "forty"),
+            ("mm-delay", "-5"),
+            ("mm-delay", "2.5"),
+            ("mm-loss", "uplink"),
+            ("mm-loss", "sideways 0.1"),
+            ("mm-loss", "uplink 1.5"),
+            ("mm-onoff", "uplink 1"),
+            ("mm-onoff", "uplink -1 1"),
+            ("mm-intermittent", "uplink 0 0"),
+        ] {
+            let err = plan(name, &words(bad))
+                .err()
+                .unwrap_or_else(|| panic!("{name} {bad} was accepted"));
+            assert!(err.0.contains("Usage:"), "{name} {bad}: {}", err.0);
+        }
+    }
+
+    #[test]
+    fn mahimahi_queues_become_emu_specs() {
+        let q = |k: &str, a: &str| queue_spec(Some(k), (!a.is_empty()).then_some(a));
+        assert_eq!(
+            q("droptail", "packets=100").unwrap(),
+            "droptail packets 100"
+        );
+        assert_eq!(
+            q("drophead", "bytes=45000").unwrap(),
+            "drophead bytes 45000"
+        );
+        assert_eq!(
+            q("codel", "packets=200, target=5, interval=100").unwrap(),
+            "codel limit 200 target 5ms interval 100ms"
+        );
+        assert_eq!(
+            q("pie", "bytes=30000, qdelay_ref=20, max_burst=100").unwrap(),
+            "pie bytes 30000 target 20ms max_burst 100ms"
+        );
+        assert_eq!(queue_spec(None, None).unwrap(), "infinite");
+        assert_eq!(
+            q("cake", "bandwidth=10mbit, sce").unwrap(),
+            "cake bandwidth 10mbit sce"
+        );
+        assert!(q("droptail", "")
+            .unwrap_err()
+            .0
+            .contains("needs packets=N or bytes=N"));
+        assert!(q("codel", "qdelay_ref=5")
+            .unwrap_err()
+            .0
+            .contains("not an argument of the codel queue"));
+        assert!(q("droptail", "packets=ten")
+            .unwrap_err()
+            .0
+            .contains("whole number"));
+        assert!(q("sfq", "")
+            .unwrap_err()
+            .0
+            .contains("unknown queue discipline"));
+    }
+}
