@@ -294,6 +294,64 @@ pub fn pantheon_figures(events: impl IntoIterator<Item = MmEvent>) -> Option<Pan
     })
 }
 
+/// Pantheon's summary plot: one point per run at (95th-percentile delay,
+/// average throughput), delay axis reversed (better is up and right), as a
+/// self-contained SVG.
+pub fn scatter_svg(points: &[(String, PantheonFigures)]) -> String {
+    let (w, h, margin) = (640.0, 420.0, 60.0);
+    let max_delay = points
+        .iter()
+        .map(|(_, f)| f.delay_p95_ms)
+        .fold(1.0, f64::max)
+        * 1.1;
+    let max_tput = points
+        .iter()
+        .map(|(_, f)| f.throughput_mbps)
+        .fold(1.0, f64::max)
+        * 1.1;
+    // Reversed delay axis: low delay on the right.
+    let x = |d: f64| margin + (1.0 - d / max_delay) * (w - 2.0 * margin);
+    let y = |t: f64| h - margin - t / max_tput * (h - 2.0 * margin);
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <line x1=\"{margin}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"black\"/>\n\
+         <line x1=\"{margin}\" y1=\"{margin}\" x2=\"{margin}\" y2=\"{b}\" stroke=\"black\"/>\n\
+         <text x=\"{cx}\" y=\"{lx}\" text-anchor=\"middle\">95th percentile one-way delay (ms), reversed</text>\n\
+         <text x=\"15\" y=\"{cy}\" text-anchor=\"middle\" transform=\"rotate(-90 15 {cy})\">average throughput (Mbit/s)</text>\n",
+        b = h - margin,
+        r = w - margin,
+        cx = w / 2.0,
+        lx = h - 20.0,
+        cy = h / 2.0,
+    );
+    for i in 0..=4 {
+        let d = max_delay * i as f64 / 4.0;
+        let t = max_tput * i as f64 / 4.0;
+        svg += &format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{d:.0}</text>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{t:.1}</text>\n",
+            x(d),
+            h - margin + 15.0,
+            margin - 5.0,
+            y(t) + 4.0
+        );
+    }
+    for (name, f) in points {
+        let name = name
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        svg += &format!(
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"#1f77b4\"/>\n<text x=\"{:.1}\" y=\"{:.1}\">{name}</text>\n",
+            x(f.delay_p95_ms),
+            y(f.throughput_mbps),
+            x(f.delay_p95_ms) + 8.0,
+            y(f.throughput_mbps) - 8.0
+        );
+    }
+    svg + "</svg>\n"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,62 +452,4 @@ mod tests {
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].line, 3);
     }
-}
-
-/// Pantheon's summary plot: one point per run at (95th-percentile delay,
-/// average throughput), delay axis reversed (better is up and right), as a
-/// self-contained SVG.
-pub fn scatter_svg(points: &[(String, PantheonFigures)]) -> String {
-    let (w, h, margin) = (640.0, 420.0, 60.0);
-    let max_delay = points
-        .iter()
-        .map(|(_, f)| f.delay_p95_ms)
-        .fold(1.0, f64::max)
-        * 1.1;
-    let max_tput = points
-        .iter()
-        .map(|(_, f)| f.throughput_mbps)
-        .fold(1.0, f64::max)
-        * 1.1;
-    // Reversed delay axis: low delay on the right.
-    let x = |d: f64| margin + (1.0 - d / max_delay) * (w - 2.0 * margin);
-    let y = |t: f64| h - margin - t / max_tput * (h - 2.0 * margin);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <line x1=\"{margin}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"black\"/>\n\
-         <line x1=\"{margin}\" y1=\"{margin}\" x2=\"{margin}\" y2=\"{b}\" stroke=\"black\"/>\n\
-         <text x=\"{cx}\" y=\"{lx}\" text-anchor=\"middle\">95th percentile one-way delay (ms), reversed</text>\n\
-         <text x=\"15\" y=\"{cy}\" text-anchor=\"middle\" transform=\"rotate(-90 15 {cy})\">average throughput (Mbit/s)</text>\n",
-        b = h - margin,
-        r = w - margin,
-        cx = w / 2.0,
-        lx = h - 20.0,
-        cy = h / 2.0,
-    );
-    for i in 0..=4 {
-        let d = max_delay * i as f64 / 4.0;
-        let t = max_tput * i as f64 / 4.0;
-        svg += &format!(
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{d:.0}</text>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{t:.1}</text>\n",
-            x(d),
-            h - margin + 15.0,
-            margin - 5.0,
-            y(t) + 4.0
-        );
-    }
-    for (name, f) in points {
-        let name = name
-            .replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;");
-        svg += &format!(
-            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"#1f77b4\"/>\n<text x=\"{:.1}\" y=\"{:.1}\">{name}</text>\n",
-            x(f.delay_p95_ms),
-            y(f.throughput_mbps),
-            x(f.delay_p95_ms) + 8.0,
-            y(f.throughput_mbps) - 8.0
-        );
-    }
-    svg + "</svg>\n"
 }
