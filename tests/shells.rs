@@ -755,14 +755,9 @@ fn busy_poll_keeps_the_path_exact() {
     assert!(min >= 10.0 && avg < 15.0, "min {min} avg {avg}");
 }
 
-/// A TCP flow with ECN through `link --queue "codel … ecn"`: CoDel marks
-/// its packets CE instead of dropping them, and the per-packet log shows it.
-#[test]
-fn codel_ce_marks_an_ecn_tcp_flow_and_the_log_records_it() {
-    let Some(_serial) = start() else { return };
-    let dir = temp_dir("ecn");
-    let d = dir.display().to_string();
-    let port = "5931";
+/// Three seconds of an ECN-enabled TCP flow from inside `link 20mbit`
+/// with `queue` on the uplink, logged to `dir`.
+fn ecn_flow_through(dir: &Path, port: &str, queue: &str) {
     let mut server = Command::new("iperf3")
         .args(["-s", "-1", "-p", port])
         .stdout(Stdio::null())
@@ -772,11 +767,11 @@ fn codel_ce_marks_an_ecn_tcp_flow_and_the_log_records_it() {
     std::thread::sleep(Duration::from_millis(300));
     let out = run(&[
         "--log",
-        &d,
+        &dir.display().to_string(),
         "link",
         "20mbit",
         "--uplink-queue",
-        "codel target 1ms interval 10ms ecn",
+        queue,
         "--",
         "sh",
         "-c",
@@ -785,6 +780,15 @@ fn codel_ce_marks_an_ecn_tcp_flow_and_the_log_records_it() {
     let _ = server.kill();
     let _ = server.wait();
     assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// A TCP flow with ECN through `link --queue "codel … ecn"`: CoDel marks
+/// its packets CE instead of dropping them, and the per-packet log shows it.
+#[test]
+fn codel_ce_marks_an_ecn_tcp_flow_and_the_log_records_it() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("ecn");
+    ecn_flow_through(&dir, "5931", "codel target 1ms interval 10ms ecn");
     let (mut ce_marks, mut aqm_drops, mut ect_departures) = (0, 0, 0);
     for record in LogReader::open(&dir.join("0-link.emulog")).unwrap() {
         let r = record.unwrap();
@@ -822,30 +826,7 @@ fn codel_ce_marks_an_ecn_tcp_flow_and_the_log_records_it() {
 fn cake_sce_ramp_marks_an_ecn_tcp_flow_ect1_in_the_log() {
     let Some(_serial) = start() else { return };
     let dir = temp_dir("sce");
-    let d = dir.display().to_string();
-    let port = "5932";
-    let mut server = Command::new("iperf3")
-        .args(["-s", "-1", "-p", port])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let out = run(&[
-        "--log",
-        &d,
-        "link",
-        "20mbit",
-        "--uplink-queue",
-        "cake besteffort sce",
-        "--",
-        "sh",
-        "-c",
-        &format!("sysctl -qw net.ipv4.tcp_ecn=1 && iperf3 -c $EMU_BASE -p {port} -t 3 >/dev/null"),
-    ]);
-    let _ = server.kill();
-    let _ = server.wait();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    ecn_flow_through(&dir, "5932", "cake besteffort sce");
     let (mut ect1_marks, mut ect1_departures, mut ect0_departures) = (0, 0, 0);
     for record in LogReader::open(&dir.join("0-link.emulog")).unwrap() {
         let r = record.unwrap();
