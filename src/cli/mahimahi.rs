@@ -95,31 +95,18 @@ fn quiet() -> [DirectionSpec; 2] {
     })
 }
 
+/// Runs one Mahimahi shell with emu's defaults.
 fn run(
     spec: ShellSpec,
     command: Vec<String>,
     log_dir: Option<PathBuf>,
     command_line: String,
 ) -> Result<i32, UsageError> {
-    let options = shells::RunOptions {
-        command,
+    let globals = super::Globals {
         log_dir,
-        timing: shells::Timing {
-            spin: 500_000,
-            busy_poll: false,
-        },
-        mtu: 1500,
-        stats: false,
-        offload: true,
-        command_line,
+        ..super::Globals::default()
     };
-    match shells::run(vec![spec], options) {
-        Ok(code) => Ok(code),
-        Err(e) => {
-            eprintln!("{e}");
-            Ok(1)
-        }
-    }
+    super::run_chain(vec![spec], command, globals, command_line)
 }
 
 fn command_line(name: &str, args: &[String]) -> String {
@@ -475,15 +462,18 @@ impl TextLog<'_> {
         let header = reader.header.clone();
         let origin = header.monotonic_origin_ns;
         let trace = link::Trace::load(Path::new(self.trace)).map_err(|e| e.to_string())?;
-        let mut records = Vec::new();
+        // Two streaming passes, so a long run's log is never held in
+        // memory: the first finds where the run ended (and any damage),
+        // the second writes this direction's events.
         let mut end = origin;
         for record in reader {
-            let record = record.map_err(|e| e.to_string())?;
-            end = end.max(record.time);
-            if record.direction == self.direction && record.event != Event::Mark {
-                records.push(record);
-            }
+            end = end.max(record.map_err(|e| e.to_string())?.time);
         }
+        let direction = self.direction;
+        let records = LogReader::open(self.binary)
+            .map_err(|e| e.to_string())?
+            .map_while(Result::ok)
+            .filter(move |r| r.direction == direction && r.event != Event::Mark);
         let period = trace.period();
         let offsets: Vec<(Nanos, u32)> = (0..trace.len()).map(|i| trace.opportunity(i)).collect();
         let repeat = self.repeat;

@@ -48,13 +48,27 @@ Example:
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
-struct Globals {
-    log_dir: Option<PathBuf>,
-    stats: bool,
-    mtu: u32,
-    spin: u64,
-    offload: bool,
-    busy_poll: bool,
+/// The options before the first shell, which apply to the whole run.
+pub struct Globals {
+    pub log_dir: Option<PathBuf>,
+    pub stats: bool,
+    pub mtu: u32,
+    pub spin: u64,
+    pub offload: bool,
+    pub busy_poll: bool,
+}
+
+impl Default for Globals {
+    fn default() -> Self {
+        Globals {
+            log_dir: None,
+            stats: false,
+            mtu: 1500,
+            spin: 500 * NS_PER_US,
+            offload: true,
+            busy_poll: false,
+        }
+    }
 }
 
 pub fn main(args: Vec<String>) -> i32 {
@@ -81,14 +95,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    let mut globals = Globals {
-        log_dir: None,
-        stats: false,
-        mtu: 1500,
-        spin: 500 * NS_PER_US,
-        offload: true,
-        busy_poll: false,
-    };
+    let mut globals = Globals::default();
     let mut rest = args.into_iter().peekable();
     while let Some(arg) = rest.peek().cloned() {
         if !arg.starts_with('-') || arg == "--" {
@@ -200,6 +207,17 @@ fn run_shells(
             shell_args::Parsed::Printed => return Ok(0),
         }
     }
+    run_chain(specs, command, globals, command_line)
+}
+
+/// Runs shells around a command, as every front end does: a failure to
+/// set the shells up is reported on stderr with status 1.
+pub fn run_chain(
+    specs: Vec<shells::ShellSpec>,
+    command: Vec<String>,
+    globals: Globals,
+    command_line: String,
+) -> Result<i32, UsageError> {
     let options = shells::RunOptions {
         command,
         log_dir: globals.log_dir,

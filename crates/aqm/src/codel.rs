@@ -11,7 +11,7 @@
 //!   and nanosecond time.
 
 use crate::ecn::set_ce;
-use crate::Outcome;
+use crate::{Fifo, Limits, Outcome};
 use emu_core::log::{DropReason, Mark};
 use emu_core::{Nanos, Packet};
 
@@ -258,13 +258,11 @@ impl CodelVars {
 }
 
 /// The `codel` discipline: a FIFO of at most `limit` packets (tail drop
-/// beyond it, as sch_codel) controlled by CoDel at dequeue.
+/// beyond it, as sch_codel; optionally a byte limit too, for Mahimahi's
+/// `bytes=`) controlled by CoDel at dequeue.
 pub struct Codel {
-    fifo: std::collections::VecDeque<Packet>,
-    bytes: u64,
-    limit: u64,
-    /// Most bytes held, if limited (Mahimahi's `bytes=` queue argument).
-    byte_limit: Option<u64>,
+    fifo: Fifo,
+    limits: Limits,
     pub params: CodelParams,
     vars: CodelVars,
 }
@@ -272,54 +270,48 @@ pub struct Codel {
 impl Codel {
     pub fn new(params: CodelParams, limit: u64) -> Codel {
         Codel {
-            fifo: std::collections::VecDeque::new(),
-            bytes: 0,
-            limit,
-            byte_limit: None,
+            fifo: Fifo::default(),
+            limits: Limits {
+                packets: Some(limit),
+                bytes: None,
+            },
             params,
             vars: CodelVars::default(),
         }
     }
-}
 
-impl Codel {
     /// Also tail-drops arrivals that would hold more than `bytes`.
     pub fn with_byte_limit(mut self, bytes: Option<u64>) -> Codel {
-        self.byte_limit = bytes;
+        self.limits.bytes = bytes;
         self
     }
 }
 
-impl FlowQueue for (&mut std::collections::VecDeque<Packet>, &mut u64) {
+impl FlowQueue for Fifo {
     fn pop(&mut self) -> Option<Packet> {
-        let packet = self.0.pop_front()?;
-        *self.1 -= packet.len() as u64;
-        Some(packet)
+        Fifo::pop(self)
     }
     fn backlog(&self) -> u64 {
-        *self.1
+        self.bytes as u64
     }
 }
 
 impl crate::Queue for Codel {
-    fn enqueue(&mut self, mut packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
-        if self.fifo.len() as u64 >= self.limit
-            || self
-                .byte_limit
-                .is_some_and(|limit| self.bytes + packet.len() as u64 > limit)
+    fn enqueue(&mut self, packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
+        if !self
+            .limits
+            .admits(self.fifo.len(), self.fifo.bytes, packet.len())
         {
             outcome.drop(packet, DropReason::Tail, now);
             return false;
         }
-        packet.enqueued = now;
-        self.bytes += packet.len() as u64;
-        self.fifo.push_back(packet);
+        self.fifo.push(packet, now);
         true
     }
 
     fn dequeue(&mut self, now: Nanos, outcome: &mut Outcome) -> Option<Packet> {
-        let mut queue = (&mut self.fifo, &mut self.bytes);
-        self.vars.dequeue(&self.params, now, &mut queue, outcome)
+        self.vars
+            .dequeue(&self.params, now, &mut self.fifo, outcome)
     }
 
     fn packets(&self) -> usize {
@@ -327,14 +319,14 @@ impl crate::Queue for Codel {
     }
 
     fn bytes(&self) -> usize {
-        self.bytes as usize
+        self.fifo.bytes
     }
 
     fn describe(&self) -> String {
-        let limits = match self.byte_limit {
-            Some(bytes) => format!("limit {} bytes {bytes}", self.limit),
-            None => format!("limit {}", self.limit),
-        };
+        let mut limits = format!("limit {}", self.limits.packets.unwrap_or(0));
+        if let Some(bytes) = self.limits.bytes {
+            limits += &format!(" bytes {bytes}");
+        }
         describe_codel("codel", &self.params, &limits)
     }
 }

@@ -14,7 +14,8 @@ pub struct Limits {
 }
 
 impl Limits {
-    fn admits(&self, packets: usize, bytes: usize, size: usize) -> bool {
+    /// Whether a packet of `size` bytes fits beside `packets` and `bytes`.
+    pub(crate) fn admits(&self, packets: usize, bytes: usize, size: usize) -> bool {
         self.packets.is_none_or(|limit| (packets as u64) < limit)
             && self
                 .bytes
@@ -33,24 +34,33 @@ impl Limits {
     }
 }
 
-/// The packets and their byte total, shared by the FIFO variants.
+/// The packets and their byte total: the FIFO variants, and every
+/// single-queue AQM (codel, pie, red), keep their packets in one.
 #[derive(Debug, Default)]
-struct Fifo {
-    packets: VecDeque<Packet>,
-    bytes: usize,
+pub(crate) struct Fifo {
+    pub(crate) packets: VecDeque<Packet>,
+    pub(crate) bytes: usize,
 }
 
 impl Fifo {
-    fn push(&mut self, mut packet: Packet, now: Nanos) {
+    pub(crate) fn push(&mut self, mut packet: Packet, now: Nanos) {
         packet.enqueued = now;
         self.bytes += packet.len();
         self.packets.push_back(packet);
     }
 
-    fn pop(&mut self) -> Option<Packet> {
+    pub(crate) fn pop(&mut self) -> Option<Packet> {
         let packet = self.packets.pop_front()?;
         self.bytes -= packet.len();
         Some(packet)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.packets.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.packets.is_empty()
     }
 }
 

@@ -17,6 +17,7 @@ pub mod pie;
 pub mod red;
 pub mod spec;
 
+pub(crate) use fifo::Fifo;
 pub use fifo::{Bounded, Infinite, Limits, Overflow};
 pub use spec::{catalogue, parse_queue, SpecError};
 

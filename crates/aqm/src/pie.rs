@@ -8,12 +8,11 @@
 //! decays exactly as under a kernel timer.
 
 use crate::ecn::set_ce;
-use crate::{Outcome, Queue};
+use crate::{Fifo, Limits, Outcome, Queue};
 use emu_core::log::{DropReason, Mark};
 use emu_core::{Nanos, Packet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::VecDeque;
 
 /// Probability 1.0 in Q56, as Linux's MAX_PROB.
 pub const MAX_PROB: u64 = u64::MAX >> 8;
@@ -292,8 +291,7 @@ impl UpdateTimer {
 pub struct Pie {
     pub params: PieParams,
     pub vars: PieVars,
-    fifo: VecDeque<Packet>,
-    bytes: u64,
+    fifo: Fifo,
     timer: UpdateTimer,
     rng: ChaCha8Rng,
 }
@@ -304,15 +302,15 @@ impl Pie {
             vars: PieVars::new(&params),
             rng: ChaCha8Rng::seed_from_u64(params.seed),
             params,
-            fifo: VecDeque::new(),
-            bytes: 0,
+            fifo: Fifo::default(),
             timer: UpdateTimer::default(),
         }
     }
 
     fn run_timer(&mut self, now: Nanos) {
         for _ in 0..self.timer.due(now, self.params.tupdate) {
-            self.vars.calculate_probability(&self.params, self.bytes);
+            self.vars
+                .calculate_probability(&self.params, self.fifo.bytes as u64);
         }
     }
 }
@@ -320,21 +318,22 @@ impl Pie {
 impl Queue for Pie {
     fn enqueue(&mut self, mut packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
         self.run_timer(now);
-        if self.fifo.len() as u64 >= self.params.limit
-            || self
-                .params
-                .byte_limit
-                .is_some_and(|limit| self.bytes + packet.len() as u64 > limit)
-        {
+        let limits = Limits {
+            packets: Some(self.params.limit),
+            bytes: self.params.byte_limit,
+        };
+        if !limits.admits(self.fifo.len(), self.fifo.bytes, packet.len()) {
             self.vars.accu_prob = 0;
             outcome.drop(packet, DropReason::Tail, now);
             return false;
         }
         let draw: u64 = self.rng.gen();
-        if self
-            .vars
-            .drop_early(&self.params, self.bytes, packet.len() as u32, draw)
-        {
+        if self.vars.drop_early(
+            &self.params,
+            self.fifo.bytes as u64,
+            packet.len() as u32,
+            draw,
+        ) {
             // ECN-capable packets are marked instead while p ≤ 10% (RFC 8033 §5.1).
             if !(self.params.ecn && self.vars.prob <= MAX_PROB / 10 && set_ce(&mut packet)) {
                 self.vars.accu_prob = 0;
@@ -343,18 +342,16 @@ impl Queue for Pie {
             }
             outcome.mark(&packet, Mark::Ce, now);
         }
-        packet.enqueued = now;
-        self.bytes += packet.len() as u64;
-        self.fifo.push_back(packet);
+        self.fifo.push(packet, now);
         true
     }
 
     fn dequeue(&mut self, now: Nanos, _outcome: &mut Outcome) -> Option<Packet> {
         self.run_timer(now);
-        let packet = self.fifo.pop_front()?;
-        self.bytes -= packet.len() as u64;
+        let packet = self.fifo.pop()?;
+        let backlog = self.fifo.bytes as u64;
         self.vars
-            .process_dequeue(&self.params, &packet, ticks(now), self.bytes);
+            .process_dequeue(&self.params, &packet, ticks(now), backlog);
         Some(packet)
     }
 
@@ -363,7 +360,7 @@ impl Queue for Pie {
     }
 
     fn bytes(&self) -> usize {
-        self.bytes as usize
+        self.fifo.bytes
     }
 
     fn describe(&self) -> String {

@@ -11,12 +11,11 @@
 //! The queue can be measured in bytes (tc's default) or in packets.
 
 use crate::ecn::set_ce;
-use crate::{Outcome, Queue};
+use crate::{Fifo, Limits, Outcome, Queue};
 use emu_core::log::{DropReason, Mark};
 use emu_core::{Nanos, Packet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::VecDeque;
 
 /// What the thresholds and the average count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,8 +238,7 @@ impl RedVars {
 pub struct Red {
     pub params: RedParams,
     pub vars: RedVars,
-    fifo: VecDeque<Packet>,
-    bytes: u64,
+    fifo: Fifo,
     rng: ChaCha8Rng,
 }
 
@@ -250,15 +248,29 @@ impl Red {
             vars: RedVars::new(&params),
             rng: ChaCha8Rng::seed_from_u64(params.seed),
             params,
-            fifo: VecDeque::new(),
-            bytes: 0,
+            fifo: Fifo::default(),
         }
     }
 
     fn backlog(&self) -> u64 {
         match self.params.unit {
-            Unit::Bytes => self.bytes,
+            Unit::Bytes => self.fifo.bytes as u64,
             Unit::Packets => self.fifo.len() as u64,
+        }
+    }
+
+    /// The hard limit, in the unit the queue is measured in.
+    fn limits(&self) -> Limits {
+        let limit = Some(self.params.limit);
+        match self.params.unit {
+            Unit::Bytes => Limits {
+                packets: None,
+                bytes: limit,
+            },
+            Unit::Packets => Limits {
+                packets: limit,
+                bytes: None,
+            },
         }
     }
 }
@@ -281,23 +293,19 @@ impl Queue for Red {
                 return false;
             }
         }
-        let size = match self.params.unit {
-            Unit::Bytes => packet.len() as u64,
-            Unit::Packets => 1,
-        };
-        if self.backlog() + size > self.params.limit {
+        if !self
+            .limits()
+            .admits(self.fifo.len(), self.fifo.bytes, packet.len())
+        {
             outcome.drop(packet, DropReason::Tail, now);
             return false;
         }
-        packet.enqueued = now;
-        self.bytes += packet.len() as u64;
-        self.fifo.push_back(packet);
+        self.fifo.push(packet, now);
         true
     }
 
     fn dequeue(&mut self, now: Nanos, _outcome: &mut Outcome) -> Option<Packet> {
-        let packet = self.fifo.pop_front()?;
-        self.bytes -= packet.len() as u64;
+        let packet = self.fifo.pop()?;
         if self.fifo.is_empty() {
             self.vars.idle_since = Some(now);
         }
@@ -309,7 +317,7 @@ impl Queue for Red {
     }
 
     fn bytes(&self) -> usize {
-        self.bytes as usize
+        self.fifo.bytes
     }
 
     fn describe(&self) -> String {

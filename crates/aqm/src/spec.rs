@@ -86,7 +86,7 @@ pub fn catalogue() -> &'static [Discipline] {
         Discipline {
             name: "fq_codel",
             summary: "FQ-CoDel (RFC 8290): per-flow CoDel queues served by DRR++",
-            options: &[FQ_CODEL_OWN, CODEL_SHARED],
+            options: &[FLOW_QUEUES, FQ_CODEL_OWN, CODEL_SHARED],
         },
         Discipline {
             name: "pie",
@@ -96,7 +96,7 @@ pub fn catalogue() -> &'static [Discipline] {
         Discipline {
             name: "fq_pie",
             summary: "FQ-PIE (Linux sch_fq_pie): per-flow PIE queues served by DRR++",
-            options: &[FQ_PIE_OWN, PIE_OPTIONS],
+            options: &[FLOW_QUEUES, FQ_PIE_OWN, PIE_OPTIONS],
         },
         Discipline {
             name: "red",
@@ -167,7 +167,8 @@ const CODEL_OWN: &[Opt] = &[
     ),
 ];
 
-const FQ_CODEL_OWN: &[Opt] = &[
+/// The flow-queue options fq_codel and fq_pie share.
+const FLOW_QUEUES: &[Opt] = &[
     (
         "limit",
         "PACKETS",
@@ -187,6 +188,9 @@ const FQ_CODEL_OWN: &[Opt] = &[
         "32mb",
         "most bytes held in all flows",
     ),
+];
+
+const FQ_CODEL_OWN: &[Opt] = &[
     (
         "drop_batch",
         "N",
@@ -216,33 +220,12 @@ const PIE_LIMIT_1000: &[Opt] = &[
     ),
 ];
 
-const FQ_PIE_OWN: &[Opt] = &[
-    (
-        "limit",
-        "PACKETS",
-        "10240",
-        "most packets held in all flows",
-    ),
-    ("flows", "N", "1024", "number of flow queues"),
-    (
-        "quantum",
-        "BYTES",
-        "1514",
-        "bytes a flow may send per round",
-    ),
-    (
-        "memory_limit",
-        "SIZE",
-        "32mb",
-        "most bytes held in all flows",
-    ),
-    (
-        "ecn_prob",
-        "PERCENT",
-        "10",
-        "mark rather than drop while p is at most this",
-    ),
-];
+const FQ_PIE_OWN: &[Opt] = &[(
+    "ecn_prob",
+    "PERCENT",
+    "10",
+    "mark rather than drop while p is at most this",
+)];
 
 const RED_OPTIONS: &[Opt] = &[
     (
@@ -515,14 +498,36 @@ fn codel(words: &mut Words) -> Result<Codel, SpecError> {
     Ok(Codel::new(params, limit).with_byte_limit(bytes))
 }
 
+/// Handles a flow-queue keyword (limit, flows, quantum, memory_limit) of
+/// fq_codel or fq_pie; false if it is not one.
+fn flow_queue_option(
+    words: &mut Words,
+    keyword: &str,
+    (limit, flows, quantum, memory_limit): (&mut u64, &mut usize, &mut u32, &mut u64),
+) -> Result<bool, SpecError> {
+    match keyword {
+        "limit" => *limit = words.value(keyword, parse_count)?,
+        "flows" => *flows = words.value(keyword, parse_count)?.clamp(1, 65_536) as usize,
+        "quantum" => *quantum = words.value(keyword, parse_size)?.max(1) as u32,
+        "memory_limit" => *memory_limit = words.value(keyword, parse_size)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
 fn fq_codel(words: &mut Words) -> Result<FqCodel, SpecError> {
     let mut p = FqCodelParams::default();
     while let Some(keyword) = words.next_keyword() {
+        let queues = (
+            &mut p.limit,
+            &mut p.flows,
+            &mut p.quantum,
+            &mut p.memory_limit,
+        );
+        if flow_queue_option(words, keyword, queues)? {
+            continue;
+        }
         match keyword {
-            "limit" => p.limit = words.value(keyword, parse_count)?,
-            "flows" => p.flows = words.value(keyword, parse_count)?.clamp(1, 65_536) as usize,
-            "quantum" => p.quantum = words.value(keyword, parse_size)?.max(1) as u32,
-            "memory_limit" => p.memory_limit = words.value(keyword, parse_size)?,
             "drop_batch" => p.drop_batch = words.value(keyword, parse_count)?.max(1) as u32,
             _ => {
                 if !codel_option(words, keyword, &mut p.codel)? {
@@ -549,10 +554,16 @@ fn pie(words: &mut Words) -> Result<Pie, SpecError> {
 fn fq_pie(words: &mut Words) -> Result<FqPie, SpecError> {
     let mut p = FqPieParams::default();
     while let Some(keyword) = words.next_keyword() {
+        let queues = (
+            &mut p.pie.limit,
+            &mut p.flows,
+            &mut p.quantum,
+            &mut p.memory_limit,
+        );
+        if flow_queue_option(words, keyword, queues)? {
+            continue;
+        }
         match keyword {
-            "flows" => p.flows = words.value(keyword, parse_count)?.clamp(1, 65_536) as usize,
-            "quantum" => p.quantum = words.value(keyword, parse_size)?.max(1) as u32,
-            "memory_limit" => p.memory_limit = words.value(keyword, parse_size)?,
             "ecn_prob" => p.ecn_prob = words.value(keyword, parse_count)?.min(100) as u32,
             _ => {
                 if !pie_option(words, keyword, &mut p.pie)? {

@@ -90,17 +90,13 @@ impl Loss {
             Pattern::OnOff { mean_on, mean_off } => (mean_on, mean_off, true),
             Pattern::Periodic { on, off } => (on, off, false),
         };
+        if on_time == 0 && off_time == 0 {
+            return false; // no phase has any length (refused at parse time)
+        }
         let mut next = *self.next_switch.get_or_insert(now);
         while next <= now {
             self.on = !self.on;
-            let length = self.duration(if self.on { on_time } else { off_time }, exponential);
-            if length == 0 && (on_time == 0) == (off_time == 0) {
-                // Both phases empty cannot happen (refused at parse time);
-                // guard the loop anyway.
-                next = now + 1;
-            } else {
-                next += length;
-            }
+            next += self.duration(if self.on { on_time } else { off_time }, exponential);
         }
         self.next_switch = Some(next);
         !self.on

@@ -10,6 +10,7 @@
 //! by 1/256 on every overflow and lowers it by 1/4096 whenever the queue is
 //! found empty, each at most once per `target`.
 
+use crate::ecn::set_ce;
 use emu_core::{Ecn, Nanos, Packet};
 
 /// Per-tin parameters (struct cobalt_params).
@@ -198,7 +199,7 @@ impl CobaltVars {
 
         if next_due && self.dropping {
             // Mark ECN-capable packets, drop the rest.
-            verdict.ce_marked = mark_ce(packet);
+            verdict.ce_marked = set_ce(packet);
             verdict.drop = !verdict.ce_marked;
             self.count = self.count.checked_add(1).unwrap_or(self.count);
             self.invsqrt();
@@ -234,16 +235,6 @@ impl CobaltVars {
             self.drop_next = now;
         }
         verdict
-    }
-}
-
-/// CE on an ECT packet (INET_ECN_set_ce); true if the packet now carries
-/// CE because of this call or already did.
-fn mark_ce(packet: &mut Packet) -> bool {
-    match packet.ecn() {
-        Some(Ecn::Ect0) | Some(Ecn::Ect1) => packet.set_ecn(Ecn::Ce),
-        Some(Ecn::Ce) => true,
-        _ => false,
     }
 }
 
