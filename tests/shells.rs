@@ -951,26 +951,26 @@ fn a_pantheon_scheme_runs_through_mm_delay_and_mm_link() {
     );
     assert!(log.contains("# queue: droptail packets 100\n"));
     assert!(log.contains("# mahimahi config: [delay 10 ms] \n"));
-    let events: Vec<_> = report::mahimahi::read_events(log.as_bytes())
-        .map(Result::unwrap)
-        .collect();
-    let figures = report::mahimahi::pantheon_figures(events).unwrap();
+    let runs = report::load(&up, &report::Options::default()).unwrap();
+    assert!(
+        runs[0].summary.errors.is_empty(),
+        "{:?}",
+        runs[0].summary.errors
+    );
+    let figures = runs[0].summary.directions[0].pantheon.clone();
     eprintln!("pantheon figures from the uplink log: {figures:?}");
+    let throughput = figures.throughput_mbps.unwrap();
+    let delay_p95 = figures.delay_p95_ms.unwrap();
+    let loss = figures.loss.unwrap();
     assert!(
-        (figures.throughput_mbps - 12.0).abs() < 0.05 * 12.0,
-        "throughput {} Mbit/s",
-        figures.throughput_mbps
+        (throughput - 12.0).abs() < 0.05 * 12.0,
+        "throughput {throughput} Mbit/s"
     );
     assert!(
-        figures.delay_p95_ms <= 101.0 && figures.delay_p95_ms >= 50.0,
-        "p95 delay {} ms: the queue holds at most 100 packets of 1 ms",
-        figures.delay_p95_ms
+        (50.0..=101.0).contains(&delay_p95),
+        "p95 delay {delay_p95} ms: the queue holds at most 100 packets of 1 ms"
     );
-    assert!(
-        figures.loss > 0.0 && figures.loss < 0.05,
-        "loss {}",
-        figures.loss
-    );
+    assert!(loss > 0.0 && loss < 0.05, "loss {loss}");
     let down_log = std::fs::read_to_string(&down).unwrap();
     assert!(
         down_log.lines().any(|l| l.contains(" - ")),

@@ -1,5 +1,5 @@
 //! `emu log dump FILE [--format csv|json]`: a binary packet log as text.
-//! `emu log figures LOG...`: Pantheon's figures from Mahimahi-format logs.
+//! (Figures and plots of logs are `emu report`'s.)
 
 use super::UsageError;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -20,14 +20,6 @@ enum LogAction {
         file: PathBuf,
         #[arg(long, value_enum, default_value = "csv")]
         format: Format,
-    },
-    /// Pantheon's figures (throughput, 95th-percentile delay, loss) of
-    /// Mahimahi-format link logs (mm-link --uplink-log), as JSON lines.
-    Figures {
-        logs: Vec<PathBuf>,
-        /// Also draw Pantheon's throughput-delay plot here.
-        #[arg(long)]
-        svg: Option<PathBuf>,
     },
 }
 
@@ -55,10 +47,7 @@ pub fn run(args: &[String]) -> Result<i32, UsageError> {
             ))
         }
     };
-    let (file, format) = match cli.action {
-        LogAction::Dump { file, format } => (file, format),
-        LogAction::Figures { logs, svg } => return figures(&logs, svg.as_deref()),
-    };
+    let LogAction::Dump { file, format } = cli.action;
     let reader = match LogReader::open(&file) {
         Ok(r) => r,
         Err(e) => {
@@ -87,54 +76,4 @@ pub fn run(args: &[String]) -> Result<i32, UsageError> {
             Ok(1)
         }
     }
-}
-
-/// `emu log figures`: one JSON line per log, and optionally the plot.
-fn figures(logs: &[PathBuf], svg: Option<&std::path::Path>) -> Result<i32, UsageError> {
-    use report::mahimahi::{pantheon_figures, read_events, scatter_svg};
-    if logs.is_empty() {
-        return Err(UsageError(
-            "log figures: give one or more Mahimahi-format logs".into(),
-        ));
-    }
-    let mut points = Vec::new();
-    for path in logs {
-        let file = std::fs::File::open(path)
-            .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
-        let mut events = Vec::new();
-        for event in read_events(std::io::BufReader::new(file)) {
-            match event {
-                Ok(e) => events.push(e),
-                Err(e) => {
-                    eprintln!("emu: {}: {e}", path.display());
-                    return Ok(1);
-                }
-            }
-        }
-        let Some(f) = pantheon_figures(events) else {
-            eprintln!("emu: {}: no packet left the link", path.display());
-            return Ok(1);
-        };
-        println!(
-            "{}",
-            serde_json::json!({
-                "log": path.display().to_string(),
-                "throughput_mbps": f.throughput_mbps,
-                "delay_p95_ms": f.delay_p95_ms,
-                "loss": f.loss,
-                "arrivals": f.arrivals,
-                "departures": f.departures,
-            })
-        );
-        let name = path.parent().and_then(|p| p.file_name()).map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        points.push((name, f));
-    }
-    if let Some(svg) = svg {
-        std::fs::write(svg, scatter_svg(&points))
-            .map_err(|e| UsageError(format!("{}: {e}", svg.display())))?;
-    }
-    Ok(0)
 }

@@ -1,8 +1,9 @@
 //! `emu [global options] SHELL ARGS [-- SHELL ARGS]... [-- COMMAND ARGS...]`
-//! and the tool subcommands (`emu log dump`, `emu queues`).
+//! and the tool subcommands (`emu report`, `emu log dump`, `emu queues`).
 
 mod log_command;
 mod mahimahi;
+mod report_command;
 mod shell_args;
 
 use emu_core::time::{parse_duration, NS_PER_US};
@@ -15,6 +16,7 @@ emu: a packet-level network emulator
 
 Usage:
   emu [OPTIONS] SHELL ARGS [-- SHELL ARGS]... [-- COMMAND [ARGS...]]
+  emu report RUN... [--out DIR] [--json] [--bin TIME] [--from TIME] [--to TIME]
   emu log dump FILE [--format csv|json]
   emu queues
 
@@ -155,6 +157,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
             "nothing to run: give a shell such as 'delay 40' (see emu --help)".into(),
         )),
         Some("log") => log_command::run(&rest[1..]),
+        Some("report") => report_command::run(&rest[1..]),
         Some("queues") => {
             print!("{}", queues_text());
             Ok(0)

@@ -253,6 +253,20 @@ pub struct LogHeader {
     pub rate_bps: Option<[Option<u64>; 2]>,
     #[serde(default)]
     pub command_line: String,
+    /// Per direction: the delivery trace this shell followed, copied into
+    /// the log directory so a report can show capacity over time without
+    /// the original file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traces: Option<[Option<TraceFile>; 2]>,
+}
+
+/// A trace copied next to a log, in emu's nanosecond trace format.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceFile {
+    /// File name, relative to the log's directory.
+    pub file: String,
+    /// False when the shell ran with `--once`: the trace did not loop.
+    pub repeat: bool,
 }
 
 /// Error reading a log: what went wrong and at which byte offset, so a
@@ -662,6 +676,7 @@ mod tests {
             realtime_origin_ns: 2,
             rate_bps: None,
             command_line: String::new(),
+            traces: None,
         }
     }
 

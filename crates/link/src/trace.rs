@@ -190,6 +190,17 @@ impl Trace {
         (self.times[index], self.bytes[index])
     }
 
+    /// The trace in emu's nanosecond format, which [`Trace::parse`] reads
+    /// back exactly (times and sizes), whatever format it was loaded from.
+    pub fn to_emu_text(&self) -> String {
+        let mut text = String::with_capacity(16 + self.times.len() * 16);
+        text.push_str("#emu-trace ns\n");
+        for (time, bytes) in self.times.iter().zip(&self.bytes) {
+            text.push_str(&format!("{time} {bytes}\n"));
+        }
+        text
+    }
+
     /// Mean capacity in bit/s over one period.
     pub fn mean_rate_bps(&self) -> f64 {
         let total: u64 = self.bytes.iter().map(|&b| b as u64).sum();
@@ -215,6 +226,15 @@ mod tests {
         assert_eq!(t.opportunity(1), (NS_PER_MS, 1500));
         // A single "1" is 12 Mbit/s.
         assert_eq!(Trace::parse("1").unwrap().mean_rate_bps(), 12e6);
+    }
+
+    #[test]
+    fn the_emu_text_form_reads_back_as_the_same_trace() {
+        let trace = Trace::parse("1\n1\n3\n7\n").unwrap();
+        let copy = Trace::parse(&trace.to_emu_text()).unwrap();
+        assert_eq!(copy, trace);
+        let fine = Trace::parse("#emu-trace us\n5 100\n2500 1500\n").unwrap();
+        assert_eq!(Trace::parse(&fine.to_emu_text()).unwrap(), fine);
     }
 
     #[test]

@@ -1,5 +1,26 @@
-//! Reads emu's per-packet logs. This first version counts, per shell and
-//! direction, what happened to the packets; the full report (throughput,
-//! delay percentiles, fairness, plots) builds on the same streaming reader.
+//! Turns emu's per-packet logs (and Mahimahi's link logs) into the numbers
+//! and pictures a study publishes: throughput, capacity and utilization,
+//! one-way delay through the whole nested path and sojourn per shell,
+//! percentiles, loss and drops by reason, CE and ECT(1) marks, queue
+//! length, Jain's fairness index, and Pantheon's and Mahimahi's own
+//! figures, as JSON, SVG and one HTML page.
+//!
+//! Layers, each usable alone: readers ([`emu_input`], [`mahimahi_input`])
+//! turn a log into events; [`analysis`] accumulates them in bounded memory
+//! ([`histogram`], [`series`]); [`run`] ties a run's files together;
+//! [`figures`], [`plot`] and [`output`] draw and write.
 
+pub mod analysis;
+pub mod emu_input;
+pub mod figures;
+pub mod histogram;
 pub mod mahimahi;
+pub mod mahimahi_figures;
+pub mod mahimahi_input;
+pub mod output;
+pub mod plot;
+pub mod run;
+pub mod series;
+
+pub use analysis::{FlowSelection, Options};
+pub use run::{load, Run};

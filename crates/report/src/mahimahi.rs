@@ -1,7 +1,7 @@
-//! Mahimahi's `--uplink-log` text format, written from emu's records and
-//! read back, so that tools built for Mahimahi logs (mm-throughput-graph,
-//! Pantheon's analysis) read emu's runs unchanged, and old Mahimahi logs
-//! can be reported.
+//! Mahimahi's `--uplink-log` text format, written from emu's records so
+//! that tools built for Mahimahi logs (mm-throughput-graph, Pantheon's
+//! analysis) read emu's runs unchanged. [`crate::mahimahi_input`] reads it
+//! back, so old Mahimahi logs can be reported.
 //!
 //! The format (mahimahi src/frontend/link_queue.cc): header lines starting
 //! with `#`, then one event per line with its time in whole milliseconds
@@ -20,7 +20,7 @@
 use emu_core::log::{Event, Record};
 use emu_core::Nanos;
 use std::collections::{HashMap, VecDeque};
-use std::io::{self, BufRead, Write};
+use std::io::{self, Write};
 
 /// Bytes Mahimahi's packet-information header adds to each packet.
 pub const TUN_HEADER: u32 = 4;
@@ -167,191 +167,6 @@ fn take_arrival(arrivals: &mut HashMap<u32, VecDeque<u64>>, fingerprint: u32) ->
     t
 }
 
-/// One event of a Mahimahi log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MmEvent {
-    Arrival { ms: u64, bytes: u64 },
-    Drop { ms: u64, packets: u64, bytes: u64 },
-    Opportunity { ms: u64, bytes: u64 },
-    Departure { ms: u64, bytes: u64, delay_ms: u64 },
-}
-
-/// A line that is not a Mahimahi event, with its line number.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MmError {
-    pub line: usize,
-    pub message: String,
-}
-
-impl std::fmt::Display for MmError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "line {}: {}", self.line, self.message)
-    }
-}
-
-/// Reads a Mahimahi log one event at a time (header lines are skipped; the
-/// init timestamp, if any, is returned by [`init_timestamp`]).
-pub fn read_events(input: impl BufRead) -> impl Iterator<Item = Result<MmEvent, MmError>> {
-    input.lines().enumerate().filter_map(|(index, line)| {
-        let line_number = index + 1;
-        let line = match line {
-            Ok(line) => line,
-            Err(e) => {
-                return Some(Err(MmError {
-                    line: line_number,
-                    message: e.to_string(),
-                }))
-            }
-        };
-        if line.starts_with('#') || line.trim().is_empty() {
-            return None;
-        }
-        Some(parse_event(&line).ok_or_else(|| MmError {
-            line: line_number,
-            message: format!(
-                "'{line}' is not a Mahimahi log event (T + B, T - B D, T # B or T d N B)"
-            ),
-        }))
-    })
-}
-
-fn parse_event(line: &str) -> Option<MmEvent> {
-    let words: Vec<&str> = line.split_whitespace().collect();
-    let n = |i: usize| words.get(i)?.parse::<u64>().ok();
-    let ms = n(0)?;
-    Some(match (*words.get(1)?, words.len()) {
-        ("+", 3) => MmEvent::Arrival { ms, bytes: n(2)? },
-        ("#", 3) => MmEvent::Opportunity { ms, bytes: n(2)? },
-        ("-", 4) => MmEvent::Departure {
-            ms,
-            bytes: n(2)?,
-            delay_ms: n(3)?,
-        },
-        ("d", 4) => MmEvent::Drop {
-            ms,
-            packets: n(2)?,
-            bytes: n(3)?,
-        },
-        _ => return None,
-    })
-}
-
-/// The `# init timestamp:` of a log's header, if it has one.
-pub fn init_timestamp(input: impl BufRead) -> Option<u64> {
-    input
-        .lines()
-        .map_while(Result::ok)
-        .take_while(|l| l.starts_with('#'))
-        .find_map(|l| l.strip_prefix("# init timestamp: ")?.trim().parse().ok())
-}
-
-/// Pantheon's figures for one direction of an mm-link log: average
-/// throughput over the span of departures, 95th-percentile per-packet delay
-/// (nearest rank) and loss = 1 − departures/arrivals. Sizes are taken net
-/// of Mahimahi's 4-byte header, as Pantheon does.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PantheonFigures {
-    pub throughput_mbps: f64,
-    pub delay_p95_ms: f64,
-    pub loss: f64,
-    pub arrivals: u64,
-    pub departures: u64,
-}
-
-pub fn pantheon_figures(events: impl IntoIterator<Item = MmEvent>) -> Option<PantheonFigures> {
-    let (mut arrivals, mut departures, mut bytes) = (0u64, 0u64, 0u64);
-    let (mut first, mut last) = (u64::MAX, 0u64);
-    let mut delays = Vec::new();
-    for event in events {
-        match event {
-            MmEvent::Arrival { .. } => arrivals += 1,
-            MmEvent::Departure {
-                ms,
-                bytes: b,
-                delay_ms,
-            } => {
-                departures += 1;
-                bytes += b.saturating_sub(TUN_HEADER as u64);
-                first = first.min(ms);
-                last = last.max(ms);
-                delays.push(delay_ms);
-            }
-            _ => {}
-        }
-    }
-    if departures == 0 {
-        return None;
-    }
-    delays.sort_unstable();
-    let rank = ((0.95 * delays.len() as f64).ceil() as usize).clamp(1, delays.len());
-    let span_s = (last - first).max(1) as f64 / 1000.0;
-    Some(PantheonFigures {
-        throughput_mbps: bytes as f64 * 8.0 / span_s / 1e6,
-        delay_p95_ms: delays[rank - 1] as f64,
-        loss: 1.0 - departures as f64 / arrivals.max(1) as f64,
-        arrivals,
-        departures,
-    })
-}
-
-/// Pantheon's summary plot: one point per run at (95th-percentile delay,
-/// average throughput), delay axis reversed (better is up and right), as a
-/// self-contained SVG.
-pub fn scatter_svg(points: &[(String, PantheonFigures)]) -> String {
-    let (w, h, margin) = (640.0, 420.0, 60.0);
-    let max_delay = points
-        .iter()
-        .map(|(_, f)| f.delay_p95_ms)
-        .fold(1.0, f64::max)
-        * 1.1;
-    let max_tput = points
-        .iter()
-        .map(|(_, f)| f.throughput_mbps)
-        .fold(1.0, f64::max)
-        * 1.1;
-    // Reversed delay axis: low delay on the right.
-    let x = |d: f64| margin + (1.0 - d / max_delay) * (w - 2.0 * margin);
-    let y = |t: f64| h - margin - t / max_tput * (h - 2.0 * margin);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <line x1=\"{margin}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"black\"/>\n\
-         <line x1=\"{margin}\" y1=\"{margin}\" x2=\"{margin}\" y2=\"{b}\" stroke=\"black\"/>\n\
-         <text x=\"{cx}\" y=\"{lx}\" text-anchor=\"middle\">95th percentile one-way delay (ms), reversed</text>\n\
-         <text x=\"15\" y=\"{cy}\" text-anchor=\"middle\" transform=\"rotate(-90 15 {cy})\">average throughput (Mbit/s)</text>\n",
-        b = h - margin,
-        r = w - margin,
-        cx = w / 2.0,
-        lx = h - 20.0,
-        cy = h / 2.0,
-    );
-    for i in 0..=4 {
-        let d = max_delay * i as f64 / 4.0;
-        let t = max_tput * i as f64 / 4.0;
-        svg += &format!(
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{d:.0}</text>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{t:.1}</text>\n",
-            x(d),
-            h - margin + 15.0,
-            margin - 5.0,
-            y(t) + 4.0
-        );
-    }
-    for (name, f) in points {
-        let name = name
-            .replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;");
-        svg += &format!(
-            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"#1f77b4\"/>\n<text x=\"{:.1}\" y=\"{:.1}\">{name}</text>\n",
-            x(f.delay_p95_ms),
-            y(f.throughput_mbps),
-            x(f.delay_p95_ms) + 8.0,
-            y(f.throughput_mbps) - 8.0
-        );
-    }
-    svg + "</svg>\n"
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,42 +229,5 @@ mod tests {
              2 # 1504\n\
              3 # 1504\n"
         );
-        let events: Vec<MmEvent> = read_events(text.as_bytes()).map(Result::unwrap).collect();
-        assert_eq!(events.len(), 8);
-        assert_eq!(
-            events[5],
-            MmEvent::Departure {
-                ms: 2,
-                bytes: 1504,
-                delay_ms: 2
-            }
-        );
-        assert_eq!(init_timestamp(text.as_bytes()), Some(1_700_000_000_000));
-    }
-
-    #[test]
-    fn pantheon_figures_by_their_definitions() {
-        // 11 departures of 1504 bytes over 10 ms, delays 1..=11 ms.
-        let mut events: Vec<MmEvent> = (0..12)
-            .map(|i| MmEvent::Arrival { ms: i, bytes: 1504 })
-            .collect();
-        events.extend((0..11).map(|i| MmEvent::Departure {
-            ms: 10 + i,
-            bytes: 1504,
-            delay_ms: i + 1,
-        }));
-        let f = pantheon_figures(events).unwrap();
-        assert!((f.throughput_mbps - 11.0 * 1500.0 * 8.0 / 0.010 / 1e6).abs() < 1e-9);
-        assert_eq!(f.delay_p95_ms, 11.0); // rank ceil(0.95 · 11) = 11
-        assert!((f.loss - 1.0 / 12.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn bad_lines_are_named() {
-        let errors: Vec<MmError> = read_events("# h\n5 + 100\n5 ? 3\n".as_bytes())
-            .filter_map(Result::err)
-            .collect();
-        assert_eq!(errors.len(), 1);
-        assert_eq!(errors[0].line, 3);
     }
 }

@@ -13,7 +13,7 @@ use crate::netns::{self, NetNs};
 use crate::privilege;
 use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews, Timing};
 use crate::tun::Tun;
-use emu_core::log::{Direction, DropReason, LogHeader, LogSink, LogWriter};
+use emu_core::log::{Direction, DropReason, LogHeader, LogSink, LogWriter, TraceFile};
 use emu_core::time::{monotonic_now, realtime_now, Nanos};
 use link::{Link, LinkConfig, Loss, Server};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -360,11 +360,16 @@ fn build_shell(
                     _ => None,
                 })),
                 command_line: options.command_line.clone(),
+                traces: None,
             };
             let dir = options
                 .log_dir
                 .as_ref()
                 .expect("a writer implies a log directory");
+            let header = LogHeader {
+                traces: copy_traces(dir, index, &spec.directions)?,
+                ..header
+            };
             let path = dir.join(format!("{index}-{}.emulog", spec.kind));
             let file = w
                 .add_file(&path, &header)
@@ -427,6 +432,31 @@ fn build_shell(
 /// The command's environment: the address of the host as seen from inside
 /// (kept from an enclosing emu, so it is always the outermost), the prompt
 /// prefix, and what nested emu processes need to avoid our addresses.
+/// Copies each direction's trace into the log directory (as
+/// `<shell>-<direction>.trace`, in emu's nanosecond format) so the logs
+/// carry their own capacity: a report stays right when the original trace
+/// has moved or changed.
+fn copy_traces(
+    dir: &std::path::Path,
+    index: usize,
+    directions: &[DirectionSpec; 2],
+) -> Result<Option<[Option<TraceFile>; 2]>> {
+    let mut files = [None, None];
+    for (d, direction) in Direction::BOTH.into_iter().enumerate() {
+        if let Server::Trace { trace, repeat } = &directions[d].server {
+            let file = format!("{index}-{}.trace", direction.name());
+            let path = dir.join(&file);
+            std::fs::write(&path, trace.to_emu_text())
+                .map_err(|e| ShellError::os(&format!("writing {}", path.display()), e))?;
+            files[d] = Some(TraceFile {
+                file,
+                repeat: *repeat,
+            });
+        }
+    }
+    Ok(files.iter().any(Option::is_some).then_some(files))
+}
+
 fn command_environment(
     running: &[RunningShell],
     prompt: &str,

@@ -1,0 +1,247 @@
+//! Reads a run's emu logs (one file per shell) into the analysis.
+//!
+//! A packet is followed across shells by its fingerprint, which no NAT
+//! rewrites: it enters the path at the first shell it crosses (the
+//! innermost for uplink, the outermost for downlink) and leaves it at the
+//! last, so its one-way delay includes every shell's delay, queue and
+//! serialization. The shells' files are merged in time order, one
+//! direction at a time (each file's records of one direction are in time
+//! order), holding one record per file and the packets in flight: memory
+//! is bounded by what the path holds, not by the length of the log.
+
+use crate::analysis::{
+    Capacity, DirectionAnalysis, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind,
+};
+use emu_core::log::{Direction, Event, LogError, LogHeader, LogReader, Mark, Record};
+use emu_core::Nanos;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The logs of one run.
+pub struct EmuRun {
+    pub files: Vec<(PathBuf, LogHeader)>,
+    /// The earliest shell start: time 0 of the report.
+    pub origin: Nanos,
+}
+
+impl EmuRun {
+    /// Opens every `.emulog` file given (their headers must be readable).
+    pub fn open(paths: &[PathBuf]) -> Result<EmuRun, LogError> {
+        let mut files = Vec::new();
+        for path in paths {
+            let reader = LogReader::open(path)?;
+            files.push((path.clone(), reader.header));
+        }
+        files.sort_by_key(|(_, h)| h.shell);
+        let origin = files
+            .iter()
+            .map(|(_, h)| h.monotonic_origin_ns)
+            .min()
+            .unwrap_or(0);
+        Ok(EmuRun { files, origin })
+    }
+
+    /// Where packets of `direction` enter and leave the path.
+    pub fn ends(&self, direction: Direction) -> (u8, u8) {
+        let inner = self.files.iter().map(|(_, h)| h.shell).max().unwrap_or(0);
+        let outer = self.files.iter().map(|(_, h)| h.shell).min().unwrap_or(0);
+        match direction {
+            Direction::Uplink => (inner, outer),
+            Direction::Downlink => (outer, inner),
+        }
+    }
+
+    /// Each shell's description and capacity in `direction`; problems
+    /// loading a copied trace come back as warnings.
+    pub fn shells(&self, direction: Direction) -> (Vec<ShellInfo>, Vec<String>) {
+        let d = direction as usize;
+        let mut warnings = Vec::new();
+        let infos = self
+            .files
+            .iter()
+            .map(|(path, h)| {
+                let mut capacity = match h.rate_bps.and_then(|r| r[d]) {
+                    Some(bps) => Capacity::Rate(bps),
+                    None => Capacity::Unknown,
+                };
+                if let Some(file) = h.traces.as_ref().and_then(|t| t[d].as_ref()) {
+                    let trace_path = path.parent().unwrap_or(Path::new(".")).join(&file.file);
+                    match link::Trace::load(&trace_path) {
+                        Ok(trace) => {
+                            capacity = Capacity::Trace {
+                                trace: Arc::new(trace),
+                                repeat: file.repeat,
+                                start: h.monotonic_origin_ns.saturating_sub(self.origin),
+                            }
+                        }
+                        Err(e) => warnings.push(format!(
+                            "{e}; shell {}'s {} capacity is left out",
+                            h.shell,
+                            direction.name()
+                        )),
+                    }
+                }
+                ShellInfo {
+                    shell: h.shell,
+                    description: h.description.clone(),
+                    capacity,
+                }
+            })
+            .collect();
+        (infos, warnings)
+    }
+
+    /// Streams one direction of every file into `analysis`. Returns the
+    /// packets still in flight at the end, the last record time, and the
+    /// read errors (a damaged file stops at the damage; what came before
+    /// it counts).
+    pub fn feed(
+        &self,
+        direction: Direction,
+        analysis: &mut DirectionAnalysis,
+    ) -> (u64, Nanos, Vec<LogError>) {
+        let (entry, exit) = self.ends(direction);
+        let mut errors = Vec::new();
+        let mut streams: Vec<LogReader> = Vec::new();
+        for (path, _) in &self.files {
+            match LogReader::open(path) {
+                Ok(reader) => streams.push(reader),
+                Err(e) => errors.push(e),
+            }
+        }
+        // One pending record per stream, ordered by time.
+        let mut heads: BinaryHeap<Reverse<(Nanos, usize)>> = BinaryHeap::new();
+        let mut pending: Vec<Option<Record>> = vec![None; streams.len()];
+        let next = |i: usize, streams: &mut Vec<LogReader>, errors: &mut Vec<LogError>| {
+            for item in streams[i].by_ref() {
+                match item {
+                    Ok(r) if r.direction == direction => return Some(r),
+                    Ok(_) => continue,
+                    Err(e) => {
+                        errors.push(e);
+                        return None;
+                    }
+                }
+            }
+            None
+        };
+        for i in 0..streams.len() {
+            if let Some(r) = next(i, &mut streams, &mut errors) {
+                heads.push(Reverse((r.time, i)));
+                pending[i] = Some(r);
+            }
+        }
+        let mut tracker = Tracker {
+            origin: self.origin,
+            entry,
+            exit,
+            in_flight: HashMap::new(),
+            in_shell: HashMap::new(),
+        };
+        let mut end = 0;
+        while let Some(Reverse((_, i))) = heads.pop() {
+            let record = pending[i].take().expect("a head has a record");
+            end = end.max(record.time.saturating_sub(self.origin));
+            tracker.record(&record, analysis);
+            if let Some(r) = next(i, &mut streams, &mut errors) {
+                heads.push(Reverse((r.time, i)));
+                pending[i] = Some(r);
+            }
+        }
+        let in_flight = tracker.in_flight.values().map(|q| q.len() as u64).sum();
+        (in_flight, end, errors)
+    }
+}
+
+/// Follows packets through the path and through each shell.
+struct Tracker {
+    origin: Nanos,
+    entry: u8,
+    exit: u8,
+    /// Packets inside the path: fingerprint → (entry time, entry flow).
+    in_flight: HashMap<u32, VecDeque<(Nanos, u32)>>,
+    /// Packets inside one shell: (shell, fingerprint) → arrival time.
+    in_shell: HashMap<(u8, u32), VecDeque<Nanos>>,
+}
+
+fn take<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, VecDeque<V>>, key: K) -> Option<V> {
+    let queue = map.get_mut(&key)?;
+    let value = queue.pop_front();
+    if queue.is_empty() {
+        map.remove(&key);
+    }
+    value
+}
+
+impl Tracker {
+    fn record(&mut self, r: &Record, analysis: &mut DirectionAnalysis) {
+        let time = r.time.saturating_sub(self.origin);
+        let key = (r.shell, r.fingerprint);
+        let kind = match r.event {
+            Event::Arrive => {
+                self.in_shell.entry(key).or_default().push_back(time);
+                ShellKind::Arrive
+            }
+            Event::Enqueue => ShellKind::Enqueue,
+            Event::Depart => ShellKind::Depart {
+                sojourn: r.sojourn,
+                arrived: take(&mut self.in_shell, key),
+            },
+            Event::Drop => {
+                take(&mut self.in_shell, key);
+                match r.drop_reason() {
+                    Some(reason) => ShellKind::Drop(reason),
+                    None => return,
+                }
+            }
+            Event::Mark => match r.detail {
+                16 => ShellKind::Mark(Mark::Ce),
+                17 => ShellKind::Mark(Mark::Ect1),
+                _ => return,
+            },
+        };
+        analysis.shell(ShellEvent {
+            time,
+            shell: r.shell,
+            bytes: r.bytes,
+            queue: Some((r.queue_bytes, r.queue_packets)),
+            kind,
+        });
+        let path = |kind, flow| PathEvent {
+            time,
+            flow,
+            bytes: r.bytes,
+            kind,
+        };
+        match kind {
+            ShellKind::Arrive if r.shell == self.entry => {
+                self.in_flight
+                    .entry(r.fingerprint)
+                    .or_default()
+                    .push_back((time, r.flow));
+                analysis.path(path(PathKind::Arrive, r.flow));
+            }
+            ShellKind::Depart { .. } if r.shell == self.exit => {
+                let entered = take(&mut self.in_flight, r.fingerprint);
+                let delay = entered.map(|(t, _)| time.saturating_sub(t));
+                let flow = entered.map_or(r.flow, |(_, f)| f);
+                analysis.path(path(PathKind::Deliver { delay }, flow));
+            }
+            ShellKind::Drop(reason) => {
+                let flow = take(&mut self.in_flight, r.fingerprint).map_or(r.flow, |(_, f)| f);
+                analysis.path(path(PathKind::Drop(reason), flow));
+            }
+            ShellKind::Mark(mark) => {
+                let flow = self
+                    .in_flight
+                    .get(&r.fingerprint)
+                    .and_then(|q| q.front())
+                    .map_or(r.flow, |&(_, f)| f);
+                analysis.path(path(PathKind::Mark(mark), flow));
+            }
+            _ => {}
+        }
+    }
+}

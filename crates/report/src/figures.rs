@@ -1,0 +1,272 @@
+//! The report's charts, made from the runs' series: per run and
+//! direction, and across runs when several are compared.
+
+use crate::analysis::DirectionSeries;
+use crate::plot::{color, Chart, Series, Style};
+use crate::run::Run;
+
+/// A chart and the file stem it is written under.
+pub struct Figure {
+    pub stem: String,
+    pub chart: Chart,
+}
+
+/// A file-name-safe version of a run or flow name.
+pub fn slug(text: &str) -> String {
+    let s: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    s.trim_matches('_').to_string()
+}
+
+fn xy(times: &[f64], values: impl IntoIterator<Item = f64>) -> Vec<(f64, f64)> {
+    times.iter().copied().zip(values).collect()
+}
+
+/// Every chart of one direction of one run.
+pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
+    let title = |what: &str| format!("{run}, {}: {what}", s.direction);
+    let stem = |what: &str| format!("{}-{}-{what}", slug(run), s.direction);
+    let t = &s.time_s;
+    let mut figures = Vec::new();
+
+    let mut chart = Chart::new(&title("throughput"), "time (s)", "throughput (Mbit/s)");
+    if let Some(capacity) = &s.capacity_mbps {
+        chart.series.push(Series {
+            name: "capacity".into(),
+            color: "#7f7f7f".into(),
+            points: xy(t, capacity.iter().copied()),
+            style: Style::Area,
+        });
+    }
+    chart.series.push(Series {
+        name: "ingress (entering the path)".into(),
+        color: color(0).into(),
+        points: xy(t, s.ingress_mbps.iter().copied()),
+        style: Style::Line {
+            width: 1.2,
+            dashed: true,
+        },
+    });
+    chart.series.push(Series::line(
+        "throughput (leaving the path)",
+        color(1),
+        xy(t, s.throughput_mbps.iter().copied()),
+    ));
+    figures.push(Figure {
+        stem: stem("throughput"),
+        chart,
+    });
+
+    let mut chart = Chart::new(&title("one-way delay"), "time (s)", "one-way delay (ms)");
+    let band = |i: usize| {
+        s.delay_bands_ms
+            .iter()
+            .map(move |b| b.map_or(f64::NAN, |b| b[i]))
+    };
+    chart.series.push(Series {
+        name: "packets (sample)".into(),
+        color: color(0).into(),
+        points: s.delay_points.clone(),
+        style: Style::Points { radius: 1.2 },
+    });
+    chart.series.push(Series {
+        name: "5th–95th percentile per bin".into(),
+        color: color(3).into(),
+        points: xy(t, band(0)),
+        style: Style::Band {
+            upper: band(4).collect(),
+        },
+    });
+    chart.series.push(Series {
+        name: "25th–75th percentile".into(),
+        color: color(1).into(),
+        points: xy(t, band(1)),
+        style: Style::Band {
+            upper: band(3).collect(),
+        },
+    });
+    chart
+        .series
+        .push(Series::line("median", color(1), xy(t, band(2))));
+    figures.push(Figure {
+        stem: stem("delay"),
+        chart,
+    });
+
+    let queue_title = match s.queue_shell {
+        Some(shell) => title(&format!("queue of shell {shell}")),
+        None => title("queue"),
+    };
+    let mut chart = Chart::new(&queue_title, "time (s)", "queue (KB)");
+    chart.series.push(Series::line(
+        "time-weighted mean",
+        color(0),
+        xy(t, s.queue_bytes_mean.iter().map(|b| b / 1000.0)),
+    ));
+    chart.series.push(Series {
+        name: "maximum".into(),
+        color: color(0).into(),
+        points: xy(t, s.queue_bytes_max.iter().map(|&b| b as f64 / 1000.0)),
+        style: Style::Line {
+            width: 1.0,
+            dashed: true,
+        },
+    });
+    figures.push(Figure {
+        stem: stem("queue"),
+        chart,
+    });
+
+    let mut chart = Chart::new(&title("drops and marks"), "time (s)", "packets per bin");
+    for (name, values, i) in [
+        ("drops", &s.drops, 1),
+        ("CE marks", &s.ce_marks, 3),
+        ("ECT(1) marks", &s.ect1_marks, 2),
+    ] {
+        if values.iter().any(|&v| v > 0) {
+            chart.series.push(Series::line(
+                name,
+                color(i),
+                xy(t, values.iter().map(|&v| v as f64)),
+            ));
+        }
+    }
+    if chart.series.is_empty() {
+        chart.title += " (none)";
+    }
+    figures.push(Figure {
+        stem: stem("signals"),
+        chart,
+    });
+
+    if !s.flows.is_empty() {
+        let mut chart = Chart::new(
+            &title("throughput per flow"),
+            "time (s)",
+            "throughput (Mbit/s)",
+        );
+        for (i, (flow, values)) in s.flows.iter().enumerate() {
+            chart.series.push(Series::line(
+                format!("flow {flow}"),
+                color(i),
+                xy(t, values.iter().copied()),
+            ));
+        }
+        figures.push(Figure {
+            stem: stem("flows"),
+            chart,
+        });
+    }
+    if s.flows.len() > 1 {
+        let mut chart = Chart::new(&title("Jain's index per bin"), "time (s)", "Jain's index");
+        chart.y_range = Some((0.0, 1.0));
+        chart.series.push(Series::line(
+            "flows active in the bin",
+            color(4),
+            xy(t, s.jain.iter().map(|j| j.unwrap_or(f64::NAN))),
+        ));
+        figures.push(Figure {
+            stem: stem("jain"),
+            chart,
+        });
+    }
+
+    let mut chart = Chart::new(
+        &title("delay distribution"),
+        "one-way delay (ms)",
+        "fraction of packets",
+    );
+    chart.y_range = Some((0.0, 1.0));
+    chart
+        .series
+        .push(Series::line("CDF", color(0), s.delay_cdf_ms.clone()));
+    figures.push(Figure {
+        stem: stem("cdf"),
+        chart,
+    });
+    figures
+}
+
+/// Charts that put several runs side by side, and Pantheon's
+/// throughput–delay plot (one point per run and direction).
+pub fn comparison_figures(runs: &[Run]) -> Vec<Figure> {
+    let mut figures = Vec::new();
+    let mut scatter = Chart::new(
+        "Pantheon's summary: average throughput against 95th-percentile one-way delay",
+        "95th percentile one-way delay (ms), better to the right",
+        "average throughput (Mbit/s)",
+    );
+    scatter.x_reversed = true;
+    let mut max_delay: f64 = 1.0;
+    let mut index = 0;
+    for run in runs {
+        for d in &run.summary.directions {
+            if let (Some(tput), Some(delay)) = (d.pantheon.throughput_mbps, d.pantheon.delay_p95_ms)
+            {
+                max_delay = max_delay.max(delay);
+                scatter.series.push(Series {
+                    name: format!("{} {}", run.summary.name, d.direction),
+                    color: color(index).into(),
+                    points: vec![(delay, tput)],
+                    style: Style::Points { radius: 6.0 },
+                });
+                index += 1;
+            }
+        }
+    }
+    scatter.x_range = Some((0.0, max_delay * 1.1));
+    if scatter.has_data() {
+        figures.push(Figure {
+            stem: "pantheon".into(),
+            chart: scatter,
+        });
+    }
+    if runs.len() < 2 {
+        return figures;
+    }
+    for direction in ["uplink", "downlink"] {
+        let mut tput = Chart::new(
+            &format!("{direction}: throughput of each run"),
+            "time (s)",
+            "throughput (Mbit/s)",
+        );
+        let mut cdf = Chart::new(
+            &format!("{direction}: one-way delay of each run"),
+            "one-way delay (ms)",
+            "fraction of packets",
+        );
+        cdf.y_range = Some((0.0, 1.0));
+        for (i, run) in runs.iter().enumerate() {
+            let Some(s) = run.series.iter().find(|s| s.direction == direction) else {
+                continue;
+            };
+            let name = &run.summary.name;
+            tput.series.push(Series::line(
+                name.clone(),
+                color(i),
+                xy(&s.time_s, s.throughput_mbps.iter().copied()),
+            ));
+            cdf.series
+                .push(Series::line(name.clone(), color(i), s.delay_cdf_ms.clone()));
+        }
+        if tput.has_data() {
+            figures.push(Figure {
+                stem: format!("compare-{direction}-throughput"),
+                chart: tput,
+            });
+            figures.push(Figure {
+                stem: format!("compare-{direction}-cdf"),
+                chart: cdf,
+            });
+        }
+    }
+    figures
+}

@@ -1,0 +1,212 @@
+//! One run: finds its logs (emu's binary logs, or Mahimahi text logs),
+//! reads every direction and gathers the summaries and series.
+
+use crate::analysis::{DirectionAnalysis, DirectionSeries, DirectionSummary, Options};
+use crate::emu_input::EmuRun;
+use crate::mahimahi_input;
+use emu_core::log::{Direction, LogError, MAGIC};
+use serde::Serialize;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RunSummary {
+    pub name: String,
+    pub source: String,
+    /// `emu` or `mahimahi`.
+    pub format: &'static str,
+    pub command_line: String,
+    pub shells: Vec<String>,
+    /// Things left out of the report, with why.
+    pub warnings: Vec<String>,
+    /// Damage in the logs: the report covers what came before it.
+    pub errors: Vec<String>,
+    pub directions: Vec<DirectionSummary>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub summary: RunSummary,
+    pub series: Vec<DirectionSeries>,
+}
+
+fn named(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// The runs at `path`: a directory `emu --log` wrote (one run), a
+/// directory of Mahimahi logs (one run each), or one log file of either
+/// kind.
+pub fn load(path: &Path, options: &Options) -> Result<Vec<Run>, String> {
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| format!("{}: cannot list the directory: {e}", path.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        entries.sort();
+        let emu: Vec<PathBuf> = entries
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "emulog"))
+            .cloned()
+            .collect();
+        if !emu.is_empty() {
+            return Ok(vec![emu_run(named(path), path, &emu, options)?]);
+        }
+        let mahimahi: Vec<&PathBuf> = entries.iter().filter(|p| is_mahimahi(p)).collect();
+        if mahimahi.is_empty() {
+            return Err(format!(
+                "{}: no emu logs (*.emulog) and no Mahimahi logs in this directory; \
+                 give the directory that `emu --log DIR` wrote, or a log file",
+                path.display()
+            ));
+        }
+        return mahimahi
+            .into_iter()
+            .map(|p| mahimahi_run(named(p), p, options))
+            .collect();
+    }
+    let mut magic = [0u8; 7];
+    let mut file =
+        std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+    let is_emu = file.read_exact(&mut magic).is_ok() && magic == MAGIC[..7];
+    if is_emu {
+        Ok(vec![emu_run(
+            named(path),
+            path,
+            &[path.to_path_buf()],
+            options,
+        )?])
+    } else {
+        Ok(vec![mahimahi_run(named(path), path, options)?])
+    }
+}
+
+fn is_mahimahi(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut first = String::new();
+    BufReader::new(file.take(4096))
+        .read_line(&mut first)
+        .is_ok()
+        && mahimahi_input::looks_like_mahimahi(&first)
+}
+
+fn describe(e: &LogError) -> String {
+    format!(
+        "{}: at byte {}: {}; the report covers what came before",
+        e.path.display(),
+        e.offset,
+        e.message
+    )
+}
+
+fn emu_run(
+    name: String,
+    source: &Path,
+    files: &[PathBuf],
+    options: &Options,
+) -> Result<Run, String> {
+    // A file whose header cannot be read is left out, and said so.
+    let mut readable = Vec::new();
+    let mut errors = Vec::new();
+    for file in files {
+        match EmuRun::open(std::slice::from_ref(file)) {
+            Ok(_) => readable.push(file.clone()),
+            Err(e) => errors.push(format!("{e}; this file is left out")),
+        }
+    }
+    if readable.is_empty() {
+        return Err(errors.join("\n"));
+    }
+    let run = EmuRun::open(&readable).map_err(|e| e.to_string())?;
+    let mut warnings = Vec::new();
+    let mut analyses = Vec::new();
+    let mut end = 0;
+    for direction in Direction::BOTH {
+        let (shells, trace_warnings) = run.shells(direction);
+        warnings.extend(trace_warnings);
+        let (entry, exit) = run.ends(direction);
+        let mut analysis = DirectionAnalysis::new(direction, options.clone(), shells, entry, exit);
+        let (in_flight, last, read_errors) = run.feed(direction, &mut analysis);
+        end = end.max(last);
+        for e in read_errors {
+            let text = describe(&e);
+            if !errors.contains(&text) {
+                errors.push(text);
+            }
+        }
+        analyses.push((analysis, in_flight));
+    }
+    let (directions, series) = finish_all(analyses, end);
+    let first = &run.files[0].1;
+    Ok(Run {
+        summary: RunSummary {
+            name,
+            source: source.display().to_string(),
+            format: "emu",
+            command_line: first.command_line.clone(),
+            shells: run
+                .files
+                .iter()
+                .map(|(_, h)| format!("{}: {}", h.shell, h.description))
+                .collect(),
+            warnings,
+            errors,
+            directions,
+        },
+        series,
+    })
+}
+
+fn finish_all(
+    analyses: Vec<(DirectionAnalysis, u64)>,
+    end: u64,
+) -> (Vec<DirectionSummary>, Vec<DirectionSeries>) {
+    analyses
+        .into_iter()
+        .filter(|(a, _)| !a.is_empty())
+        .map(|(a, in_flight)| a.finish(end, in_flight))
+        .unzip()
+}
+
+fn mahimahi_run(name: String, path: &Path, options: &Options) -> Result<Run, String> {
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
+    let (header, analysis, in_flight, end, error) =
+        mahimahi_input::analyze(BufReader::new(file), options.clone());
+    let error = error.map(|e| {
+        format!(
+            "{}: line {} (byte {}): {}; the report covers what came before",
+            path.display(),
+            e.line,
+            e.offset,
+            e.message
+        )
+    });
+    if analysis.is_empty() {
+        return Err(error.unwrap_or_else(|| {
+            format!(
+                "{}: not an emu log and no Mahimahi log events in it",
+                path.display()
+            )
+        }));
+    }
+    let (directions, series) = finish_all(vec![(analysis, in_flight)], end);
+    Ok(Run {
+        summary: RunSummary {
+            name,
+            source: path.display().to_string(),
+            format: "mahimahi",
+            command_line: header.command_line,
+            shells: vec![format!("0: {} queue {}", header.description, header.queue)],
+            warnings: Vec::new(),
+            errors: error.into_iter().collect(),
+            directions,
+        },
+        series,
+    })
+}
