@@ -85,10 +85,9 @@ pub struct ShellInfo {
 pub enum PathKind {
     /// Entered the path at its first shell.
     Arrive,
-    /// Left the path's last shell, `delay` after it entered (None when the
-    /// log lacks its entry, e.g. records lost to a full log ring).
+    /// Left the path's last shell, `delay` after it entered.
     Deliver {
-        delay: Option<Nanos>,
+        delay: Nanos,
     },
     Drop(DropReason),
     Mark(Mark),
@@ -177,9 +176,7 @@ impl Totals {
                 self.delivered_bytes += bytes;
                 self.first_delivery.get_or_insert(event.time);
                 self.last_delivery = event.time;
-                if let Some(delay) = delay {
-                    self.delay.add(delay);
-                }
+                self.delay.add(delay);
                 self.delivered_bins.add(bin, bytes);
             }
             PathKind::Drop(reason) => {
@@ -295,6 +292,9 @@ pub struct PathSummary {
     /// Packets that had entered but neither left nor were dropped when the
     /// log ends (still queued or in flight at exit).
     pub in_flight_at_end: u64,
+    /// Packets that left the path without having entered at its first
+    /// shell (sent from between two shells); not in the other figures.
+    pub entered_mid_path: u64,
     /// 1 − delivered/arrived, in packets.
     pub loss: Option<f64>,
     /// Delivered bits over the first-to-last delivery span (as Pantheon).
@@ -485,6 +485,7 @@ pub struct DirectionAnalysis {
     end: Nanos,
     /// Events offered, in the window or not.
     seen: u64,
+    entered_mid_path: u64,
 }
 
 impl DirectionAnalysis {
@@ -535,7 +536,14 @@ impl DirectionAnalysis {
             shells,
             end: 0,
             seen: 0,
+            entered_mid_path: 0,
         }
+    }
+
+    /// Packets that left the path's last shell without having entered at
+    /// its first: sent from a namespace between two shells.
+    pub fn set_entered_mid_path(&mut self, packets: u64) {
+        self.entered_mid_path = packets;
     }
 
     /// True if no event was ever offered (a direction that carried nothing).
@@ -564,7 +572,7 @@ impl DirectionAnalysis {
             .add(&event, bin);
         match event.kind {
             PathKind::Arrive => self.ingress_bins.add(bin, event.bytes as u64),
-            PathKind::Deliver { delay: Some(delay) } => {
+            PathKind::Deliver { delay } => {
                 if self.band_bin != Some(bin) {
                     self.close_band();
                     self.band_bin = Some(bin);
@@ -572,7 +580,6 @@ impl DirectionAnalysis {
                 self.band_histogram.add(delay);
                 self.sample.offer((event.time - self.options.from, delay));
             }
-            PathKind::Deliver { delay: None } => {}
             PathKind::Drop(_) => self.drop_bins.add(bin, 1),
             PathKind::Mark(Mark::Ce) => self.ce_bins.add(bin, 1),
             PathKind::Mark(Mark::Ect1) => self.ect1_bins.add(bin, 1),
@@ -688,6 +695,7 @@ impl DirectionAnalysis {
             dropped: self.total.dropped(),
             drops: self.total.drops_by_reason(),
             in_flight_at_end: in_flight,
+            entered_mid_path: self.entered_mid_path,
             loss: self.total.loss(),
             throughput_mbps: self.total.throughput_mbps(),
             window_throughput_mbps: window_throughput,

@@ -139,6 +139,7 @@ impl EmuRun {
             exit,
             in_flight: HashMap::new(),
             in_shell: HashMap::new(),
+            entered_mid_path: 0,
         };
         let mut end = 0;
         while let Some(Reverse((_, i))) = heads.pop() {
@@ -151,6 +152,7 @@ impl EmuRun {
             }
         }
         let in_flight = tracker.in_flight.values().map(|q| q.len() as u64).sum();
+        analysis.set_entered_mid_path(tracker.entered_mid_path);
         (in_flight, end, errors)
     }
 }
@@ -164,6 +166,8 @@ struct Tracker {
     in_flight: HashMap<u32, VecDeque<(Nanos, u32)>>,
     /// Packets inside one shell: (shell, fingerprint) → arrival time.
     in_shell: HashMap<(u8, u32), VecDeque<Nanos>>,
+    /// Packets that left the path without having entered at its start.
+    entered_mid_path: u64,
 }
 
 fn take<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, VecDeque<V>>, key: K) -> Option<V> {
@@ -223,23 +227,28 @@ impl Tracker {
                     .push_back((time, r.flow));
                 analysis.path(path(PathKind::Arrive, r.flow));
             }
+            // Only packets that entered at the first shell belong to the
+            // path; others were sent from between two shells (a nested
+            // shell's own namespace) and are counted apart.
             ShellKind::Depart { .. } if r.shell == self.exit => {
-                let entered = take(&mut self.in_flight, r.fingerprint);
-                let delay = entered.map(|(t, _)| time.saturating_sub(t));
-                let flow = entered.map_or(r.flow, |(_, f)| f);
-                analysis.path(path(PathKind::Deliver { delay }, flow));
+                match take(&mut self.in_flight, r.fingerprint) {
+                    Some((entered, flow)) => {
+                        let delay = time.saturating_sub(entered);
+                        analysis.path(path(PathKind::Deliver { delay }, flow));
+                    }
+                    None => self.entered_mid_path += 1,
+                }
             }
             ShellKind::Drop(reason) => {
-                let flow = take(&mut self.in_flight, r.fingerprint).map_or(r.flow, |(_, f)| f);
-                analysis.path(path(PathKind::Drop(reason), flow));
+                if let Some((_, flow)) = take(&mut self.in_flight, r.fingerprint) {
+                    analysis.path(path(PathKind::Drop(reason), flow));
+                }
             }
             ShellKind::Mark(mark) => {
-                let flow = self
-                    .in_flight
-                    .get(&r.fingerprint)
-                    .and_then(|q| q.front())
-                    .map_or(r.flow, |&(_, f)| f);
-                analysis.path(path(PathKind::Mark(mark), flow));
+                if let Some(&(_, flow)) = self.in_flight.get(&r.fingerprint).and_then(|q| q.front())
+                {
+                    analysis.path(path(PathKind::Mark(mark), flow));
+                }
             }
             _ => {}
         }

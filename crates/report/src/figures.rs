@@ -139,13 +139,13 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
             ));
         }
     }
-    if chart.series.is_empty() {
-        chart.title += " (none)";
+    // Nothing dropped or marked: the tables say so; no empty chart.
+    if !chart.series.is_empty() {
+        figures.push(Figure {
+            stem: stem("signals"),
+            chart,
+        });
     }
-    figures.push(Figure {
-        stem: stem("signals"),
-        chart,
-    });
 
     if !s.flows.is_empty() {
         let mut chart = Chart::new(

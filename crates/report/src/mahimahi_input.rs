@@ -238,7 +238,7 @@ impl Feeder {
                     arrived: Some(time.saturating_sub(delay)),
                 };
                 shell(analysis, time, bytes, queue(self.queue), kind);
-                let kind = PathKind::Deliver { delay: Some(delay) };
+                let kind = PathKind::Deliver { delay };
                 path(analysis, time, bytes, kind);
             }
             MmLine::Drop { ms, packets, bytes } => {

@@ -94,6 +94,9 @@ fn path_table(directions: &[DirectionSummary]) -> String {
         ("in flight at the end", |d| {
             d.path.in_flight_at_end.to_string()
         }),
+        ("sent from between shells (not counted)", |d| {
+            d.path.entered_mid_path.to_string()
+        }),
         ("loss (packets)", |d| percent(d.path.loss)),
         ("throughput, first to last delivery (Mbit/s)", |d| {
             num(d.path.throughput_mbps, 3)
@@ -270,7 +273,12 @@ fn page(
          </style></head><body>\n<h1>emu report</h1>\n",
     );
     if runs.len() > 1 || !compared.is_empty() {
-        html += "<h2>Runs compared</h2>\n<table><tr><th>run</th><th>direction</th>\
+        html += if runs.len() > 1 {
+            "<h2>Runs compared</h2>\n"
+        } else {
+            "<h2>Summary</h2>\n"
+        };
+        html += "<table><tr><th>run</th><th>direction</th>\
                  <th>throughput (Mbit/s)</th><th>p95 one-way delay (ms)</th><th>loss</th>\
                  <th>utilization</th><th>Jain's index</th></tr>\n";
         for run in runs {
