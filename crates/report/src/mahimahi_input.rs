@@ -94,24 +94,22 @@ pub fn analyze(
             continue;
         }
         let (analysis, feeder) = state.get_or_insert_with(|| start(&header, options.clone()));
-        match parse(text) {
-            Some(event) => feeder.feed(event, analysis),
-            None => {
-                let message = if line.ends_with('\n') {
-                    format!(
-                        "'{text}' is not a Mahimahi log event (T + B, T - B D, T # B or T d N B)"
-                    )
-                } else {
-                    format!("the log ends inside a line ('{text}'): it was cut short")
-                };
-                error = Some(MmInputError {
-                    line: number,
-                    offset: at,
-                    message,
-                });
-                break;
-            }
-        }
+        // Mahimahi ends every line; a last line without its newline was
+        // cut short, even if what is left of it still parses.
+        let message = if !line.ends_with('\n') {
+            format!("the log ends inside a line ('{text}'): it was cut short")
+        } else if let Some(event) = parse(text) {
+            feeder.feed(event, analysis);
+            continue;
+        } else {
+            format!("'{text}' is not a Mahimahi log event (T + B, T - B D, T # B or T d N B)")
+        };
+        error = Some(MmInputError {
+            line: number,
+            offset: at,
+            message,
+        });
+        break;
     }
     let (analysis, feeder) = state.unwrap_or_else(|| start(&header, options));
     (header, analysis, feeder.queue.1, feeder.end, error)
