@@ -650,7 +650,16 @@ impl DirectionAnalysis {
         let bins = ((to - from).div_ceil(bin) as usize).max(1);
         let window_s = (to - from) as f64 / NS_PER_S;
         let bin_s = bin as f64 / NS_PER_S;
-        let mbps = |bytes: u64| bytes as f64 * 8.0 / bin_s / 1e6;
+        // The last bin may end early, with the window: rates use its width.
+        let last_bin_s = (to - from - (bins as u64 - 1) * bin) as f64 / NS_PER_S;
+        let width_s = |b: usize| if b + 1 == bins { last_bin_s } else { bin_s };
+        let rates = |bytes: Vec<u64>| -> Vec<f64> {
+            bytes
+                .into_iter()
+                .enumerate()
+                .map(|(b, v)| v as f64 * 8.0 / width_s(b).max(1e-9) / 1e6)
+                .collect()
+        };
 
         let shells: Vec<(ShellSummary, Option<Vec<u64>>, (Vec<f64>, Vec<u64>))> = self
             .shells
@@ -775,7 +784,7 @@ impl DirectionAnalysis {
             if let Some(span) = t.delivered_bins.span() {
                 active_bins.push((span, dense.clone()));
             }
-            flow_lines.push((name, dense.iter().map(|&b| mbps(b)).collect()));
+            flow_lines.push((name, rates(dense)));
         }
         // Jain's index per bin over the flows active in that bin.
         let jain_bins: Vec<Option<f64>> = (0..bins)
@@ -811,20 +820,9 @@ impl DirectionAnalysis {
         let series = DirectionSeries {
             direction: self.direction.name(),
             time_s: (0..bins).map(|b| b as f64 * bin_s).collect(),
-            throughput_mbps: self
-                .total
-                .delivered_bins
-                .dense(bins)
-                .into_iter()
-                .map(mbps)
-                .collect(),
-            ingress_mbps: self
-                .ingress_bins
-                .dense(bins)
-                .into_iter()
-                .map(mbps)
-                .collect(),
-            capacity_mbps: capacity_bytes.map(|c| c.into_iter().map(mbps).collect()),
+            throughput_mbps: rates(self.total.delivered_bins.dense(bins)),
+            ingress_mbps: rates(self.ingress_bins.dense(bins)),
+            capacity_mbps: capacity_bytes.map(rates),
             delay_bands_ms: bands,
             delay_points: points,
             delay_cdf_ms: self
