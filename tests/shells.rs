@@ -1016,3 +1016,80 @@ fn mm_link_refuses_bad_traces_as_mahimahi_does() {
     assert!(text(&out.stderr).starts_with("Usage: mm-link UPLINK-TRACE DOWNLINK-TRACE"));
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn the_report_follows_packets_across_shells_and_reads_capacity_from_the_trace() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("report");
+    let trace = dir.join("12mbps.trace");
+    std::fs::write(&trace, "1\n").unwrap();
+    let logs = dir.join("logs");
+    let t = trace.display().to_string();
+    let out = run(&[
+        "--log",
+        &logs.display().to_string(),
+        "delay",
+        "15",
+        "--",
+        "link",
+        "--uplink-trace",
+        &t,
+        "--downlink-trace",
+        &t,
+        "--",
+        "sh",
+        "-c",
+        "ping -c 20 -i 0.05 -q $EMU_BASE",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The trace travels with the logs.
+    assert!(logs.join("1-uplink.trace").exists());
+    let report_dir = dir.join("report");
+    let out = run(&[
+        "report",
+        &logs.display().to_string(),
+        "--json",
+        "--out",
+        &report_dir.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let directions = summary["runs"][0]["directions"].as_array().unwrap();
+    assert_eq!(directions.len(), 2);
+    for d in directions {
+        let path = &d["path"];
+        // Echo requests go up (link first), replies come down (delay first).
+        let ends = (path["entry_shell"].as_u64(), path["exit_shell"].as_u64());
+        match d["direction"].as_str() {
+            Some("uplink") => assert_eq!(ends, (Some(1), Some(0))),
+            _ => assert_eq!(ends, (Some(0), Some(1))),
+        }
+        assert!(path["delivered"].as_u64().unwrap() >= 20, "{path}");
+        assert_eq!(path["arrivals"], path["delivered"], "{path}");
+        // 15 ms of delay plus up to 1 ms waiting for the trace.
+        let delay = &path["one_way_delay"];
+        let (min, max) = (
+            delay["min_ms"].as_f64().unwrap(),
+            delay["max_ms"].as_f64().unwrap(),
+        );
+        assert!(min >= 15.0 && max < 17.0, "one-way delay {min}..{max} ms");
+        let capacity = path["capacity_mbps"].as_f64().unwrap();
+        assert!((capacity - 12.0).abs() < 0.12, "capacity {capacity} Mbit/s");
+        assert_eq!(d["bottleneck_shell"], 1);
+    }
+    let page = std::fs::read_to_string(report_dir.join("index.html")).unwrap();
+    assert!(page.matches("<svg").count() >= 8);
+
+    // Bad input: one message naming it, a nonzero status.
+    let out = run(&["report", &dir.join("nothing").display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("nothing: cannot open"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["report", &logs.display().to_string(), "--bin", "fast"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--bin"), "{}", text(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

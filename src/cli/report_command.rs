@@ -18,7 +18,7 @@ use std::path::PathBuf;
         Mahimahi link log (--uplink-log), or a directory of Mahimahi logs \
         (one run each). Several runs are compared side by side.\n\n\
         Times take a unit (ns, us, ms, s; a bare number is ms) and count \
-        from the start of the run's outermost shell."
+        from when the whole path was up (the innermost shell's start)."
 )]
 struct ReportCli {
     /// Run directories or log files.

@@ -64,11 +64,12 @@ pub enum Capacity {
     Unknown,
     /// A constant rate in bit/s.
     Rate(u64),
-    /// A delivery trace starting at `start` (time from the run's start).
+    /// A delivery trace starting at `start` (from the report's time 0,
+    /// negative for a shell that started before it).
     Trace {
         trace: Arc<link::Trace>,
         repeat: bool,
-        start: Nanos,
+        start: i64,
     },
     /// Delivery opportunities that appear in the log itself (Mahimahi's `#`).
     Logged,
@@ -661,7 +662,7 @@ impl DirectionAnalysis {
                 .collect()
         };
 
-        let shells: Vec<(ShellSummary, Option<Vec<u64>>, (Vec<f64>, Vec<u64>))> = self
+        let shells: Vec<ShellParts> = self
             .shells
             .into_iter()
             .map(|acc| shell_summary(acc, from, to, bins, bin))
@@ -908,29 +909,34 @@ fn capacity_bins(
 pub(crate) fn for_each_opportunity(
     trace: &link::Trace,
     repeat: bool,
-    start: Nanos,
+    start: i64,
     from: Nanos,
     to: Nanos,
     mut f: impl FnMut(Nanos, u32),
 ) {
-    let period = trace.period();
-    let first_lap = from.saturating_sub(start) / period;
+    let period = trace.period() as i64;
+    let (from_i, to_i) = (from as i64, to as i64);
+    let first_lap = if repeat {
+        (from_i - start).max(0) / period
+    } else {
+        0
+    };
     for lap in first_lap.. {
         if !repeat && lap > 0 {
             break;
         }
         let base = start + lap * period;
-        if base >= to {
+        if base >= to_i {
             break;
         }
         for i in 0..trace.len() {
             let (offset, bytes) = trace.opportunity(i);
-            let t = base + offset;
-            if t >= to {
+            let t = base + offset as i64;
+            if t >= to_i {
                 break;
             }
-            if t >= from {
-                f(t, bytes);
+            if t >= from_i {
+                f(t as Nanos, bytes);
             }
         }
     }
@@ -984,4 +990,24 @@ fn shell_summary(acc: ShellAcc, from: Nanos, to: Nanos, bins: usize, bin: Nanos)
         mahimahi,
     };
     (summary, capacity, (bytes_mean, bytes_max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_opportunities_are_placed_from_the_shell_start() {
+        const MS: Nanos = 1_000_000;
+        let trace = link::Trace::parse("5\n10\n").unwrap();
+        let times = |repeat, start: i64| {
+            let mut out = Vec::new();
+            for_each_opportunity(&trace, repeat, start, 0, 20 * MS, |t, _| out.push(t / MS));
+            out
+        };
+        // Started 3 ms before time 0: opportunities at 2, 7, 12, 17 ms.
+        assert_eq!(times(true, -3 * (MS as i64)), vec![2, 7, 12, 17]);
+        assert_eq!(times(false, -3 * (MS as i64)), vec![2, 7]);
+        assert_eq!(times(true, 4 * MS as i64), vec![9, 14, 19]);
+    }
 }

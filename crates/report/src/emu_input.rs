@@ -22,7 +22,9 @@ use std::sync::Arc;
 /// The logs of one run.
 pub struct EmuRun {
     pub files: Vec<(PathBuf, LogHeader)>,
-    /// The earliest shell start: time 0 of the report.
+    /// When the last shell started, so the whole path was up: time 0 of
+    /// the report. (The command starts after it; counting from the first
+    /// shell's start would charge the setup of the others as idle time.)
     pub origin: Nanos,
 }
 
@@ -38,7 +40,7 @@ impl EmuRun {
         let origin = files
             .iter()
             .map(|(_, h)| h.monotonic_origin_ns)
-            .min()
+            .max()
             .unwrap_or(0);
         Ok(EmuRun { files, origin })
     }
@@ -73,7 +75,7 @@ impl EmuRun {
                             capacity = Capacity::Trace {
                                 trace: Arc::new(trace),
                                 repeat: file.repeat,
-                                start: h.monotonic_origin_ns.saturating_sub(self.origin),
+                                start: h.monotonic_origin_ns as i64 - self.origin as i64,
                             }
                         }
                         Err(e) => warnings.push(format!(
@@ -127,10 +129,10 @@ impl EmuRun {
             }
             None
         };
-        for i in 0..streams.len() {
+        for (i, slot) in pending.iter_mut().enumerate() {
             if let Some(r) = next(i, &mut streams, &mut errors) {
                 heads.push(Reverse((r.time, i)));
-                pending[i] = Some(r);
+                *slot = Some(r);
             }
         }
         let mut tracker = Tracker {

@@ -72,15 +72,16 @@ pub fn load(path: &Path, options: &Options) -> Result<Vec<Run>, String> {
     let mut file =
         std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
     let is_emu = file.read_exact(&mut magic).is_ok() && magic == MAGIC[..7];
+    // A file is named with its directory too: runs often differ only there
+    // (cubic/up.log, bbr/up.log).
+    let name = match path.parent().and_then(Path::file_name) {
+        Some(parent) => format!("{}/{}", parent.to_string_lossy(), named(path)),
+        None => named(path),
+    };
     if is_emu {
-        Ok(vec![emu_run(
-            named(path),
-            path,
-            &[path.to_path_buf()],
-            options,
-        )?])
+        Ok(vec![emu_run(name, path, &[path.to_path_buf()], options)?])
     } else {
-        Ok(vec![mahimahi_run(named(path), path, options)?])
+        Ok(vec![mahimahi_run(name, path, options)?])
     }
 }
 

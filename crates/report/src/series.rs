@@ -16,7 +16,7 @@ impl Bins {
         match self.entries.last_mut() {
             Some((last, sum)) if *last == bin => *sum += value,
             _ => {
-                debug_assert!(self.entries.last().map_or(true, |&(b, _)| b < bin));
+                debug_assert!(!matches!(self.entries.last(), Some(&(b, _)) if b > bin));
                 self.entries.push((bin, value));
             }
         }
