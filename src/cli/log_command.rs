@@ -30,22 +30,8 @@ enum Format {
 }
 
 pub fn run(args: &[String]) -> Result<i32, UsageError> {
-    let cli = match LogCli::try_parse_from(
-        std::iter::once("emu log".to_string()).chain(args.iter().cloned()),
-    ) {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            print!("{e}");
-            return Ok(0);
-        }
-        Err(e) => {
-            return Err(UsageError(
-                e.to_string()
-                    .trim_start_matches("error: ")
-                    .trim()
-                    .to_string(),
-            ))
-        }
+    let Some(cli) = super::parse_tool_args::<LogCli>("emu log", args)? else {
+        return Ok(0);
     };
     let LogAction::Dump { file, format } = cli.action;
     let reader = match LogReader::open(&file) {

@@ -50,6 +50,24 @@ Example:
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
+/// Parses a tool subcommand's words (`emu log ...`, `emu report ...`);
+/// None when clap printed help or the version instead.
+fn parse_tool_args<T: clap::Parser>(name: &str, args: &[String]) -> Result<Option<T>, UsageError> {
+    match T::try_parse_from(std::iter::once(name.to_string()).chain(args.iter().cloned())) {
+        Ok(cli) => Ok(Some(cli)),
+        Err(e) if !e.use_stderr() => {
+            print!("{e}");
+            Ok(None)
+        }
+        Err(e) => Err(UsageError(
+            e.to_string()
+                .trim_start_matches("error: ")
+                .trim()
+                .to_string(),
+        )),
+    }
+}
+
 /// The options before the first shell, which apply to the whole run.
 pub struct Globals {
     pub log_dir: Option<PathBuf>,

@@ -78,22 +78,8 @@ fn flows(text: &str) -> Result<FlowSelection, String> {
 }
 
 pub fn run(args: &[String]) -> Result<i32, UsageError> {
-    let cli = match ReportCli::try_parse_from(
-        std::iter::once("emu report".to_string()).chain(args.iter().cloned()),
-    ) {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            print!("{e}");
-            return Ok(0);
-        }
-        Err(e) => {
-            return Err(UsageError(
-                e.to_string()
-                    .trim_start_matches("error: ")
-                    .trim()
-                    .to_string(),
-            ))
-        }
+    let Some(cli) = super::parse_tool_args::<ReportCli>("emu report", args)? else {
+        return Ok(0);
     };
     if cli.bin == 0 {
         return Err(UsageError("--bin must be longer than 0".into()));
