@@ -1,6 +1,6 @@
 //! A small run of the link model in virtual time, logged in Mahimahi's
 //! format, gives exactly the text Mahimahi's rules give (worked out by
-//! hand below).
+//! hand below), and that text read back gives Mahimahi's figures.
 
 use emu_core::log::{Direction, LogSink};
 use emu_core::packet::build::ipv4_udp;
@@ -87,8 +87,9 @@ fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
     };
     let mut out = Vec::new();
     write_log(&mut out, &header, 0, logged, opportunities, end).unwrap();
+    let text = String::from_utf8(out).unwrap();
     assert_eq!(
-        String::from_utf8(out).unwrap(),
+        text,
         "# mahimahi mm-link (Uplink) [t.trace] > up.log\n\
          # command line: mm-link t.trace t.trace --uplink-log=up.log\n\
          # queue: droptail packets 2\n\
@@ -111,4 +112,21 @@ fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
          7 # 1504\n\
          7 # 1504\n"
     );
+
+    // Read back, the text gives Mahimahi's own figures: 7 ms from the
+    // first event to the last, 8 opportunities, 3112 bytes delivered,
+    // delays [1, 1, 1], and signal delays 1 (sent at 0 ms), 2 (1 ms,
+    // filled from the next) and 1 (2 ms): sorted [1, 1, 2], index 2.
+    let (_, analysis, queued, end, error) =
+        report::mahimahi_input::analyze(text.as_bytes(), report::Options::default());
+    assert!(error.is_none());
+    assert_eq!(queued, 0);
+    let (summary, _) = analysis.finish(end, queued);
+    assert_eq!((summary.path.arrivals, summary.path.delivered), (4, 3));
+    assert_eq!(summary.path.drops.get("tail"), Some(&1));
+    let m = summary.shells[0].mahimahi.clone().unwrap();
+    assert_eq!(m.duration_s, 0.007);
+    assert!((m.average_capacity_mbps - 8.0 * 1504.0 * 8.0 / 0.007 / 1e6).abs() < 1e-9);
+    assert!((m.average_throughput_mbps - 3112.0 * 8.0 / 0.007 / 1e6).abs() < 1e-9);
+    assert_eq!((m.queueing_delay_p95_ms, m.signal_delay_p95_ms), (1, 2));
 }
