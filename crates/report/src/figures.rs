@@ -77,22 +77,20 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
         points: s.delay_points.clone(),
         style: Style::Points { radius: 1.2 },
     });
-    chart.series.push(Series {
-        name: "5th–95th percentile per bin".into(),
-        color: color(3).into(),
-        points: xy(t, band(0)),
-        style: Style::Band {
-            upper: band(4).collect(),
-        },
-    });
-    chart.series.push(Series {
-        name: "25th–75th percentile".into(),
-        color: color(1).into(),
-        points: xy(t, band(1)),
-        style: Style::Band {
-            upper: band(3).collect(),
-        },
-    });
+    // Bands between percentiles (indices into 5, 25, 50, 75, 95).
+    for (name, low, high, c) in [
+        ("5th–95th percentile per bin", 0, 4, 3),
+        ("25th–75th percentile", 1, 3, 1),
+    ] {
+        chart.series.push(Series {
+            name: name.into(),
+            color: color(c).into(),
+            points: xy(t, band(low)),
+            style: Style::Band {
+                upper: band(high).collect(),
+            },
+        });
+    }
     chart
         .series
         .push(Series::line("median", color(1), xy(t, band(2))));
