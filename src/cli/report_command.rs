@@ -24,9 +24,9 @@ struct ReportCli {
     /// Run directories or log files.
     #[arg(required = true)]
     runs: Vec<PathBuf>,
-    /// Where to write the report.
-    #[arg(long, default_value = "report")]
-    out: PathBuf,
+    /// Where to write the report [default: report].
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// Print summary.json to stdout (and write no files unless --out is given).
     #[arg(long)]
     json: bool,
@@ -87,7 +87,6 @@ pub fn run(args: &[String]) -> Result<i32, UsageError> {
     if cli.to.is_some_and(|to| to <= cli.from) {
         return Err(UsageError("--to must be later than --from".into()));
     }
-    let out_given = args.iter().any(|a| a == "--out" || a.starts_with("--out="));
     let options = Options {
         bin: cli.bin,
         from: cli.from,
@@ -128,18 +127,17 @@ pub fn run(args: &[String]) -> Result<i32, UsageError> {
             .map_err(|e| UsageError(e.to_string()))?;
         println!("{text}");
     }
-    if !cli.json || out_given {
-        if let Err(e) = report::output::write(&runs, &cli.out) {
-            eprintln!(
-                "emu report: writing the report into {}: {e}",
-                cli.out.display()
-            );
+    // --json alone prints and writes nothing; --out (or no --json) writes.
+    if !cli.json || cli.out.is_some() {
+        let out = cli.out.unwrap_or_else(|| PathBuf::from("report"));
+        if let Err(e) = report::output::write(&runs, &out) {
+            eprintln!("emu report: writing the report into {}: {e}", out.display());
             return Ok(1);
         }
         if !cli.json {
             print_brief(&runs);
         }
-        eprintln!("emu report: wrote {}", cli.out.join("index.html").display());
+        eprintln!("emu report: wrote {}", out.join("index.html").display());
     }
     Ok(if damaged { 1 } else { 0 })
 }

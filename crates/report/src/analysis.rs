@@ -201,11 +201,7 @@ impl Totals {
     }
 
     fn drops_by_reason(&self) -> BTreeMap<&'static str, u64> {
-        DropReason::ALL
-            .iter()
-            .map(|&r| (r.name(), self.drops[r as usize]))
-            .filter(|&(_, n)| n > 0)
-            .collect()
+        drops_by_reason(&self.drops)
     }
 
     fn dropped(&self) -> u64 {
@@ -213,13 +209,7 @@ impl Totals {
     }
 
     fn marks(&self) -> Marks {
-        let rate = |n: u64| (self.delivered > 0).then(|| n as f64 / self.delivered as f64);
-        Marks {
-            ce: self.ce,
-            ect1: self.ect1,
-            ce_per_delivered: rate(self.ce),
-            ect1_per_delivered: rate(self.ect1),
-        }
+        Marks::of(self.ce, self.ect1, self.delivered)
     }
 
     fn loss(&self) -> Option<f64> {
@@ -265,6 +255,27 @@ pub struct Marks {
     /// Marks per delivered packet.
     pub ce_per_delivered: Option<f64>,
     pub ect1_per_delivered: Option<f64>,
+}
+
+impl Marks {
+    fn of(ce: u64, ect1: u64, delivered: u64) -> Marks {
+        let rate = |n: u64| (delivered > 0).then(|| n as f64 / delivered as f64);
+        Marks {
+            ce,
+            ect1,
+            ce_per_delivered: rate(ce),
+            ect1_per_delivered: rate(ect1),
+        }
+    }
+}
+
+/// Drop counts indexed by reason, as a name → count map of the nonzero ones.
+fn drops_by_reason(drops: &[u64; 8]) -> BTreeMap<&'static str, u64> {
+    DropReason::ALL
+        .iter()
+        .map(|&r| (r.name(), drops[r as usize]))
+        .filter(|&(_, n)| n > 0)
+        .collect()
 }
 
 /// Pantheon's three figures, as its analysis defines them.
@@ -486,7 +497,17 @@ pub struct DirectionAnalysis {
     end: Nanos,
     /// Events offered, in the window or not.
     seen: u64,
-    entered_mid_path: u64,
+}
+
+/// Packets a reader could not see through the path, handed to
+/// [`DirectionAnalysis::finish`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unmatched {
+    /// Entered the path and neither left nor were dropped by the end.
+    pub in_flight: u64,
+    /// Left the path's last shell without having entered at its first:
+    /// sent from a namespace between two shells.
+    pub entered_mid_path: u64,
 }
 
 impl DirectionAnalysis {
@@ -537,14 +558,7 @@ impl DirectionAnalysis {
             shells,
             end: 0,
             seen: 0,
-            entered_mid_path: 0,
         }
-    }
-
-    /// Packets that left the path's last shell without having entered at
-    /// its first: sent from a namespace between two shells.
-    pub fn set_entered_mid_path(&mut self, packets: u64) {
-        self.entered_mid_path = packets;
     }
 
     /// True if no event was ever offered (a direction that carried nothing).
@@ -642,7 +656,11 @@ impl DirectionAnalysis {
     /// The report, with `end` the time the run ended (the last record of
     /// any direction) and `in_flight` the packets the reader saw enter the
     /// path without leaving it.
-    pub fn finish(mut self, end: Nanos, in_flight: u64) -> (DirectionSummary, DirectionSeries) {
+    pub fn finish(
+        mut self,
+        end: Nanos,
+        unmatched: Unmatched,
+    ) -> (DirectionSummary, DirectionSeries) {
         self.close_band();
         let end = end.max(self.end);
         let from = self.options.from;
@@ -704,8 +722,8 @@ impl DirectionAnalysis {
             delivered_bytes: self.total.delivered_bytes,
             dropped: self.total.dropped(),
             drops: self.total.drops_by_reason(),
-            in_flight_at_end: in_flight,
-            entered_mid_path: self.entered_mid_path,
+            in_flight_at_end: unmatched.in_flight,
+            entered_mid_path: unmatched.entered_mid_path,
             loss: self.total.loss(),
             throughput_mbps: self.total.throughput_mbps(),
             window_throughput_mbps: window_throughput,
@@ -958,21 +976,14 @@ fn shell_summary(acc: ShellAcc, from: Nanos, to: Nanos, bins: usize, bin: Nanos)
     let (bytes_mean, bytes_max) = acc.queue_bytes.finish(to - from, bins);
     let (packets_mean, packets_max) = acc.queue_packets.finish(to - from, bins);
     let time_mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let totals = Totals {
-        drops: acc.drops,
-        ce: acc.ce,
-        ect1: acc.ect1,
-        delivered: acc.departures,
-        ..Totals::new()
-    };
     let summary = ShellSummary {
         shell: acc.info.shell,
         description: acc.info.description.clone(),
         arrivals: acc.arrivals,
         departures: acc.departures,
         departed_bytes: acc.departed_bytes,
-        drops: totals.drops_by_reason(),
-        marks: totals.marks(),
+        drops: drops_by_reason(&acc.drops),
+        marks: Marks::of(acc.ce, acc.ect1, acc.departures),
         sojourn: DelayStats::of(&acc.sojourn),
         transit: DelayStats::of(&acc.transit),
         queue: QueueSummary {

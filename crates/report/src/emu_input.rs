@@ -10,8 +10,9 @@
 //! is bounded by what the path holds, not by the length of the log.
 
 use crate::analysis::{
-    Capacity, DirectionAnalysis, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind,
+    Capacity, DirectionAnalysis, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched,
 };
+use crate::keyed_fifo::pop_front;
 use emu_core::log::{Direction, Event, LogError, LogHeader, LogReader, Mark, Record};
 use emu_core::Nanos;
 use std::cmp::Reverse;
@@ -29,12 +30,16 @@ pub struct EmuRun {
 }
 
 impl EmuRun {
-    /// Opens every `.emulog` file given (their headers must be readable).
-    pub fn open(paths: &[PathBuf]) -> Result<EmuRun, LogError> {
+    /// Opens the `.emulog` files given; one whose header cannot be read is
+    /// left out and its error returned.
+    pub fn open(paths: &[PathBuf]) -> (EmuRun, Vec<LogError>) {
         let mut files = Vec::new();
+        let mut errors = Vec::new();
         for path in paths {
-            let reader = LogReader::open(path)?;
-            files.push((path.clone(), reader.header));
+            match LogReader::open(path) {
+                Ok(reader) => files.push((path.clone(), reader.header)),
+                Err(e) => errors.push(e),
+            }
         }
         files.sort_by_key(|(_, h)| h.shell);
         let origin = files
@@ -42,7 +47,7 @@ impl EmuRun {
             .map(|(_, h)| h.monotonic_origin_ns)
             .max()
             .unwrap_or(0);
-        Ok(EmuRun { files, origin })
+        (EmuRun { files, origin }, errors)
     }
 
     /// Where packets of `direction` enter and leave the path.
@@ -96,14 +101,14 @@ impl EmuRun {
     }
 
     /// Streams one direction of every file into `analysis`. Returns the
-    /// packets still in flight at the end, the last record time, and the
+    /// packets it could not follow through the path, the last record time, and the
     /// read errors (a damaged file stops at the damage; what came before
     /// it counts).
     pub fn feed(
         &self,
         direction: Direction,
         analysis: &mut DirectionAnalysis,
-    ) -> (u64, Nanos, Vec<LogError>) {
+    ) -> (Unmatched, Nanos, Vec<LogError>) {
         let (entry, exit) = self.ends(direction);
         let mut errors = Vec::new();
         let mut streams: Vec<LogReader> = Vec::new();
@@ -153,9 +158,11 @@ impl EmuRun {
                 pending[i] = Some(r);
             }
         }
-        let in_flight = tracker.in_flight.values().map(|q| q.len() as u64).sum();
-        analysis.set_entered_mid_path(tracker.entered_mid_path);
-        (in_flight, end, errors)
+        let unmatched = Unmatched {
+            in_flight: tracker.in_flight.values().map(|q| q.len() as u64).sum(),
+            entered_mid_path: tracker.entered_mid_path,
+        };
+        (unmatched, end, errors)
     }
 }
 
@@ -172,15 +179,6 @@ struct Tracker {
     entered_mid_path: u64,
 }
 
-fn take<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, VecDeque<V>>, key: K) -> Option<V> {
-    let queue = map.get_mut(&key)?;
-    let value = queue.pop_front();
-    if queue.is_empty() {
-        map.remove(&key);
-    }
-    value
-}
-
 impl Tracker {
     fn record(&mut self, r: &Record, analysis: &mut DirectionAnalysis) {
         let time = r.time.saturating_sub(self.origin);
@@ -193,10 +191,10 @@ impl Tracker {
             Event::Enqueue => ShellKind::Enqueue,
             Event::Depart => ShellKind::Depart {
                 sojourn: r.sojourn,
-                arrived: take(&mut self.in_shell, key),
+                arrived: pop_front(&mut self.in_shell, key),
             },
             Event::Drop => {
-                take(&mut self.in_shell, key);
+                pop_front(&mut self.in_shell, key);
                 match r.drop_reason() {
                     Some(reason) => ShellKind::Drop(reason),
                     None => return,
@@ -233,7 +231,7 @@ impl Tracker {
             // path; others were sent from between two shells (a nested
             // shell's own namespace) and are counted apart.
             ShellKind::Depart { .. } if r.shell == self.exit => {
-                match take(&mut self.in_flight, r.fingerprint) {
+                match pop_front(&mut self.in_flight, r.fingerprint) {
                     Some((entered, flow)) => {
                         let delay = time.saturating_sub(entered);
                         analysis.path(path(PathKind::Deliver { delay }, flow));
@@ -242,7 +240,7 @@ impl Tracker {
                 }
             }
             ShellKind::Drop(reason) => {
-                if let Some((_, flow)) = take(&mut self.in_flight, r.fingerprint) {
+                if let Some((_, flow)) = pop_front(&mut self.in_flight, r.fingerprint) {
                     analysis.path(path(PathKind::Drop(reason), flow));
                 }
             }

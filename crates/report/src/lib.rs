@@ -14,6 +14,7 @@ pub mod analysis;
 pub mod emu_input;
 pub mod figures;
 pub mod histogram;
+mod keyed_fifo;
 pub mod mahimahi;
 pub mod mahimahi_figures;
 pub mod mahimahi_input;

@@ -17,6 +17,7 @@
 //! analyses that subtract 4 (as Pantheon's does) get IP lengths back. emu
 //! also logs drops made at dequeue (CoDel, PIE), which Mahimahi misses.
 
+use crate::keyed_fifo::pop_front;
 use emu_core::log::{Event, Record};
 use emu_core::Nanos;
 use std::collections::{HashMap, VecDeque};
@@ -146,25 +147,16 @@ impl<W: Write> Writer<'_, W> {
                 writeln!(self.out, "{t} + {size}")
             }
             Event::Drop => {
-                take_arrival(&mut self.arrivals, r.fingerprint);
+                pop_front(&mut self.arrivals, r.fingerprint);
                 writeln!(self.out, "{t} d 1 {size}")
             }
             Event::Depart => {
-                let arrived = take_arrival(&mut self.arrivals, r.fingerprint).unwrap_or(t);
+                let arrived = pop_front(&mut self.arrivals, r.fingerprint).unwrap_or(t);
                 writeln!(self.out, "{t} - {size} {}", t.saturating_sub(arrived))
             }
             Event::Enqueue | Event::Mark => Ok(()),
         }
     }
-}
-
-fn take_arrival(arrivals: &mut HashMap<u32, VecDeque<u64>>, fingerprint: u32) -> Option<u64> {
-    let queue = arrivals.get_mut(&fingerprint)?;
-    let t = queue.pop_front();
-    if queue.is_empty() {
-        arrivals.remove(&fingerprint);
-    }
-    t
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! One run: finds its logs (emu's binary logs, or Mahimahi text logs),
 //! reads every direction and gathers the summaries and series.
 
-use crate::analysis::{DirectionAnalysis, DirectionSeries, DirectionSummary, Options};
+use crate::analysis::{DirectionAnalysis, DirectionSeries, DirectionSummary, Options, Unmatched};
 use crate::emu_input::EmuRun;
 use crate::mahimahi_input;
 use emu_core::log::{Direction, LogError, MAGIC};
@@ -112,18 +112,14 @@ fn emu_run(
     options: &Options,
 ) -> Result<Run, String> {
     // A file whose header cannot be read is left out, and said so.
-    let mut readable = Vec::new();
-    let mut errors = Vec::new();
-    for file in files {
-        match EmuRun::open(std::slice::from_ref(file)) {
-            Ok(_) => readable.push(file.clone()),
-            Err(e) => errors.push(format!("{e}; this file is left out")),
-        }
-    }
-    if readable.is_empty() {
+    let (run, unreadable) = EmuRun::open(files);
+    let mut errors: Vec<String> = unreadable
+        .iter()
+        .map(|e| format!("{e}; this file is left out"))
+        .collect();
+    if run.files.is_empty() {
         return Err(errors.join("\n"));
     }
-    let run = EmuRun::open(&readable).map_err(|e| e.to_string())?;
     let mut warnings = Vec::new();
     let mut analyses = Vec::new();
     let mut end = 0;
@@ -132,7 +128,7 @@ fn emu_run(
         warnings.extend(trace_warnings);
         let (entry, exit) = run.ends(direction);
         let mut analysis = DirectionAnalysis::new(direction, options.clone(), shells, entry, exit);
-        let (in_flight, last, read_errors) = run.feed(direction, &mut analysis);
+        let (unmatched, last, read_errors) = run.feed(direction, &mut analysis);
         end = end.max(last);
         for e in read_errors {
             let text = describe(&e);
@@ -140,7 +136,7 @@ fn emu_run(
                 errors.push(text);
             }
         }
-        analyses.push((analysis, in_flight));
+        analyses.push((analysis, unmatched));
     }
     let (directions, series) = finish_all(analyses, end);
     let first = &run.files[0].1;
@@ -164,13 +160,13 @@ fn emu_run(
 }
 
 fn finish_all(
-    analyses: Vec<(DirectionAnalysis, u64)>,
+    analyses: Vec<(DirectionAnalysis, Unmatched)>,
     end: u64,
 ) -> (Vec<DirectionSummary>, Vec<DirectionSeries>) {
     analyses
         .into_iter()
         .filter(|(a, _)| !a.is_empty())
-        .map(|(a, in_flight)| a.finish(end, in_flight))
+        .map(|(a, unmatched)| a.finish(end, unmatched))
         .unzip()
 }
 
@@ -196,7 +192,11 @@ fn mahimahi_run(name: String, path: &Path, options: &Options) -> Result<Run, Str
             )
         }));
     }
-    let (directions, series) = finish_all(vec![(analysis, in_flight)], end);
+    let unmatched = Unmatched {
+        in_flight,
+        entered_mid_path: 0,
+    };
+    let (directions, series) = finish_all(vec![(analysis, unmatched)], end);
     Ok(Run {
         summary: RunSummary {
             name,

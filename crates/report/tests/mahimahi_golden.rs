@@ -121,7 +121,11 @@ fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
         report::mahimahi_input::analyze(text.as_bytes(), report::Options::default());
     assert!(error.is_none());
     assert_eq!(queued, 0);
-    let (summary, _) = analysis.finish(end, queued);
+    let unmatched = report::analysis::Unmatched {
+        in_flight: queued,
+        entered_mid_path: 0,
+    };
+    let (summary, _) = analysis.finish(end, unmatched);
     assert_eq!((summary.path.arrivals, summary.path.delivered), (4, 3));
     assert_eq!(summary.path.drops.get("tail"), Some(&1));
     let m = summary.shells[0].mahimahi.clone().unwrap();
