@@ -270,8 +270,8 @@ mod tests {
     }
 
     #[test]
-    fn the_shared_cellular_traces_load() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces/cellular");
+    fn the_repository_cellular_traces_load() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/cellular");
         let path = dir.join("Verizon-LTE-short.down");
         let trace = Trace::load(&path).unwrap();
         assert!(trace.len() > 10_000);

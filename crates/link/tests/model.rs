@@ -213,7 +213,7 @@ fn the_end_of_a_trace_run_once_is_an_event_even_when_idle() {
 #[test]
 fn the_trace_rate_matches_its_mean() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/traces/cellular/TMobile-LTE-short.down");
+        .join("../../traces/cellular/TMobile-LTE-short.down");
     let t = Arc::new(Trace::load(&path).unwrap());
     let mut l = link(
         Server::Trace {
