@@ -13,7 +13,7 @@ use crate::netns::{self, NetNs};
 use crate::privilege;
 use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews, Timing};
 use crate::tun::Tun;
-use emu_core::log::{Direction, DropReason, LogHeader, LogSink, LogWriter, TraceFile};
+use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, TraceFile};
 use emu_core::time::{monotonic_now, realtime_now, Nanos};
 use link::{Link, LinkConfig, Loss, Server};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -546,10 +546,11 @@ fn summarize(
     for (index, direction, r) in results {
         let c = r.link.counters();
         let queued = r.link.queued();
-        let drops: Vec<String> = DropReason::ALL
+        let drops: Vec<String> = c
+            .dropped
             .iter()
-            .filter(|reason| c.dropped_by(**reason) > 0)
-            .map(|reason| format!("{} {}", reason.name(), c.dropped_by(*reason)))
+            .filter(|&(_, n)| n > 0)
+            .map(|(reason, n)| format!("{} {n}", reason.name()))
             .collect();
         let description = &shells[index - depth].description;
         text += &format!(
@@ -572,9 +573,10 @@ fn summarize(
             r.lateness.mean_ns() / 1e3,
             r.lateness.quantile_ns(0.99) as f64 / 1e3,
         );
-        let dropped: serde_json::Map<String, serde_json::Value> = DropReason::ALL
+        let dropped: serde_json::Map<String, serde_json::Value> = c
+            .dropped
             .iter()
-            .map(|reason| (reason.name().to_string(), c.dropped_by(*reason).into()))
+            .map(|(reason, n)| (reason.name().to_string(), n.into()))
             .collect();
         entries.push(serde_json::json!({
             "shell": index,
