@@ -6,8 +6,8 @@
 //! nested path: it arrives at the first shell, is delivered by the last
 //! (with its one-way delay through every shell) or is dropped by one of
 //! them. *Shell* events are one shell's view: its queue, its sojourn
-//! times, its capacity. The readers ([`crate::emu_input`],
-//! [`crate::mahimahi_input`]) turn their log formats into both.
+//! times, its capacity. The readers ([`crate::emu_reader`],
+//! [`crate::mahimahi_reader`]) turn their log formats into both.
 
 use crate::capacity::{trace_opportunities, Capacity};
 use crate::histogram::{Histogram, Rank};

@@ -43,7 +43,18 @@ pub struct ShellSpec {
     pub description: String,
     /// Uplink then downlink.
     pub directions: [DirectionSpec; 2],
-    pub seed: u64,
+    /// Seed of the shell's random loss; None picks one from the clock when
+    /// the run starts (it is written in the log header, so a run can be
+    /// repeated).
+    pub seed: Option<u64>,
+}
+
+/// What a finished run leaves: the command's exit status and the packet
+/// logs written, one per shell (outermost first) when logging was on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub status: i32,
+    pub logs: Vec<PathBuf>,
 }
 
 /// How to run the chain.
@@ -78,13 +89,14 @@ struct RunningShell {
     _inner_tun: Tun,
     inner: Arc<NetNs>,
     pair: AddressPair,
+    log: Option<PathBuf>,
 }
 
 const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 /// Runs `options.command` inside `shells` (outermost first) and returns the
-/// command's exit status.
-pub fn run(shells: Vec<ShellSpec>, options: RunOptions) -> Result<i32> {
+/// command's exit status and the logs written.
+pub fn run(shells: Vec<ShellSpec>, options: RunOptions) -> Result<Finished> {
     privilege::check()?;
     // The guardian must be forked while this process has a single thread.
     let mut guardian = Guardian::start()?;
@@ -98,7 +110,11 @@ fn run_guarded(
     shells: Vec<ShellSpec>,
     options: RunOptions,
     guardian: &mut Guardian,
-) -> Result<i32> {
+) -> Result<Finished> {
+    let seeds: Vec<u64> = shells
+        .iter()
+        .map(|s| s.seed.unwrap_or_else(seed_from_clock))
+        .collect();
     let host = Arc::new(NetNs::current()?);
     nat::sweep_stale(&host);
     let depth: usize = std::env::var("EMU_SHELL_DEPTH")
@@ -140,6 +156,7 @@ fn run_guarded(
             index,
             k,
             spec,
+            seeds[k],
             &outer,
             Arc::ptr_eq(&outer, &host) && !nested_in_emu,
             &options,
@@ -269,8 +286,18 @@ fn run_guarded(
         std::fs::write(&path, summary.json)
             .map_err(|e| ShellError::os(&format!("writing {}", path.display()), e))?;
     }
+    let logs = running.iter().filter_map(|s| s.log.clone()).collect();
     drop(running);
-    Ok(if trace_ended { 0 } else { status })
+    Ok(Finished {
+        status: if trace_ended { 0 } else { status },
+        logs,
+    })
+}
+
+/// A seed for a shell that was given none: different for every run, and
+/// for shells started in the same nanosecond by different processes.
+fn seed_from_clock() -> u64 {
+    realtime_now() ^ ((std::process::id() as u64) << 32)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -278,6 +305,7 @@ fn build_shell(
     index: usize,
     position: usize,
     spec: &ShellSpec,
+    seed: u64,
     outer: &Arc<NetNs>,
     outer_is_host: bool,
     options: &RunOptions,
@@ -348,11 +376,12 @@ fn build_shell(
     }
 
     let start = monotonic_now();
+    let mut log = None;
     let mut sinks = match writer {
         Some(w) => {
             let header = LogHeader {
                 shell: index as u8,
-                description: format!("{} seed {}", spec.description, spec.seed),
+                description: format!("{} seed {seed}", spec.description),
                 monotonic_origin_ns: start,
                 realtime_origin_ns: realtime_now(),
                 rate_bps: Some(spec.directions.clone().map(|d| match d.server {
@@ -374,6 +403,7 @@ fn build_shell(
             let file = w
                 .add_file(&path, &header)
                 .map_err(|e| ShellError::os(&format!("creating {}", path.display()), e))?;
+            log = Some(path);
             [w.sink(file), w.sink(file)]
         }
         None => [LogSink::disabled(), LogSink::disabled()],
@@ -384,7 +414,7 @@ fn build_shell(
         let dir_spec = &spec.directions[d];
         let queue = dir_spec.queue.build();
         let loss = (!dir_spec.loss.is_none())
-            .then(|| Loss::with_pattern(dir_spec.loss, spec.seed, (index * 2 + d) as u64));
+            .then(|| Loss::with_pattern(dir_spec.loss, seed, (index * 2 + d) as u64));
         let link = Link::new(
             LinkConfig {
                 shell: index as u8,
@@ -425,6 +455,7 @@ fn build_shell(
         _inner_tun: inner_tun,
         inner,
         pair,
+        log,
     })
 }
 
@@ -706,7 +737,7 @@ mod tests {
                 loss: link::Pattern::Bernoulli(0.0),
                 overhead: 0,
             }),
-            seed: 0,
+            seed: Some(0),
         };
         let link = Link::new(
             LinkConfig {
