@@ -8,7 +8,8 @@
 //! Layers, each usable alone: readers ([`emu_input`], [`mahimahi_input`])
 //! turn a log into events; [`analysis`] accumulates them in bounded memory
 //! ([`histogram`], [`series`]); [`run`] ties a run's files together;
-//! [`figures`], [`plot`] and [`output`] draw and write.
+//! [`figures`], [`plot`] and [`output`] draw and write; [`render`] turns the
+//! SVGs into PNG or PDF.
 
 pub mod analysis;
 pub mod emu_input;
@@ -20,6 +21,7 @@ pub mod mahimahi_figures;
 pub mod mahimahi_input;
 pub mod output;
 pub mod plot;
+pub mod render;
 pub mod run;
 pub mod series;
 

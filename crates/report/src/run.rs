@@ -6,6 +6,7 @@ use crate::emu_input::EmuRun;
 use crate::mahimahi_input;
 use emu_core::log::{Direction, LogError, MAGIC};
 use serde::Serialize;
+use emu_core::progress::Counted;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -174,7 +175,7 @@ fn mahimahi_run(name: String, path: &Path, options: &Options) -> Result<Run, Str
     let file =
         std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
     let (header, analysis, in_flight, end, error) =
-        mahimahi_input::analyze(BufReader::new(file), options.clone());
+        mahimahi_input::analyze(BufReader::new(Counted(file)), options.clone());
     let error = error.map(|e| {
         format!(
             "{}: line {} (byte {}): {}; the report covers what came before",

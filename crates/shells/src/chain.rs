@@ -11,11 +11,13 @@ use crate::guardian::Guardian;
 use crate::nat::{self, NatRule};
 use crate::netns::{self, NetNs};
 use crate::privilege;
+use crate::status::{self, StatusLine};
 use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews, Timing};
 use crate::tun::Tun;
 use emu_core::log::{Direction, DropReason, LogHeader, LogSink, LogWriter, TraceFile};
 use emu_core::time::{monotonic_now, realtime_now, Nanos};
 use link::{Link, LinkConfig, Loss, Server};
+use std::io::IsTerminal;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -60,6 +62,9 @@ pub struct RunOptions {
     /// the readers (far fewer system calls at high rates).
     pub offload: bool,
     pub command_line: String,
+    /// Show the live status line while the command runs (drawn at the
+    /// bottom of the screen when stderr is a terminal).
+    pub status: bool,
 }
 
 /// Messages to the control thread.
@@ -176,6 +181,17 @@ fn run_guarded(
         });
     }
     spawn_signal_thread(news_tx.clone());
+    let status_line = options.status.then(|| {
+        let rows = running
+            .iter()
+            .zip(&shells)
+            .map(|(shell, spec)| status::Row {
+                label: spec.description.clone(),
+                directions: [0, 1].map(|d| shell.pumps[d].1.live()),
+            })
+            .collect();
+        StatusLine::start(rows, std::io::stderr().is_terminal())
+    });
 
     let started = std::time::Instant::now();
     let mut trace_ended = false;
@@ -219,6 +235,9 @@ fn run_guarded(
             Err(()) => break 1,
         }
     };
+    if let Some(line) = status_line {
+        line.stop();
+    }
 
     // Whatever the command left running in our namespaces goes with it.
     let identities: Vec<(u64, u64)> = running

@@ -9,10 +9,12 @@ pub mod command;
 pub mod error;
 mod guardian;
 pub mod lateness;
+pub mod live;
 pub mod nat;
 pub mod netns;
 pub mod privilege;
 pub mod pump;
+mod status;
 pub mod tun;
 
 pub use chain::{run, DirectionSpec, RunOptions, ShellSpec};
