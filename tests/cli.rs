@@ -30,7 +30,10 @@ fn every_level_has_its_help() {
         (vec!["delay", "--help"], "Usage: emu delay"),
         (vec!["link", "--help"], "--uplink-trace <FILE>"),
         (vec!["loss", "--help"], "--seed <SEED>"),
-        (vec!["delay", "10", "--", "link", "--help"], "Usage: emu link"),
+        (
+            vec!["delay", "10", "--", "link", "--help"],
+            "Usage: emu link",
+        ),
         (vec!["report", "--help"], "--flows <FLOWS>"),
         (vec!["log", "--help"], "dump"),
         (vec!["log", "dump", "--help"], "jsonl"),
@@ -82,7 +85,15 @@ fn completions_know_the_subcommands_and_options() {
         let out = emu(&["completions", shell]);
         assert!(out.status.success(), "{shell}: {}", stderr(&out));
         let script = stdout(&out);
-        for word in ["delay", "link", "loss", "report", "queues", "uplink-trace", "jsonl"] {
+        for word in [
+            "delay",
+            "link",
+            "loss",
+            "report",
+            "queues",
+            "uplink-trace",
+            "jsonl",
+        ] {
             assert!(script.contains(word), "{shell} completion lacks '{word}'");
         }
     }
@@ -97,16 +108,27 @@ fn the_man_page_is_roff_with_name_and_synopsis() {
     assert!(out.status.success(), "{}", stderr(&out));
     let page = stdout(&out);
     assert!(page.starts_with(".ie") || page.starts_with(".TH"), "{page}");
-    for section in [".SH NAME", ".SH SYNOPSIS", ".SH OPTIONS", ".SH \"Shells and tools\""] {
+    for section in [
+        ".SH NAME",
+        ".SH SYNOPSIS",
+        ".SH OPTIONS",
+        ".SH \"Shells and tools\"",
+    ] {
         assert!(page.contains(section), "no {section} in:\n{page}");
     }
     assert!(page.contains("emu\\-delay") || page.contains("emu-delay"));
     let dir = std::env::temp_dir().join(format!("emu-man-{}", std::process::id()));
     let out = emu(&["man", "--dir", &dir.display().to_string()]);
     assert!(out.status.success(), "{}", stderr(&out));
-    for page in ["emu.1", "emu-delay.1", "emu-link.1", "emu-report.1", "emu-log-dump.1"] {
-        let text = std::fs::read_to_string(dir.join(page))
-            .unwrap_or_else(|e| panic!("{page}: {e}"));
+    for page in [
+        "emu.1",
+        "emu-delay.1",
+        "emu-link.1",
+        "emu-report.1",
+        "emu-log-dump.1",
+    ] {
+        let text =
+            std::fs::read_to_string(dir.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
         assert!(text.contains(".SH SYNOPSIS"), "{page}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -115,15 +137,34 @@ fn the_man_page_is_roff_with_name_and_synopsis() {
 #[test]
 fn mahimahi_commands_print_their_usage_and_emus_version() {
     for (program, usage) in [
-        (env!("CARGO_BIN_EXE_mm-delay"), "Usage: mm-delay delay-milliseconds"),
-        (env!("CARGO_BIN_EXE_mm-link"), "Usage: mm-link UPLINK-TRACE DOWNLINK-TRACE"),
-        (env!("CARGO_BIN_EXE_mm-loss"), "Usage: mm-loss uplink|downlink rate"),
-        (env!("CARGO_BIN_EXE_mm-onoff"), "Usage: mm-onoff uplink|downlink"),
-        (env!("CARGO_BIN_EXE_mm-intermittent"), "Usage: mm-intermittent uplink|downlink"),
+        (
+            env!("CARGO_BIN_EXE_mm-delay"),
+            "Usage: mm-delay delay-milliseconds",
+        ),
+        (
+            env!("CARGO_BIN_EXE_mm-link"),
+            "Usage: mm-link UPLINK-TRACE DOWNLINK-TRACE",
+        ),
+        (
+            env!("CARGO_BIN_EXE_mm-loss"),
+            "Usage: mm-loss uplink|downlink rate",
+        ),
+        (
+            env!("CARGO_BIN_EXE_mm-onoff"),
+            "Usage: mm-onoff uplink|downlink",
+        ),
+        (
+            env!("CARGO_BIN_EXE_mm-intermittent"),
+            "Usage: mm-intermittent uplink|downlink",
+        ),
     ] {
         let out = run(program, &["--help"]);
         assert_eq!(out.status.code(), Some(0), "{program}: {}", stderr(&out));
-        assert!(stdout(&out).starts_with(usage), "{program}: {}", stdout(&out));
+        assert!(
+            stdout(&out).starts_with(usage),
+            "{program}: {}",
+            stdout(&out)
+        );
         let out = run(program, &["--version"]);
         assert_eq!(out.status.code(), Some(0), "{program}");
         assert!(
@@ -144,20 +185,35 @@ fn bad_input_gives_one_line_naming_it() {
         (vec!["--spin"], "--spin needs a value"),
         (vec!["tunnel"], "'tunnel' is not a shell"),
         (vec![], "nothing to run"),
-        (vec!["delay", "40", "link", "10mbit"], "separate shells with --"),
-        (vec!["delay", "1", "--", "link", "--frob"], "link: unknown option '--frob'"),
+        (
+            vec!["delay", "40", "link", "10mbit"],
+            "separate shells with --",
+        ),
+        (
+            vec!["delay", "1", "--", "link", "--frob"],
+            "link: unknown option '--frob'",
+        ),
         (vec!["report"], "report: missing"),
         (vec!["report", "x", "--bin", "fast"], "report: --bin 'fast'"),
         (vec!["report", "x", "--format", "gif"], "--format 'gif'"),
-        (vec!["log", "dump", "x", "--format", "xml"], "--format 'xml'"),
+        (
+            vec!["log", "dump", "x", "--format", "xml"],
+            "--format 'xml'",
+        ),
         (vec!["completions"], "completions: missing"),
     ] {
         let out = emu(&args);
         let text = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
-        assert!(text.contains(expected), "{args:?}: expected '{expected}' in {text}");
+        assert!(
+            text.contains(expected),
+            "{args:?}: expected '{expected}' in {text}"
+        );
         assert_eq!(text.trim().lines().count(), 1, "{args:?}: {text}");
-        assert!(text.contains("--help"), "{args:?}: no pointer to help: {text}");
+        assert!(
+            text.contains("--help"),
+            "{args:?}: no pointer to help: {text}"
+        );
     }
 }
 
@@ -238,7 +294,12 @@ fn report_figures_come_as_png_and_pdf_too() {
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{}", svg.display());
         assert!(png.len() > 5_000, "{}: {} bytes", svg.display(), png.len());
         let image = resvg::tiny_skia::Pixmap::decode_png(&png).unwrap();
-        assert!(image.width() >= 1000, "{}: {} px wide", svg.display(), image.width());
+        assert!(
+            image.width() >= 1000,
+            "{}: {} px wide",
+            svg.display(),
+            image.width()
+        );
         let first = image.pixels()[0];
         let different = image.pixels().iter().filter(|p| **p != first).count();
         assert!(
@@ -265,9 +326,11 @@ fn report_figures_come_as_png_and_pdf_too() {
         &svg_only.display().to_string(),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(std::fs::read_dir(&svg_only)
+    assert!(std::fs::read_dir(&svg_only).unwrap().all(|e| e
         .unwrap()
-        .all(|e| e.unwrap().path().extension().is_none_or(|x| x != "png" && x != "pdf")));
+        .path()
+        .extension()
+        .is_none_or(|x| x != "png" && x != "pdf")));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -335,9 +398,16 @@ fn report_shows_progress_on_large_inputs() {
         .unwrap();
     let size = std::fs::metadata(&log).unwrap().len() as f64 / 1e6;
     // Twice, plus the header read of up to one buffer (here the whole file).
-    assert!(mb >= 1.9 * size && mb <= 3.1 * size, "{line}: log is {size} MB");
+    assert!(
+        mb >= 1.9 * size && mb <= 3.0 * size + 0.1,
+        "{line}: log is {size} MB"
+    );
     // Below the threshold: nothing.
     let out = report("100000000000");
-    assert!(!stderr(&out).contains("emu report: read "), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("emu report: read "),
+        "{}",
+        stderr(&out)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -29,7 +29,10 @@ fn root() -> bool {
 
 /// A number after `word ` in `text`.
 fn number_after(text: &str, word: &str) -> f64 {
-    let rest = &text[text.find(word).unwrap_or_else(|| panic!("no '{word}' in {text}")) + word.len()..];
+    let rest = &text[text
+        .find(word)
+        .unwrap_or_else(|| panic!("no '{word}' in {text}"))
+        + word.len()..];
     rest.split_whitespace().next().unwrap().parse().unwrap()
 }
 
@@ -40,28 +43,38 @@ fn status_lines_show_each_shell_and_direction_every_second() {
     }
     let (ok, stderr) = emu_stderr(&[
         "--status",
-        "delay",
-        "5",
-        "--",
         "loss",
         "--uplink",
         "1",
         "--downlink",
         "0",
         "--",
+        "delay",
+        "5",
+        "--",
         "sh",
         "-c",
-        "ping -c 40 -i 0.1 -w 3.5 -q $EMU_BASE >/dev/null; true",
+        "ping -c 30 -i 0.1 -w 4 -q $EMU_BASE >/dev/null; true",
     ]);
     assert!(ok, "{stderr}");
-    let delay_rows: Vec<&str> = stderr.lines().filter(|l| l.contains("[delay 5 ms]")).collect();
-    let loss_rows: Vec<&str> = stderr.lines().filter(|l| l.contains("[loss up 1 down 0]")).collect();
-    assert!(delay_rows.len() >= 2, "not refreshed every second:\n{stderr}");
+    let delay_rows: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("[delay 5 ms]"))
+        .collect();
+    let loss_rows: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("[loss up 1 down 0]"))
+        .collect();
+    assert!(
+        delay_rows.len() >= 2,
+        "not refreshed every second:\n{stderr}"
+    );
     assert_eq!(delay_rows.len(), loss_rows.len(), "{stderr}");
     let last = loss_rows.last().unwrap();
     let (up, down) = last.split_once(" | ").unwrap();
-    // Echo requests enter the loss shell's uplink (~10 per second) and are
-    // all dropped there; nothing comes back down.
+    // Echo requests cross the inner delay shell, enter the outer loss
+    // shell's uplink (~10 per second) and are all dropped there; nothing
+    // comes back down.
     assert!(number_after(up, "up in ") > 0.0, "{last}");
     assert_eq!(number_after(up, "out "), 0.0, "{last}");
     assert!(number_after(up, "drop ") >= 10.0, "{last}");
@@ -70,6 +83,10 @@ fn status_lines_show_each_shell_and_direction_every_second() {
         number_after(up, word);
     }
     // Through the delay shell, the requests pass on the uplink.
+    assert!(delay_rows
+        .last()
+        .unwrap()
+        .contains(" | down in 0.00 out 0.00"));
     let delay_last = delay_rows.last().unwrap();
     assert!(number_after(delay_last, "out ") > 0.0, "{delay_last}");
 

@@ -9,8 +9,8 @@ mod report_command;
 mod shell_args;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use std::io::IsTerminal;
 use emu_core::time::{parse_duration, NS_PER_US};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 pub const SHELL_NAMES: [&str; 3] = ["delay", "link", "loss"];
@@ -98,7 +98,9 @@ enum TopCommand {
         shell: clap_complete::Shell,
     },
     /// Print emu's man page (roff), or write one page per subcommand into DIR.
-    #[command(after_help = "Examples:\n  emu man | man -l -\n  emu man --dir /usr/local/share/man/man1")]
+    #[command(
+        after_help = "Examples:\n  emu man | man -l -\n  emu man --dir /usr/local/share/man/man1"
+    )]
     Man {
         /// Write emu.1, emu-delay.1, emu-report.1, ... into DIR instead.
         #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
@@ -297,15 +299,16 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    let cli = match Cli::try_parse_from(std::iter::once("emu".to_string()).chain(args.iter().cloned())) {
-        Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
-            // --help or --version, at any level.
-            print!("{e}");
-            return Ok(0);
-        }
-        Err(e) => return Err(clap_error(&e, &args)),
-    };
+    let cli =
+        match Cli::try_parse_from(std::iter::once("emu".to_string()).chain(args.iter().cloned())) {
+            Ok(cli) => cli,
+            Err(e) if !e.use_stderr() => {
+                // --help or --version, at any level.
+                print!("{e}");
+                return Ok(0);
+            }
+            Err(e) => return Err(clap_error(&e, &args)),
+        };
     let globals = Globals::from(cli.globals);
     match cli.command {
         None => Err(UsageError(
@@ -332,8 +335,9 @@ fn man_page(dir: Option<PathBuf>) -> Result<i32, UsageError> {
     let command = Cli::command();
     let result = match &dir {
         None => clap_mangen::Man::new(command).render(&mut std::io::stdout()),
-        Some(dir) => std::fs::create_dir_all(dir)
-            .and_then(|()| clap_mangen::generate_to(command, dir)),
+        Some(dir) => {
+            std::fs::create_dir_all(dir).and_then(|()| clap_mangen::generate_to(command, dir))
+        }
     };
     match result {
         Ok(()) => Ok(0),

@@ -13,15 +13,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 #[derive(Args)]
-#[command(
-    long_about = "Numbers and pictures from packet logs.\n\n\
+#[command(long_about = "Numbers and pictures from packet logs.\n\n\
         Each RUN is a directory that `emu --log DIR` wrote (all its shells \
         together, packets followed across them), a single .emulog file, a \
         Mahimahi link log (--uplink-log), or a directory of Mahimahi logs \
         (one run each). Several runs are compared side by side.\n\n\
         Times take a unit (ns, us, ms, s; a bare number is ms) and count \
-        from when the whole path was up (the innermost shell's start)."
-)]
+        from when the whole path was up (the innermost shell's start).")]
 pub struct ReportArgs {
     /// Run directories or log files.
     #[arg(required = true, value_hint = clap::ValueHint::AnyPath)]

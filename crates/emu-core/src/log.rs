@@ -758,7 +758,12 @@ mod tests {
         assert_eq!(first["flow"], "deadbeef");
         assert_eq!(first["time_ns"], 1000);
         // Every line is one object with exactly the CSV's columns.
-        let keys: Vec<&str> = first.as_object().unwrap().keys().map(String::as_str).collect();
+        let keys: Vec<&str> = first
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         let mut columns = COLUMNS.to_vec();
         columns.sort_unstable();
         let mut keys_sorted = keys.clone();

@@ -56,9 +56,20 @@ fn records() -> Vec<Record> {
             queue_packets: 0x4000_0000 + i as u32,
             shell: (i % 5) as u8,
             direction: Direction::BOTH[(i % 2) as usize],
-            event: [Event::Arrive, Event::Enqueue, Event::Depart, Event::Drop, Event::Mark]
-                [(i % 5) as usize],
-            detail: if i % 5 == 3 { 3 } else if i % 5 == 4 { 16 } else { 0 },
+            event: [
+                Event::Arrive,
+                Event::Enqueue,
+                Event::Depart,
+                Event::Drop,
+                Event::Mark,
+            ][(i % 5) as usize],
+            detail: if i % 5 == 3 {
+                3
+            } else if i % 5 == 4 {
+                16
+            } else {
+                0
+            },
             ecn: (i % 4) as u8,
         })
         .collect()
@@ -102,7 +113,11 @@ fn the_documented_numpy_dtype_reads_every_field_of_a_log() {
         .arg(&path)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(read["header"]["shell"], 3);
     assert_eq!(read["header"]["description"], header.description);

@@ -50,8 +50,14 @@ pub fn write_figures_as(
         Ok(())
     };
     let to_text = |v: serde_json::Value| serde_json::to_string_pretty(&v).map_err(io::Error::other);
-    put("summary.json", (to_text(summary_json(runs))? + "\n").as_bytes())?;
-    put("series.json", (to_text(series_json(runs))? + "\n").as_bytes())?;
+    put(
+        "summary.json",
+        (to_text(summary_json(runs))? + "\n").as_bytes(),
+    )?;
+    put(
+        "series.json",
+        (to_text(series_json(runs))? + "\n").as_bytes(),
+    )?;
     let compared = comparison_figures(runs);
     let per_run: Vec<Vec<Figure>> = runs
         .iter()
@@ -69,14 +75,20 @@ pub fn write_figures_as(
         if let Some(renderer) = &renderer {
             for format in formats.iter().filter(|f| **f != FigureFormat::Svg) {
                 let bytes = renderer.render(&svg, *format).map_err(|e| {
-                    io::Error::new(e.kind(), format!("{}.{}: {e}", figure.stem, format.extension()))
+                    io::Error::new(
+                        e.kind(),
+                        format!("{}.{}: {e}", figure.stem, format.extension()),
+                    )
                 })?;
                 put(&format!("{}.{}", figure.stem, format.extension()), &bytes)?;
             }
         }
         svgs.insert(figure.stem.clone(), svg);
     }
-    put("index.html", page(runs, &compared, &per_run, &svgs).as_bytes())?;
+    put(
+        "index.html",
+        page(runs, &compared, &per_run, &svgs).as_bytes(),
+    )?;
     Ok(written)
 }
 

@@ -79,8 +79,9 @@ impl Renderer {
     }
 
     fn tree(&self, svg: &str) -> io::Result<usvg::Tree> {
-        usvg::Tree::from_str(svg, &self.options)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("reading the SVG: {e}")))
+        usvg::Tree::from_str(svg, &self.options).map_err(|e| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("reading the SVG: {e}"))
+        })
     }
 
     /// The figure in `format` (SVG is returned as it is).
@@ -94,9 +95,11 @@ impl Renderer {
 
     pub fn png(&self, svg: &str) -> io::Result<Vec<u8>> {
         let tree = self.tree(svg)?;
-        let size = tree.size().to_int_size().scale_by(PNG_SCALE).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidData, "the SVG has no size")
-        })?;
+        let size = tree
+            .size()
+            .to_int_size()
+            .scale_by(PNG_SCALE)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "the SVG has no size"))?;
         let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
             .ok_or_else(|| io::Error::other("cannot allocate the image"))?;
         resvg::render(

@@ -5,8 +5,8 @@ use crate::analysis::{DirectionAnalysis, DirectionSeries, DirectionSummary, Opti
 use crate::emu_input::EmuRun;
 use crate::mahimahi_input;
 use emu_core::log::{Direction, LogError, MAGIC};
-use serde::Serialize;
 use emu_core::progress::Counted;
+use serde::Serialize;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 

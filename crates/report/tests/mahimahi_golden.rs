@@ -27,7 +27,7 @@ fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
                 trace: Arc::new(trace),
                 repeat: true,
             },
-            queue: aqm::parse_queue("droptail packets 2").unwrap(),
+            queue: aqm::build_queue("droptail packets 2").unwrap(),
             loss: None,
             max_packet: 1500,
             overhead: 0,

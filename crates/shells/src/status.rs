@@ -100,10 +100,16 @@ fn run(rows: Vec<Row>, terminal: bool, stop: &AtomicBool) {
 }
 
 /// `[link 10 Mbit/s] up in 9.93 out 9.87 Mbit/s queue 31 pkt 45.0 kB drop 2 mark 0 | down ...`
-pub fn format_row(label: &str, before: &[Snapshot; 2], after: &[Snapshot; 2], seconds: f64) -> String {
+pub fn format_row(
+    label: &str,
+    before: &[Snapshot; 2],
+    after: &[Snapshot; 2],
+    seconds: f64,
+) -> String {
     let mut parts = Vec::new();
     for (d, name) in ["up", "down"].into_iter().enumerate() {
-        let rate = |now: u64, then: u64| now.saturating_sub(then) as f64 * 8.0 / seconds.max(1e-9) / 1e6;
+        let rate =
+            |now: u64, then: u64| now.saturating_sub(then) as f64 * 8.0 / seconds.max(1e-9) / 1e6;
         let a = &after[d];
         parts.push(format!(
             "{name} in {:.2} out {:.2} Mbit/s queue {} pkt {} drop {} mark {}",
