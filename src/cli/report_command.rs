@@ -222,7 +222,7 @@ impl Progress {
                     let line = progress_text(emu_core::progress::bytes_read() - start, total);
                     if terminal {
                         eprint!("\r\x1b[2K{line}");
-                    } else if ticks % 10 == 0 {
+                    } else if ticks.is_multiple_of(10) {
                         eprintln!("{line}");
                     }
                 }
@@ -298,7 +298,7 @@ mod tests {
         std::fs::write(dir.join("0-link.emulog"), vec![0u8; 1000]).unwrap();
         std::fs::write(dir.join("summary-0.json"), vec![0u8; 500]).unwrap();
         std::fs::write(dir.join("up.log"), vec![0u8; 300]).unwrap();
-        assert_eq!(expected_reading(&[dir.clone()]), 2300);
+        assert_eq!(expected_reading(std::slice::from_ref(&dir)), 2300);
         assert_eq!(expected_reading(&[dir.join("0-link.emulog")]), 2000);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(
