@@ -1,23 +1,27 @@
-//! `emu log dump FILE [--format csv|json]`: a binary packet log as text.
-//! (Figures and plots of logs are `emu report`'s.)
+//! `emu log dump FILE [--format csv|jsonl]`: a binary packet log as text.
+//! (Figures and plots of logs are `emu report`'s; numpy reads the binary
+//! log directly, see docs/log-format.md.)
 
 use super::UsageError;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 use emu_core::log::{dump, DumpFormat, LogReader};
 use std::path::PathBuf;
 
-#[derive(Parser)]
-#[command(name = "emu log", about = "Read emu's per-packet logs")]
-struct LogCli {
+#[derive(Args)]
+pub struct LogArgs {
     #[command(subcommand)]
     action: LogAction,
 }
 
 #[derive(Subcommand)]
 enum LogAction {
-    /// Print every record of a log as CSV or JSON lines.
+    /// Print every record of a log as CSV or JSON Lines.
     Dump {
+        /// A log file (`N-KIND.emulog` in the directory given to --log).
+        #[arg(value_hint = clap::ValueHint::FilePath)]
         file: PathBuf,
+        /// csv: a header line, then one line per record; jsonl (or json): one
+        /// JSON object per line, with the CSV's columns as keys.
         #[arg(long, value_enum, default_value = "csv")]
         format: Format,
     },
@@ -26,14 +30,12 @@ enum LogAction {
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Csv,
-    Json,
+    #[value(alias = "json")]
+    Jsonl,
 }
 
-pub fn run(args: &[String]) -> Result<i32, UsageError> {
-    let Some(cli) = super::parse_tool_args::<LogCli>("emu log", args)? else {
-        return Ok(0);
-    };
-    let LogAction::Dump { file, format } = cli.action;
+pub fn run(args: LogArgs) -> Result<i32, UsageError> {
+    let LogAction::Dump { file, format } = args.action;
     let reader = match LogReader::open(&file) {
         Ok(r) => r,
         Err(e) => {
@@ -43,7 +45,7 @@ pub fn run(args: &[String]) -> Result<i32, UsageError> {
     };
     let format = match format {
         Format::Csv => DumpFormat::Csv,
-        Format::Json => DumpFormat::JsonLines,
+        Format::Jsonl => DumpFormat::JsonLines,
     };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

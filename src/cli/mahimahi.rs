@@ -44,8 +44,48 @@ Options = --once
 emu additions: --log=DIR also keeps emu's binary per-packet log in DIR.
 ";
 
+/// Mahimahi's usage line of each command but mm-link (whose options make
+/// it a page: [`LINK_USAGE`]).
+fn usage(name: &str) -> String {
+    match name {
+        "mm-delay" => "Usage: mm-delay delay-milliseconds [command...]".into(),
+        "mm-loss" => "Usage: mm-loss uplink|downlink rate [command...]".into(),
+        "mm-onoff" => {
+            "Usage: mm-onoff uplink|downlink mean-on-time mean-off-time [command...]".into()
+        }
+        "mm-link" => LINK_USAGE.into(),
+        _ => format!("Usage: {name} uplink|downlink ON-TIME OFF-TIME [COMMAND...]"),
+    }
+}
+
+/// `--help` or `--version` where Mahimahi's own parser would see an
+/// option: first for the positional commands, before the command (or `--`)
+/// for mm-link. Help goes to stdout with status 0, as for any program.
+fn help_or_version(name: &str, args: &[String]) -> Option<String> {
+    let options: Vec<&String> = if name == "mm-link" {
+        args.iter().take_while(|w| *w != "--").collect()
+    } else {
+        args.first().into_iter().collect()
+    };
+    if options.iter().any(|w| *w == "--help" || *w == "-h") {
+        let mut text = usage(name);
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        Some(text)
+    } else if options.iter().any(|w| *w == "--version" || *w == "-V") {
+        Some(format!("{name} (emu {})\n", env!("CARGO_PKG_VERSION")))
+    } else {
+        None
+    }
+}
+
 /// Runs the Mahimahi command `name`; returns the exit status.
 pub fn main(name: &str, args: Vec<String>) -> i32 {
+    if let Some(text) = help_or_version(name, &args) {
+        print!("{text}");
+        return 0;
+    }
     let result = match name {
         "mm-link" => link(name, &args),
         _ => plan(name, &args).and_then(|(spec, command)| {
@@ -85,6 +125,8 @@ fn run(
 ) -> Result<shells::Finished, UsageError> {
     let globals = super::Globals {
         log_dir,
+        // Mahimahi prints nothing while a shell runs.
+        status: Some(false),
         ..super::Globals::default()
     };
     super::run_chain(vec![spec], command, globals, command_line)
@@ -109,11 +151,11 @@ pub fn plan(name: &str, args: &[String]) -> Result<(ShellSpec, Vec<String>), Usa
 
 /// `mm-delay DELAY-MS [COMMAND...]`
 fn delay(args: &[String]) -> Result<(ShellSpec, Vec<String>), UsageError> {
-    const USAGE: &str = "Usage: mm-delay delay-milliseconds [command...]";
+    let usage = usage("mm-delay");
     let Some(first) = args.first() else {
-        return Err(UsageError(USAGE.into()));
+        return Err(UsageError(usage));
     };
-    let ms = whole(first, "delay-milliseconds", USAGE)?;
+    let ms = whole(first, "delay-milliseconds", &usage)?;
     let mut spec = ShellSpec {
         kind: "delay",
         description: format!("delay {ms} ms"),
@@ -136,18 +178,18 @@ fn which_link(word: &str, usage: &str) -> Result<usize, UsageError> {
 
 /// `mm-loss uplink|downlink RATE [COMMAND...]`
 fn loss(args: &[String]) -> Result<(ShellSpec, Vec<String>), UsageError> {
-    const USAGE: &str = "Usage: mm-loss uplink|downlink rate [command...]";
+    let usage = usage("mm-loss");
     if args.len() < 2 {
-        return Err(UsageError(USAGE.into()));
+        return Err(UsageError(usage));
     }
-    let d = which_link(&args[0], USAGE)?;
+    let d = which_link(&args[0], &usage)?;
     let rate = args[1]
         .parse::<f64>()
         .ok()
         .filter(|r| (0.0..=1.0).contains(r))
         .ok_or_else(|| {
             UsageError(format!(
-                "Error: loss rate must be between 0 and 1 (got '{}').\n{USAGE}",
+                "Error: loss rate must be between 0 and 1 (got '{}').\n{usage}",
                 args[1]
             ))
         })?;
@@ -168,11 +210,7 @@ fn switching(
     args: &[String],
     exponential: bool,
 ) -> Result<(ShellSpec, Vec<String>), UsageError> {
-    let usage = if exponential {
-        format!("Usage: {name} uplink|downlink mean-on-time mean-off-time [command...]")
-    } else {
-        format!("Usage: {name} uplink|downlink ON-TIME OFF-TIME [COMMAND...]")
-    };
+    let usage = usage(name);
     if args.len() < 3 {
         return Err(UsageError(usage));
     }
@@ -436,5 +474,24 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name} {bad} was accepted"));
             assert!(err.0.contains("Usage:"), "{name} {bad}: {}", err.0);
         }
+    }
+
+    #[test]
+    fn help_and_version_print_usage_and_emus_version() {
+        let help = |name: &str, s: &str| help_or_version(name, &words(s));
+        assert!(help("mm-delay", "--help")
+            .unwrap()
+            .starts_with("Usage: mm-delay"));
+        assert!(help("mm-loss", "-h")
+            .unwrap()
+            .starts_with("Usage: mm-loss uplink|downlink"));
+        assert!(help("mm-link", "up down --once --help")
+            .unwrap()
+            .contains("--uplink-queue=QUEUE_TYPE"));
+        let version = help("mm-onoff", "--version").unwrap();
+        assert!(version.contains(env!("CARGO_PKG_VERSION")), "{version}");
+        // Past the options, --help belongs to the command.
+        assert!(help("mm-delay", "10 grep --help").is_none());
+        assert!(help("mm-link", "up down -- cmd --help").is_none());
     }
 }

@@ -1,74 +1,236 @@
 //! `emu [global options] SHELL ARGS [-- SHELL ARGS]... [-- COMMAND ARGS...]`
-//! and the tool subcommands (`emu report`, `emu log dump`, `emu queues`).
+//! and the tool subcommands (`emu report`, `emu log dump`, `emu queues`,
+//! `emu completions`, `emu man`): one clap parser, so every level has its
+//! `--help`, and completions and the man page come from the same source.
 
 mod log_command;
 mod mahimahi;
 mod report_command;
 mod shell_args;
 
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use emu_core::time::{parse_duration, NS_PER_US};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 pub const SHELL_NAMES: [&str; 3] = ["delay", "link", "loss"];
 
-const USAGE: &str = "\
-emu: a packet-level network emulator
+/// `emu`'s whole command line: the options of the run, then a shell (whose
+/// arguments end at `--`, where the next shell or the command begins) or
+/// a tool subcommand.
+#[derive(Parser)]
+#[command(
+    name = "emu",
+    version,
+    about = "A packet-level network emulator: nested delay, link and loss shells around a command",
+    override_usage = "emu [OPTIONS] SHELL ARGS [-- SHELL ARGS]... [-- COMMAND [ARGS...]]\n       \
+                      emu report RUN... [OPTIONS]\n       \
+                      emu log dump FILE [--format csv|jsonl]\n       \
+                      emu queues | completions SHELL | man",
+    after_help = "Each shell runs what follows it inside a new network namespace. Run `emu SHELL --help` \
+                  for a shell's options. Without a COMMAND, your login shell runs inside. The command's \
+                  exit status is emu's.\n\n\
+                  Example:\n  sudo emu delay 40 -- link 10mbit -- iperf3 -c $EMU_BASE",
+    disable_help_subcommand = true,
+    subcommand_value_name = "SHELL|TOOL",
+    subcommand_help_heading = "Shells and tools"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    globals: GlobalArgs,
+    #[command(subcommand)]
+    command: Option<TopCommand>,
+}
 
-Usage:
-  emu [OPTIONS] SHELL ARGS [-- SHELL ARGS]... [-- COMMAND [ARGS...]]
-  emu report RUN... [--out DIR] [--json] [--bin TIME] [--from TIME] [--to TIME]
-  emu log dump FILE [--format csv|json]
-  emu queues
+/// The options before the first shell, which apply to the whole run.
+#[derive(Args)]
+struct GlobalArgs {
+    /// Write every shell's per-packet log (and a summary) to DIR.
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
+    log: Option<PathBuf>,
+    /// Print each direction's packet accounting at exit.
+    #[arg(long)]
+    stats: bool,
+    /// MTU of the emulated path.
+    #[arg(long, value_name = "BYTES", default_value = "1500", value_parser = mtu)]
+    mtu: u32,
+    /// How long before a departure the pump stops sleeping and spins: longer
+    /// is more exact and costs more CPU while packets are in flight.
+    #[arg(long, value_name = "TIME", default_value = "500us", value_parser = duration)]
+    spin: u64,
+    /// Never let the packet threads sleep: the lowest added latency, but they
+    /// keep the cores busy while emu runs.
+    #[arg(long)]
+    busy_poll: bool,
+    /// Have the kernel segment TCP before emu reads it, one system call per
+    /// packet (by default emu takes TCP super-packets and cuts them into real
+    /// packets itself).
+    #[arg(long)]
+    no_offload: bool,
+    /// Show a live status line (per shell and direction: rates in and out,
+    /// queue, drops, marks), refreshed every second [default: on when stderr
+    /// is a terminal and a COMMAND is given].
+    #[arg(long, overrides_with = "no_status")]
+    status: bool,
+    /// Never show the live status line.
+    #[arg(long, overrides_with = "status")]
+    no_status: bool,
+}
 
-Shells (each runs what follows inside a new network namespace):
-  delay TIME      one-way delay in both directions (40, 0.25ms, 500us)
-  link RATE       a bottleneck with a queue (10mbit, 1.5gbit, or traces)
-  loss PROB       independent random loss (0.01 = 1%)
-Run `emu SHELL --help` for a shell's options. Without a COMMAND, your login
-shell runs inside. The command's exit status is emu's.
+#[derive(Subcommand)]
+enum TopCommand {
+    #[command(flatten)]
+    Shell(shell_args::ShellCommand),
+    /// Numbers and pictures from packet logs (summary.json, series.json, figures, index.html).
+    Report(report_command::ReportArgs),
+    /// Read emu's per-packet logs.
+    Log(log_command::LogArgs),
+    /// List the queue disciplines and their options.
+    Queues,
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  emu completions bash > ~/.local/share/bash-completion/completions/emu\n  \
+                      emu completions zsh > ~/.zfunc/_emu\n  \
+                      emu completions fish > ~/.config/fish/completions/emu.fish"
+    )]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print emu's man page (roff), or write one page per subcommand into DIR.
+    #[command(
+        after_help = "Examples:\n  emu man | man -l -\n  emu man --dir /usr/local/share/man/man1"
+    )]
+    Man {
+        /// Write emu.1, emu-delay.1, emu-report.1, ... into DIR instead.
+        #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
+        dir: Option<PathBuf>,
+    },
+}
 
-Options:
-  --log DIR       write every shell's per-packet log (and a summary) to DIR
-  --stats         print each direction's packet accounting at exit
-  --mtu BYTES     MTU of the emulated path [default: 1500]
-  --spin TIME     how long before a departure the pump stops sleeping and
-                  spins: longer is more exact and costs more CPU while
-                  packets are in flight [default: 500us]
-  --busy-poll     never let the packet threads sleep: the lowest added
-                  latency, but they keep the cores busy while emu runs
-  --no-offload    have the kernel segment TCP before emu reads it, one
-                  system call per packet (by default emu takes TCP
-                  super-packets and cuts them into real packets itself)
-  -h, --help      this text
-  -V, --version   the version
+fn mtu(text: &str) -> Result<u32, String> {
+    text.parse()
+        .ok()
+        .filter(|m| (576..=65_535).contains(m))
+        .ok_or_else(|| "expected a whole number of bytes from 576 to 65535".to_string())
+}
 
-Example:
-  sudo emu delay 40 -- link 10mbit -- iperf3 -c $EMU_BASE
-";
+fn duration(text: &str) -> Result<u64, String> {
+    parse_duration(text).map_err(|e| e.to_string())
+}
 
 /// A user mistake on the command line: one message, exit status 2.
 #[derive(Debug)]
 pub struct UsageError(pub String);
 
-/// Parses a tool subcommand's words (`emu log ...`, `emu report ...`);
-/// None when clap printed help or the version instead.
-fn parse_tool_args<T: clap::Parser>(name: &str, args: &[String]) -> Result<Option<T>, UsageError> {
-    match T::try_parse_from(std::iter::once(name.to_string()).chain(args.iter().cloned())) {
-        Ok(cli) => Ok(Some(cli)),
-        Err(e) if !e.use_stderr() => {
-            print!("{e}");
-            Ok(None)
+/// One line for a clap error, naming the input and where to read more:
+/// `delay: unexpected argument 'link' (separate shells with --...); see
+/// emu delay --help`. `words` are the words that were parsed.
+pub fn clap_error(e: &clap::Error, words: &[String]) -> UsageError {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let text = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => Some(v.join(", ")),
+        _ => None,
+    };
+    let rendered = e.render().to_string();
+    let command = subcommand_path(words).join(" ");
+    let option = |arg: String| arg.split(' ').next().unwrap_or_default().to_string();
+    let first_line = rendered
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_start_matches("error: ")
+        .to_string();
+    let mut message = match (e.kind(), text(ContextKind::InvalidArg)) {
+        (ErrorKind::UnknownArgument, Some(arg)) if arg.starts_with('-') => {
+            format!("unknown option '{arg}'")
         }
-        Err(e) => Err(UsageError(
-            e.to_string()
-                .trim_start_matches("error: ")
-                .trim()
-                .to_string(),
-        )),
+        (ErrorKind::UnknownArgument, Some(arg)) => format!("unexpected argument '{arg}'"),
+        (ErrorKind::ValueValidation, Some(arg)) => format!(
+            "{} '{}': {}",
+            option(arg),
+            text(ContextKind::InvalidValue).unwrap_or_default(),
+            std::error::Error::source(e).map_or(first_line.clone(), |s| s.to_string())
+        ),
+        (ErrorKind::InvalidValue, Some(arg))
+            if text(ContextKind::InvalidValue).is_none_or(|v| v.is_empty()) =>
+        {
+            format!("{} needs a value", option(arg))
+        }
+        (ErrorKind::MissingRequiredArgument, Some(args)) => format!("missing {args}"),
+        (ErrorKind::InvalidValue, Some(arg)) => match text(ContextKind::ValidValue) {
+            Some(valid) => format!(
+                "{} '{}': expected one of {valid}",
+                option(arg),
+                text(ContextKind::InvalidValue).unwrap_or_default()
+            ),
+            None => first_line.clone(),
+        },
+        (ErrorKind::InvalidSubcommand, _) if command.is_empty() => {
+            return UsageError(format!(
+                "'{}' is not a shell or a subcommand (shells: {}; see emu --help)",
+                text(ContextKind::InvalidSubcommand).unwrap_or_default(),
+                SHELL_NAMES.join(", ")
+            ))
+        }
+        (ErrorKind::InvalidSubcommand, _) => format!(
+            "'{}' is not a subcommand",
+            text(ContextKind::InvalidSubcommand).unwrap_or_default()
+        ),
+        _ => first_line.clone(),
+    };
+    let is_shell = SHELL_NAMES.contains(&command.as_str());
+    if is_shell
+        && words
+            .iter()
+            .skip_while(|w| *w != &command)
+            .skip(1)
+            .take_while(|w| *w != "--")
+            .any(|w| SHELL_NAMES.contains(&w.as_str()))
+    {
+        message += " (separate shells with --, e.g. emu delay 40 -- link 10mbit)";
     }
+    UsageError(if command.is_empty() {
+        format!("{message} (see emu --help)")
+    } else {
+        format!("{command}: {message}; see emu {command} --help")
+    })
 }
 
-/// The options before the first shell, which apply to the whole run.
+/// The subcommands `words` name, outermost first (`log dump`, `delay`),
+/// found as clap would: skipping options and their values, stopping at
+/// `--` (past which the next shell or the command begins).
+fn subcommand_path(words: &[String]) -> Vec<String> {
+    let mut command = Cli::command();
+    let mut path = Vec::new();
+    let mut skip_value = false;
+    for word in words {
+        if word == "--" {
+            break;
+        }
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            skip_value = !long.contains('=')
+                && command
+                    .get_arguments()
+                    .any(|a| a.get_long() == Some(long) && a.get_action().takes_values());
+            continue;
+        }
+        if word.starts_with('-') {
+            continue;
+        }
+        if let Some(sub) = command.find_subcommand(word).cloned() {
+            path.push(word.clone());
+            command = sub;
+        }
+    }
+    path
+}
+
+/// The options of the run, resolved.
 pub struct Globals {
     pub log_dir: Option<PathBuf>,
     pub stats: bool,
@@ -76,6 +238,9 @@ pub struct Globals {
     pub spin: u64,
     pub offload: bool,
     pub busy_poll: bool,
+    /// The live status line: forced on or off, or None to decide from
+    /// whether stderr is a terminal.
+    pub status: Option<bool>,
 }
 
 impl Default for Globals {
@@ -87,6 +252,25 @@ impl Default for Globals {
             spin: 500 * NS_PER_US,
             offload: true,
             busy_poll: false,
+            status: None,
+        }
+    }
+}
+
+impl From<GlobalArgs> for Globals {
+    fn from(a: GlobalArgs) -> Globals {
+        Globals {
+            log_dir: a.log,
+            stats: a.stats,
+            mtu: a.mtu,
+            spin: a.spin,
+            offload: !a.no_offload,
+            busy_poll: a.busy_poll,
+            status: match (a.status, a.no_status) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
         }
     }
 }
@@ -115,76 +299,53 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
         .join(" ");
-    let mut globals = Globals::default();
-    let mut rest = args.into_iter().peekable();
-    while let Some(arg) = rest.peek().cloned() {
-        if !arg.starts_with('-') || arg == "--" {
-            break;
-        }
-        rest.next();
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) => (f.to_string(), Some(v.to_string())),
-            None => (arg.clone(), None),
-        };
-        let mut value = |name: &str| {
-            inline
-                .clone()
-                .or_else(|| rest.next())
-                .ok_or_else(|| UsageError(format!("{name} needs a value (see emu --help)")))
-        };
-        match flag.as_str() {
-            "-h" | "--help" => {
-                print!("{USAGE}");
+    let cli =
+        match Cli::try_parse_from(std::iter::once("emu".to_string()).chain(args.iter().cloned())) {
+            Ok(cli) => cli,
+            Err(e) if !e.use_stderr() => {
+                // --help or --version, at any level.
+                print!("{e}");
                 return Ok(0);
             }
-            "-V" | "--version" => {
-                println!("emu {}", env!("CARGO_PKG_VERSION"));
-                return Ok(0);
-            }
-            "--log" => globals.log_dir = Some(PathBuf::from(value("--log")?)),
-            "--stats" => globals.stats = true,
-            "--no-offload" => globals.offload = false,
-            "--busy-poll" => globals.busy_poll = true,
-            "--mtu" => {
-                let text = value("--mtu")?;
-                globals.mtu = text
-                    .parse()
-                    .ok()
-                    .filter(|m| (576..=65_535).contains(m))
-                    .ok_or_else(|| {
-                        UsageError(format!(
-                            "--mtu '{text}': expected a whole number of bytes from 576 to 65535"
-                        ))
-                    })?;
-            }
-            "--spin" => {
-                let text = value("--spin")?;
-                globals.spin =
-                    parse_duration(&text).map_err(|e| UsageError(format!("--spin: {e}")))?;
-            }
-            other => {
-                return Err(UsageError(format!(
-                    "unknown option '{other}' (see emu --help)"
-                )))
-            }
-        }
-    }
-    let rest: Vec<String> = rest.collect();
-    match rest.first().map(String::as_str) {
+            Err(e) => return Err(clap_error(&e, &args)),
+        };
+    let globals = Globals::from(cli.globals);
+    match cli.command {
         None => Err(UsageError(
             "nothing to run: give a shell such as 'delay 40' (see emu --help)".into(),
         )),
-        Some("log") => log_command::run(&rest[1..]),
-        Some("report") => report_command::run(&rest[1..]),
-        Some("queues") => {
+        Some(TopCommand::Shell(first)) => run_shells(first, globals, command_line),
+        Some(TopCommand::Report(report)) => report_command::run(report),
+        Some(TopCommand::Log(log)) => log_command::run(log),
+        Some(TopCommand::Queues) => {
             print!("{}", queues_text());
             Ok(0)
         }
-        Some(word) if SHELL_NAMES.contains(&word) => run_shells(rest, globals, command_line),
-        Some(word) => Err(UsageError(format!(
-            "'{word}' is not a shell or a subcommand (shells: {}; see emu --help)",
-            SHELL_NAMES.join(", ")
-        ))),
+        Some(TopCommand::Completions { shell }) => {
+            clap_complete::generate(shell, &mut Cli::command(), "emu", &mut std::io::stdout());
+            Ok(0)
+        }
+        Some(TopCommand::Man { dir }) => man_page(dir),
+    }
+}
+
+/// `emu man`: the page of `emu` itself on stdout, or with `--dir` one page
+/// per command (emu.1, emu-delay.1, emu-log-dump.1, ...) in a directory.
+fn man_page(dir: Option<PathBuf>) -> Result<i32, UsageError> {
+    let command = Cli::command();
+    let result = match &dir {
+        None => clap_mangen::Man::new(command).render(&mut std::io::stdout()),
+        Some(dir) => {
+            std::fs::create_dir_all(dir).and_then(|()| clap_mangen::generate_to(command, dir))
+        }
+    };
+    match result {
+        Ok(()) => Ok(0),
+        Err(e) => {
+            let place = dir.map_or("stdout".into(), |d| d.display().to_string());
+            eprintln!("emu: writing the man page to {place}: {e}");
+            Ok(1)
+        }
     }
 }
 
@@ -216,12 +377,13 @@ pub fn split_segments(words: &[String]) -> (Vec<Vec<String>>, Vec<String>) {
 }
 
 fn run_shells(
-    words: Vec<String>,
+    mut first: shell_args::ShellCommand,
     globals: Globals,
     command_line: String,
 ) -> Result<i32, UsageError> {
-    let (segments, command) = split_segments(&words);
-    let mut specs = Vec::new();
+    let rest = first.take_rest();
+    let mut specs = vec![first.spec()?];
+    let (segments, command) = split_segments(&rest);
     for segment in &segments {
         match shell_args::parse(segment)? {
             shell_args::Parsed::Spec(spec) => specs.push(*spec),
@@ -239,7 +401,13 @@ pub fn run_chain(
     globals: Globals,
     command_line: String,
 ) -> Result<shells::Finished, UsageError> {
+    // On by default only where someone watches and no interactive shell
+    // shares the screen with it.
+    let status = globals
+        .status
+        .unwrap_or_else(|| !command.is_empty() && std::io::stderr().is_terminal());
     let options = shells::RunOptions {
+        status,
         command,
         log_dir: globals.log_dir,
         timing: shells::Timing {

@@ -3,29 +3,29 @@
 //! more runs.
 
 use super::UsageError;
-use clap::Parser;
+use clap::{Args, ValueEnum};
 use emu_core::time::parse_duration;
+use report::render::FigureFormat;
 use report::{FlowSelection, Options};
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-#[derive(Parser)]
-#[command(
-    name = "emu report",
-    about = "Numbers and pictures from packet logs: summary.json, series.json, SVG plots and index.html",
-    long_about = "Numbers and pictures from packet logs.\n\n\
+#[derive(Args)]
+#[command(long_about = "Numbers and pictures from packet logs.\n\n\
         Each RUN is a directory that `emu --log DIR` wrote (all its shells \
         together, packets followed across them), a single .emulog file, a \
         Mahimahi link log (--uplink-log), or a directory of Mahimahi logs \
         (one run each). Several runs are compared side by side.\n\n\
         Times take a unit (ns, us, ms, s; a bare number is ms) and count \
-        from when the whole path was up (the innermost shell's start)."
-)]
-struct ReportCli {
+        from when the whole path was up (the innermost shell's start).")]
+pub struct ReportArgs {
     /// Run directories or log files.
-    #[arg(required = true)]
+    #[arg(required = true, value_hint = clap::ValueHint::AnyPath)]
     runs: Vec<PathBuf>,
     /// Where to write the report [default: report].
-    #[arg(long)]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     out: Option<PathBuf>,
     /// Print summary.json to stdout (and write no files unless --out is given).
     #[arg(long)]
@@ -44,6 +44,28 @@ struct ReportCli {
     /// hex separated by commas.
     #[arg(long, default_value = "significant", value_parser = flows)]
     flows: FlowSelection,
+    /// File formats of the figures, separated by commas: svg (always
+    /// written, the page shows them), png (twice the SVG's size) and pdf
+    /// (vector), each next to its SVG.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "svg")]
+    format: Vec<Format>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Svg,
+    Png,
+    Pdf,
+}
+
+impl From<Format> for FigureFormat {
+    fn from(f: Format) -> FigureFormat {
+        match f {
+            Format::Svg => FigureFormat::Svg,
+            Format::Png => FigureFormat::Png,
+            Format::Pdf => FigureFormat::Pdf,
+        }
+    }
 }
 
 fn duration(text: &str) -> Result<u64, String> {
@@ -77,10 +99,7 @@ fn flows(text: &str) -> Result<FlowSelection, String> {
     }
 }
 
-pub fn run(args: &[String]) -> Result<i32, UsageError> {
-    let Some(cli) = super::parse_tool_args::<ReportCli>("emu report", args)? else {
-        return Ok(0);
-    };
+pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
     if cli.bin == 0 {
         return Err(UsageError("--bin must be longer than 0".into()));
     }
@@ -93,16 +112,19 @@ pub fn run(args: &[String]) -> Result<i32, UsageError> {
         to: cli.to,
         flows: cli.flows,
     };
+    let mut progress = Progress::start(&cli.runs);
     let mut runs = Vec::new();
     for path in &cli.runs {
         match report::load(path, &options) {
             Ok(loaded) => runs.extend(loaded),
             Err(e) => {
+                progress.finish();
                 eprintln!("emu report: {e}");
                 return Ok(1);
             }
         }
     }
+    progress.finish();
     // Two runs with one name (run1/log, run2/log) would overwrite each
     // other's plots.
     let mut seen = std::collections::HashMap::new();
@@ -130,7 +152,8 @@ pub fn run(args: &[String]) -> Result<i32, UsageError> {
     // --json alone prints and writes nothing; --out (or no --json) writes.
     if !cli.json || cli.out.is_some() {
         let out = cli.out.unwrap_or_else(|| PathBuf::from("report"));
-        if let Err(e) = report::output::write(&runs, &out) {
+        let formats: Vec<FigureFormat> = cli.format.iter().map(|f| (*f).into()).collect();
+        if let Err(e) = report::output::write_figures_as(&runs, &out, &formats) {
             eprintln!("emu report: writing the report into {}: {e}", out.display());
             return Ok(1);
         }
@@ -158,5 +181,130 @@ fn print_brief(runs: &[report::Run]) {
                 show(d.fairness.jain, ""),
             );
         }
+    }
+}
+
+/// Inputs larger than this get a progress line while they are read.
+const PROGRESS_FROM_BYTES: u64 = 256 << 20;
+
+/// A line on stderr, refreshed every second, saying how much of the logs
+/// has been read: rewritten in place on a terminal, one line every ten
+/// seconds otherwise. Shown only for inputs over [`PROGRESS_FROM_BYTES`]
+/// (`EMU_REPORT_PROGRESS_BYTES` sets another threshold).
+struct Progress {
+    stop: Option<(Arc<AtomicBool>, std::thread::JoinHandle<()>)>,
+}
+
+impl Progress {
+    fn start(inputs: &[PathBuf]) -> Progress {
+        let threshold = std::env::var("EMU_REPORT_PROGRESS_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(PROGRESS_FROM_BYTES);
+        let total = expected_reading(inputs);
+        if total < threshold || total == 0 {
+            return Progress { stop: None };
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let terminal = std::io::stderr().is_terminal();
+        let thread = {
+            let stop = stop.clone();
+            let start = emu_core::progress::bytes_read();
+            let began = std::time::Instant::now();
+            std::thread::spawn(move || {
+                let mut ticks = 0u64;
+                while !stop.load(Ordering::Acquire) {
+                    std::thread::park_timeout(std::time::Duration::from_secs(1));
+                    if stop.load(Ordering::Acquire) {
+                        break;
+                    }
+                    ticks += 1;
+                    let line = progress_text(emu_core::progress::bytes_read() - start, total);
+                    if terminal {
+                        eprint!("\r\x1b[2K{line}");
+                    } else if ticks.is_multiple_of(10) {
+                        eprintln!("{line}");
+                    }
+                }
+                if terminal {
+                    eprint!("\r\x1b[2K");
+                }
+                eprintln!(
+                    "emu report: read {:.1} MB of logs in {:.1} s",
+                    (emu_core::progress::bytes_read() - start) as f64 / 1e6,
+                    began.elapsed().as_secs_f64()
+                );
+            })
+        };
+        Progress {
+            stop: Some((stop, thread)),
+        }
+    }
+
+    /// Stops and clears the line; later calls do nothing.
+    fn finish(&mut self) {
+        if let Some((stop, thread)) = self.stop.take() {
+            stop.store(true, Ordering::Release);
+            thread.thread().unpark();
+            let _ = thread.join();
+        }
+    }
+}
+
+/// `emu report: reading logs: 42% (540 MB of 1.3 GB)`. The total is an
+/// estimate, so the share stops at 99% until reading is done.
+fn progress_text(read: u64, total: u64) -> String {
+    let share = (read as f64 / total as f64 * 100.0).min(99.0);
+    format!(
+        "emu report: reading logs: {share:.0}% ({:.0} MB of {:.1} GB)",
+        read as f64 / 1e6,
+        total as f64 / 1e9
+    )
+}
+
+/// Bytes the report will read: each emu log twice (once per direction),
+/// any other file (a Mahimahi log) once.
+fn expected_reading(inputs: &[PathBuf]) -> u64 {
+    let weight = |path: &std::path::Path| -> u64 {
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("emulog") => 2 * size,
+            Some("json" | "trace" | "html" | "svg") => 0,
+            _ => size,
+        }
+    };
+    inputs
+        .iter()
+        .map(|input| match std::fs::read_dir(input) {
+            Ok(entries) => entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .map(|p| weight(&p))
+                .sum(),
+            Err(_) => weight(input),
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_counts_emu_logs_twice_and_stops_short_of_done() {
+        let dir = std::env::temp_dir().join(format!("emu-progress-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("0-link.emulog"), vec![0u8; 1000]).unwrap();
+        std::fs::write(dir.join("summary-0.json"), vec![0u8; 500]).unwrap();
+        std::fs::write(dir.join("up.log"), vec![0u8; 300]).unwrap();
+        assert_eq!(expected_reading(std::slice::from_ref(&dir)), 2300);
+        assert_eq!(expected_reading(&[dir.join("0-link.emulog")]), 2000);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            progress_text(540_000_000, 1_300_000_000),
+            "emu report: reading logs: 42% (540 MB of 1.3 GB)"
+        );
+        assert!(progress_text(2_000, 1_000).contains(" 99% "));
     }
 }

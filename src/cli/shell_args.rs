@@ -1,9 +1,12 @@
 //! The arguments of each shell, parsed with clap (so each has its own
-//! `--help`), and turned into the `shells` crate's specifications.
+//! `--help`, completions and a man page), and turned into the `shells`
+//! crate's specifications. The first shell is parsed by the top-level
+//! parser as a subcommand; every later one (after `--`) by the same
+//! subcommand enum through [`parse`], so both read the same options.
 
 use super::UsageError;
 use aqm::QueueSpec;
-use clap::Parser;
+use clap::{Args, Parser, Subcommand};
 use emu_core::time::{format_duration, parse_duration};
 use emu_core::trace::Trace;
 use emu_core::Rate;
@@ -19,48 +22,69 @@ pub const DEFAULT_LINK_QUEUE: QueueSpec = QueueSpec::Droptail(aqm::Limits {
     bytes: None,
 });
 
-#[derive(Parser)]
-#[command(
-    name = "emu delay",
-    about = "One-way propagation delay in both directions",
-    after_help = "TIME is a decimal number with an optional unit ns, us, ms or s; a bare number is milliseconds.\nExample: emu delay 40 -- ping $EMU_BASE"
-)]
-struct DelayArgs {
-    /// Delay applied in each direction.
-    time: Option<String>,
-    /// Delay of packets leaving the shell (overrides TIME).
-    #[arg(long)]
-    uplink: Option<String>,
-    /// Delay of packets entering the shell (overrides TIME).
-    #[arg(long)]
-    downlink: Option<String>,
-}
-
-#[derive(Parser)]
-#[command(
-    name = "emu link",
-    about = "A bottleneck: a queue drained at a constant rate or along a delivery trace",
-    after_help = "Rates are written as tc writes them: 10mbit, 1.5gbit, 800kbit, 12mbps (= bytes/s).\n\
+/// The shells, each a subcommand of `emu`.
+#[derive(Subcommand)]
+pub enum ShellCommand {
+    /// One-way propagation delay in both directions.
+    #[command(
+        after_help = "TIME is a decimal number with an optional unit ns, us, ms or s; a bare number is milliseconds.\n\
+Example: emu delay 40 -- ping $EMU_BASE"
+    )]
+    Delay(DelayArgs),
+    /// A bottleneck: a queue drained at a constant rate or along a delivery trace.
+    #[command(
+        after_help = "Rates are written as tc writes them: 10mbit, 1.5gbit, 800kbit, 12mbps (= bytes/s).\n\
 Traces: Mahimahi's format (one integer millisecond per line, each line one 1500-byte\n\
 delivery opportunity, repeating with the last timestamp as period) or emu's finer format\n\
 (first line '#emu-trace us' or '#emu-trace ns', then 'TIME [BYTES]' per line).\n\
 Queues: see `emu queues`; the default is 'droptail packets 1000'.\n\
 Example: emu link 10mbit --queue \"droptail packets 100\" -- iperf3 -c $EMU_BASE"
-)]
-struct LinkArgs {
+    )]
+    Link(LinkArgs),
+    /// Independent random loss.
+    #[command(after_help = "PROB is a probability from 0 to 1 (0.01 = 1%).\n\
+Every run with the same --seed loses the same packets.")]
+    Loss(LossArgs),
+}
+
+/// What follows a shell's own arguments: more shells and the command.
+#[derive(Args)]
+pub struct Inner {
+    /// The next shells (each after `--`) and the command to run inside them
+    /// [default: your login shell].
+    #[arg(last = true, value_name = "SHELL ARGS -- ... -- COMMAND")]
+    pub rest: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct DelayArgs {
+    /// Delay applied in each direction.
+    time: Option<String>,
+    /// Delay of packets leaving the shell (overrides TIME).
+    #[arg(long, value_name = "TIME")]
+    uplink: Option<String>,
+    /// Delay of packets entering the shell (overrides TIME).
+    #[arg(long, value_name = "TIME")]
+    downlink: Option<String>,
+    #[command(flatten)]
+    pub inner: Inner,
+}
+
+#[derive(Args)]
+pub struct LinkArgs {
     /// Rate of both directions.
     rate: Option<String>,
     /// Rate of packets leaving the shell.
-    #[arg(long, conflicts_with = "uplink_trace")]
+    #[arg(long, value_name = "RATE", conflicts_with = "uplink_trace")]
     uplink: Option<String>,
     /// Rate of packets entering the shell.
-    #[arg(long, conflicts_with = "downlink_trace")]
+    #[arg(long, value_name = "RATE", conflicts_with = "downlink_trace")]
     downlink: Option<String>,
     /// Delivery trace for packets leaving the shell.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     uplink_trace: Option<PathBuf>,
     /// Delivery trace for packets entering the shell.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
     downlink_trace: Option<PathBuf>,
     /// Stop the command when a trace reaches its end instead of repeating it.
     #[arg(long)]
@@ -78,26 +102,54 @@ struct LinkArgs {
     /// Queue of packets entering the shell (overrides --queue).
     #[arg(long, value_name = "SPEC")]
     downlink_queue: Option<String>,
+    #[command(flatten)]
+    pub inner: Inner,
 }
 
-#[derive(Parser)]
-#[command(
-    name = "emu loss",
-    about = "Independent random loss",
-    after_help = "PROB is a probability from 0 to 1 (0.01 = 1%).\nEvery run with the same --seed loses the same packets."
-)]
-struct LossArgs {
+#[derive(Args)]
+pub struct LossArgs {
     /// Loss probability in both directions.
     prob: Option<String>,
     /// Loss probability of packets leaving the shell (overrides PROB).
-    #[arg(long)]
+    #[arg(long, value_name = "PROB")]
     uplink: Option<String>,
     /// Loss probability of packets entering the shell (overrides PROB).
-    #[arg(long)]
+    #[arg(long, value_name = "PROB")]
     downlink: Option<String>,
     /// Seed of the random generator [default: from the clock, recorded in the log].
     #[arg(long)]
     seed: Option<u64>,
+    #[command(flatten)]
+    pub inner: Inner,
+}
+
+impl ShellCommand {
+    /// The shells and command that follow this one (after its `--`).
+    pub fn take_rest(&mut self) -> Vec<String> {
+        let inner = match self {
+            ShellCommand::Delay(a) => &mut a.inner,
+            ShellCommand::Link(a) => &mut a.inner,
+            ShellCommand::Loss(a) => &mut a.inner,
+        };
+        std::mem::take(&mut inner.rest)
+    }
+
+    /// The shell's specification, its arguments checked.
+    pub fn spec(self) -> Result<ShellSpec, UsageError> {
+        match self {
+            ShellCommand::Delay(a) => delay_spec(a),
+            ShellCommand::Link(a) => link_spec(a),
+            ShellCommand::Loss(a) => loss_spec(a),
+        }
+    }
+}
+
+/// A later shell's words on their own: `emu SHELL ARGS`.
+#[derive(Parser)]
+#[command(name = "emu", disable_help_subcommand = true)]
+struct Segment {
+    #[command(subcommand)]
+    shell: ShellCommand,
 }
 
 /// The seed of a shell that draws no random numbers (delay, link): fixed,
@@ -110,51 +162,18 @@ pub enum Parsed {
     Printed,
 }
 
-fn clap_parse<T: Parser>(segment: &[String]) -> Result<Option<T>, UsageError> {
-    let name = format!("emu {}", segment[0]);
-    match T::try_parse_from(std::iter::once(name.clone()).chain(segment[1..].iter().cloned())) {
-        Ok(args) => Ok(Some(args)),
+/// Parses one shell's words (`delay 40 --uplink 5`), as the top-level
+/// parser would have.
+pub fn parse(segment: &[String]) -> Result<Parsed, UsageError> {
+    let words = std::iter::once("emu".to_string()).chain(segment.iter().cloned());
+    match Segment::try_parse_from(words) {
+        Ok(parsed) => Ok(Parsed::Spec(Box::new(parsed.shell.spec()?))),
         Err(e) if !e.use_stderr() => {
             print!("{e}");
-            Ok(None)
+            Ok(Parsed::Printed)
         }
-        Err(e) => {
-            let text = e.to_string();
-            let first = text
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ");
-            let hint = if segment[1..]
-                .iter()
-                .any(|w| super::SHELL_NAMES.contains(&w.as_str()))
-            {
-                " (separate shells with --, e.g. emu delay 40 -- link 10mbit)"
-            } else {
-                ""
-            };
-            Err(UsageError(format!(
-                "{}: {first}{hint}; see {name} --help",
-                segment[0]
-            )))
-        }
+        Err(e) => Err(super::clap_error(&e, segment)),
     }
-}
-
-pub fn parse(segment: &[String]) -> Result<Parsed, UsageError> {
-    let spec = match segment[0].as_str() {
-        "delay" => clap_parse::<DelayArgs>(segment)?
-            .map(delay_spec)
-            .transpose()?,
-        "link" => clap_parse::<LinkArgs>(segment)?
-            .map(link_spec)
-            .transpose()?,
-        "loss" => clap_parse::<LossArgs>(segment)?
-            .map(loss_spec)
-            .transpose()?,
-        other => return Err(UsageError(format!("'{other}' is not a shell"))),
-    };
-    Ok(spec.map_or(Parsed::Printed, |s| Parsed::Spec(Box::new(s))))
 }
 
 /// The value for each direction: the override if given, else the shared one.

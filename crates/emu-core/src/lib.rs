@@ -11,6 +11,7 @@ pub mod error;
 pub mod log;
 pub mod offload;
 pub mod packet;
+pub mod progress;
 pub mod rate;
 pub mod ring;
 pub mod size;

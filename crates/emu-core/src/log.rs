@@ -4,6 +4,7 @@
 //! never blocks the data path, and the streaming reader behind `emu log dump`
 //! and the report crate. The file format is documented in docs/log-format.md.
 
+use crate::progress::Counted;
 use crate::ring::{spsc, Consumer, Producer};
 use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
@@ -375,7 +376,7 @@ impl std::error::Error for LogError {}
 /// ```
 pub struct LogReader {
     path: PathBuf,
-    input: BufReader<File>,
+    input: BufReader<Counted<File>>,
     offset: u64,
     pub header: LogHeader,
     failed: bool,
@@ -389,7 +390,7 @@ impl LogReader {
             message,
         };
         let file = File::open(path).map_err(|e| fail(0, format!("cannot open: {e}")))?;
-        let mut input = BufReader::with_capacity(1 << 20, file);
+        let mut input = BufReader::with_capacity(1 << 20, Counted(file));
         let mut magic = [0u8; 8];
         input
             .read_exact(&mut magic)
@@ -649,20 +650,57 @@ pub enum DumpFormat {
     JsonLines,
 }
 
-/// The text columns of a record: name, and whether JSON quotes the value.
-const COLUMNS: [(&str, bool); 12] = [
-    ("time_ns", false),
-    ("shell", false),
-    ("direction", true),
-    ("event", true),
-    ("detail", true),
-    ("bytes", false),
-    ("flow", true),
-    ("fingerprint", true),
-    ("queue_bytes", false),
-    ("queue_packets", false),
-    ("sojourn_ns", false),
-    ("ecn", false),
+/// One record as a JSON Lines object: the CSV's columns, under the same
+/// names, numbers as numbers, names and hexadecimal hashes as strings.
+#[derive(Serialize)]
+struct JsonRecord {
+    time_ns: u64,
+    shell: u8,
+    direction: &'static str,
+    event: &'static str,
+    detail: &'static str,
+    bytes: u32,
+    flow: String,
+    fingerprint: String,
+    queue_bytes: u32,
+    queue_packets: u32,
+    sojourn_ns: u64,
+    ecn: u8,
+}
+
+impl From<&Record> for JsonRecord {
+    fn from(r: &Record) -> JsonRecord {
+        JsonRecord {
+            time_ns: r.time,
+            shell: r.shell,
+            direction: r.direction.name(),
+            event: r.event.name(),
+            detail: r.detail_name(),
+            bytes: r.bytes,
+            flow: format!("{:08x}", r.flow),
+            fingerprint: format!("{:08x}", r.fingerprint),
+            queue_bytes: r.queue_bytes,
+            queue_packets: r.queue_packets,
+            sojourn_ns: r.sojourn,
+            ecn: r.ecn,
+        }
+    }
+}
+
+/// The CSV columns of a record (also the keys of its JSON Lines object).
+const COLUMNS: [&str; 12] = [
+    "time_ns",
+    "shell",
+    "direction",
+    "event",
+    "detail",
+    "bytes",
+    "flow",
+    "fingerprint",
+    "queue_bytes",
+    "queue_packets",
+    "sojourn_ns",
+    "ecn",
 ];
 
 /// The values of a record in the order of [`COLUMNS`].
@@ -691,27 +729,16 @@ pub fn dump(
     out: &mut impl Write,
 ) -> Result<u64, Box<dyn std::error::Error>> {
     if format == DumpFormat::Csv {
-        let names: Vec<&str> = COLUMNS.iter().map(|c| c.0).collect();
-        writeln!(out, "{}", names.join(","))?;
+        writeln!(out, "{}", COLUMNS.join(","))?;
     }
     let mut count = 0;
     for record in reader {
-        let values = column_values(&record?);
+        let record = record?;
         match format {
-            DumpFormat::Csv => writeln!(out, "{}", values.join(","))?,
+            DumpFormat::Csv => writeln!(out, "{}", column_values(&record).join(","))?,
             DumpFormat::JsonLines => {
-                let fields: Vec<String> = COLUMNS
-                    .iter()
-                    .zip(&values)
-                    .map(|((name, quoted), value)| {
-                        if *quoted {
-                            format!("\"{name}\":\"{value}\"")
-                        } else {
-                            format!("\"{name}\":{value}")
-                        }
-                    })
-                    .collect();
-                writeln!(out, "{{{}}}", fields.join(","))?
+                serde_json::to_writer(&mut *out, &JsonRecord::from(&record))?;
+                writeln!(out)?
             }
         }
         count += 1;
@@ -810,6 +837,20 @@ mod tests {
         assert_eq!(first["detail"], "aqm");
         assert_eq!(first["flow"], "deadbeef");
         assert_eq!(first["time_ns"], 1000);
+        // Every line is one object with exactly the CSV's columns.
+        let keys: Vec<&str> = first
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut columns = COLUMNS.to_vec();
+        columns.sort_unstable();
+        let mut keys_sorted = keys.clone();
+        keys_sorted.sort_unstable();
+        assert_eq!(keys_sorted, columns);
+        assert_eq!(first["sojourn_ns"], 0);
+        assert_eq!(first["bytes"], 1500);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

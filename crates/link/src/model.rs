@@ -225,6 +225,11 @@ impl Link {
         (self.queue.packets() + self.in_flight.len() + transit) as u64
     }
 
+    /// Packets and bytes waiting in the queue itself (not yet being sent).
+    pub fn queue_occupancy(&self) -> (usize, usize) {
+        (self.queue.packets(), self.queue.bytes())
+    }
+
     pub fn queue_description(&self) -> String {
         self.queue.describe()
     }

@@ -8,7 +8,8 @@
 //! Layers, each usable alone: readers ([`emu_reader`], [`mahimahi_reader`])
 //! turn a log into events; [`analysis`] accumulates them in bounded memory
 //! ([`histogram`], [`series`]); [`run`] ties a run's files together;
-//! [`figures`], [`plot`] and [`output`] draw and write.
+//! [`figures`], [`plot`] and [`output`] draw and write; [`render`] turns the
+//! SVGs into PNG or PDF.
 
 pub mod analysis;
 pub mod capacity;
@@ -22,6 +23,7 @@ pub mod mahimahi_reader;
 pub mod mahimahi_writer;
 pub mod output;
 pub mod plot;
+pub mod render;
 pub mod run;
 pub mod series;
 pub mod summary;

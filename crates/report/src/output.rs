@@ -4,6 +4,7 @@
 
 use crate::figures::{comparison_figures, direction_figures, Figure};
 use crate::plot::escape;
+use crate::render::{FigureFormat, Renderer};
 use crate::run::Run;
 use crate::summary::{DelayStats, DirectionSummary};
 use serde_json::json;
@@ -25,17 +26,38 @@ fn series_json(runs: &[Run]) -> serde_json::Value {
 
 /// Writes the report into `dir` (created if needed); returns the files.
 pub fn write(runs: &[Run], dir: &Path) -> io::Result<Vec<PathBuf>> {
+    write_figures_as(runs, dir, &[FigureFormat::Svg])
+}
+
+/// Writes the report with every figure also in each of `formats` (next to
+/// its SVG: `throughput.svg`, `throughput.png`, `throughput.pdf`). The SVGs
+/// are always written: the page shows them.
+pub fn write_figures_as(
+    runs: &[Run],
+    dir: &Path,
+    formats: &[FigureFormat],
+) -> io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
+    let renderer = formats
+        .iter()
+        .any(|f| *f != FigureFormat::Svg)
+        .then(Renderer::new);
     let mut written = Vec::new();
-    let mut put = |name: &str, text: &str| -> io::Result<()> {
+    let mut put = |name: &str, bytes: &[u8]| -> io::Result<()> {
         let path = dir.join(name);
-        std::fs::write(&path, text)?;
+        std::fs::write(&path, bytes)?;
         written.push(path);
         Ok(())
     };
     let to_text = |v: serde_json::Value| serde_json::to_string_pretty(&v).map_err(io::Error::other);
-    put("summary.json", &(to_text(summary_json(runs))? + "\n"))?;
-    put("series.json", &(to_text(series_json(runs))? + "\n"))?;
+    put(
+        "summary.json",
+        (to_text(summary_json(runs))? + "\n").as_bytes(),
+    )?;
+    put(
+        "series.json",
+        (to_text(series_json(runs))? + "\n").as_bytes(),
+    )?;
     let compared = comparison_figures(runs);
     let per_run: Vec<Vec<Figure>> = runs
         .iter()
@@ -49,10 +71,24 @@ pub fn write(runs: &[Run], dir: &Path) -> io::Result<Vec<PathBuf>> {
     let mut svgs = std::collections::HashMap::new();
     for figure in compared.iter().chain(per_run.iter().flatten()) {
         let svg = figure.chart.svg();
-        put(&format!("{}.svg", figure.stem), &svg)?;
+        put(&format!("{}.svg", figure.stem), svg.as_bytes())?;
+        if let Some(renderer) = &renderer {
+            for format in formats.iter().filter(|f| **f != FigureFormat::Svg) {
+                let bytes = renderer.render(&svg, *format).map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!("{}.{}: {e}", figure.stem, format.extension()),
+                    )
+                })?;
+                put(&format!("{}.{}", figure.stem, format.extension()), &bytes)?;
+            }
+        }
         svgs.insert(figure.stem.clone(), svg);
     }
-    put("index.html", &page(runs, &compared, &per_run, &svgs))?;
+    put(
+        "index.html",
+        page(runs, &compared, &per_run, &svgs).as_bytes(),
+    )?;
     Ok(written)
 }
 

@@ -7,6 +7,7 @@ use crate::events::{Options, Unmatched};
 use crate::mahimahi_reader;
 use crate::summary::{DirectionSeries, DirectionSummary};
 use emu_core::log::{Direction, LogError, MAGIC};
+use emu_core::progress::Counted;
 use serde::Serialize;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -176,7 +177,7 @@ fn mahimahi_run(name: String, path: &Path, options: &Options) -> Result<Run, Str
     let file =
         std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
     let (header, analysis, in_flight, end, error) =
-        mahimahi_reader::analyze(BufReader::new(file), options.clone());
+        mahimahi_reader::analyze(BufReader::new(Counted(file)), options.clone());
     let error = error.map(|e| {
         format!(
             "{}: line {} (byte {}): {}; the report covers what came before",

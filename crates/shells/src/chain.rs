@@ -12,11 +12,13 @@ use crate::nat::{self, NatRule};
 use crate::netns::{self, NetNs};
 use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews};
 use crate::spec::{DirectionSpec, Finished, RunOptions, ShellSpec};
+use crate::status::{self, StatusLine};
 use crate::tun::Tun;
 use crate::{devices, environment, privilege, signals, summary};
 use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, TraceFile};
 use emu_core::time::{monotonic_now, realtime_now};
 use link::{Link, LinkConfig, Loss, Server};
+use std::io::IsTerminal;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -145,6 +147,17 @@ fn run_guarded(
         let news = news_tx.clone();
         signals::spawn_forwarder(move |signal| news.send(News::Signal(signal)).is_ok());
     }
+    let status_line = options.status.then(|| {
+        let rows = running
+            .iter()
+            .zip(&shells)
+            .map(|(shell, spec)| status::Row {
+                label: spec.description.clone(),
+                directions: [0, 1].map(|d| shell.pumps[d].1.live()),
+            })
+            .collect();
+        StatusLine::start(rows, std::io::stderr().is_terminal())
+    });
 
     let started = std::time::Instant::now();
     let mut trace_ended = false;
@@ -188,6 +201,9 @@ fn run_guarded(
             Err(()) => break 1,
         }
     };
+    if let Some(line) = status_line {
+        line.stop();
+    }
 
     // Whatever the command left running in our namespaces goes with it.
     let identities: Vec<(u64, u64)> = running

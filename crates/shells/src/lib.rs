@@ -11,12 +11,14 @@ mod environment;
 pub mod error;
 mod guardian;
 pub mod lateness;
+pub mod live;
 pub mod nat;
 pub mod netns;
 pub mod privilege;
 pub mod pump;
 mod signals;
 mod spec;
+mod status;
 mod summary;
 pub mod tun;
 

@@ -7,6 +7,7 @@
 //! model needs microseconds.
 
 use crate::lateness::Lateness;
+use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
 use crate::tun::{read_packet, wait_readable, write_packet, write_raw};
 use emu_core::offload::{continues_run, merge_run, segment, MAX_MERGED, VNET_HDR_LEN};
 use emu_core::ring::{spsc, Consumer, Producer};
@@ -65,6 +66,7 @@ pub struct DirectionPump {
     wake: Arc<Wake>,
     stop_reader: Arc<AtomicBool>,
     stop_pump: Arc<AtomicBool>,
+    live: Arc<LiveCounters>,
 }
 
 /// An eventfd the reader writes to when the pump sleeps with nothing due.
@@ -132,7 +134,9 @@ impl DirectionPump {
         let stop_pump = Arc::new(AtomicBool::new(false));
         let sleeping = Arc::new(AtomicBool::new(false));
         let wake = Arc::new(Wake::new()?);
+        let live = Arc::new(LiveCounters::default());
         let pump = {
+            let live = live.clone();
             let stop = stop_pump.clone();
             let sleeping = sleeping.clone();
             let wake = wake.clone();
@@ -141,7 +145,7 @@ impl DirectionPump {
                 .spawn(move || {
                     pump_loop(
                         shell, link, consumer, input, output, offload, stop, sleeping, wake,
-                        timing, news,
+                        timing, news, &live,
                     )
                 })?
         };
@@ -168,7 +172,13 @@ impl DirectionPump {
             wake,
             stop_reader,
             stop_pump,
+            live,
         })
+    }
+
+    /// The counters this direction publishes while it runs.
+    pub fn live(&self) -> Arc<LiveCounters> {
+        self.live.clone()
     }
 
     /// Stops reading. Call for every direction before [`finish`], so no
@@ -336,6 +346,7 @@ fn pump_loop(
     wake: Arc<Wake>,
     timing: Timing,
     news: Sender<PumpNews>,
+    live: &LiveCounters,
 ) -> (Link, u64, Lateness) {
     // Ask for wakeups to the nanosecond instead of the default 50 µs slack.
     // SAFETY: prctl on the calling thread.
@@ -346,6 +357,7 @@ fn pump_loop(
     let mut merged: Vec<u8> = Vec::with_capacity(MAX_MERGED + VNET_HDR_LEN);
     let mut told_trace_end = false;
     let mut input_woke_us = false;
+    let mut next_publish: Nanos = 0;
     loop {
         let mut taken = 0;
         while taken < ARRIVAL_BATCH {
@@ -361,6 +373,10 @@ fn pump_loop(
         if !due.is_empty() {
             write_errors += write_due(fd, &due, offload, &mut merged, &mut lateness);
             due.clear();
+        }
+        if now >= next_publish {
+            live.publish(&link);
+            next_publish = now + PUBLISH_EVERY_NS;
         }
         if link.trace_ended() && !told_trace_end {
             told_trace_end = true;
@@ -393,6 +409,9 @@ fn pump_loop(
             }
             _ if timing.busy_poll => std::thread::yield_now(),
             _ => {
+                // What is published must be current before a sleep that
+                // may last until the next packet.
+                live.publish(&link);
                 sleeping.store(true, Ordering::Relaxed);
                 fence(Ordering::SeqCst);
                 if ring.is_empty() && !stop.load(Ordering::Acquire) {

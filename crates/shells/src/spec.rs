@@ -70,4 +70,7 @@ pub struct RunOptions {
     /// the readers (far fewer system calls at high rates).
     pub offload: bool,
     pub command_line: String,
+    /// Show the live status line while the command runs (drawn at the
+    /// bottom of the screen when stderr is a terminal).
+    pub status: bool,
 }

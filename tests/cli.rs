@@ -1,0 +1,413 @@
+//! The command line as a user meets it, without creating any namespace:
+//! help at every level, completions, the man page, the Mahimahi commands'
+//! usage and version, and one clear line for bad input.
+
+use std::process::{Command, Output};
+
+fn run(program: &str, args: &[&str]) -> Output {
+    Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("running {program}: {e}"))
+}
+
+fn emu(args: &[&str]) -> Output {
+    run(env!("CARGO_BIN_EXE_emu"), args)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn every_level_has_its_help() {
+    for (args, expected) in [
+        (vec!["--help"], "Usage: emu [OPTIONS] SHELL ARGS"),
+        (vec!["delay", "--help"], "Usage: emu delay"),
+        (vec!["link", "--help"], "--uplink-trace <FILE>"),
+        (vec!["loss", "--help"], "--seed <SEED>"),
+        (
+            vec!["delay", "10", "--", "link", "--help"],
+            "Usage: emu link",
+        ),
+        (vec!["report", "--help"], "--flows <FLOWS>"),
+        (vec!["log", "--help"], "dump"),
+        (vec!["log", "dump", "--help"], "jsonl"),
+        (vec!["completions", "--help"], "bash"),
+        (vec!["man", "--help"], "--dir <DIR>"),
+    ] {
+        let out = emu(&args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains(expected),
+            "{args:?}: expected '{expected}' in:\n{}",
+            stdout(&out)
+        );
+    }
+    let out = emu(&["--version"]);
+    assert_eq!(
+        stdout(&out).trim(),
+        format!("emu {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn the_top_level_help_lists_every_shell_and_tool_and_report_its_options() {
+    let help = stdout(&emu(&["--help"]));
+    for word in [
+        "delay",
+        "link",
+        "loss",
+        "report",
+        "log",
+        "queues",
+        "completions",
+        "man",
+        "--log",
+        "--stats",
+        "--mtu",
+        "--spin",
+        "--busy-poll",
+        "--no-offload",
+        "--status",
+    ] {
+        assert!(help.contains(word), "'{word}' missing from emu --help");
+    }
+}
+
+#[test]
+fn completions_know_the_subcommands_and_options() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = emu(&["completions", shell]);
+        assert!(out.status.success(), "{shell}: {}", stderr(&out));
+        let script = stdout(&out);
+        for word in [
+            "delay",
+            "link",
+            "loss",
+            "report",
+            "queues",
+            "uplink-trace",
+            "jsonl",
+        ] {
+            assert!(script.contains(word), "{shell} completion lacks '{word}'");
+        }
+    }
+    let out = emu(&["completions", "tcsh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("'tcsh'"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_man_page_is_roff_with_name_and_synopsis() {
+    let out = emu(&["man"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = stdout(&out);
+    assert!(page.starts_with(".ie") || page.starts_with(".TH"), "{page}");
+    for section in [
+        ".SH NAME",
+        ".SH SYNOPSIS",
+        ".SH OPTIONS",
+        ".SH \"Shells and tools\"",
+    ] {
+        assert!(page.contains(section), "no {section} in:\n{page}");
+    }
+    assert!(page.contains("emu\\-delay") || page.contains("emu-delay"));
+    let dir = std::env::temp_dir().join(format!("emu-man-{}", std::process::id()));
+    let out = emu(&["man", "--dir", &dir.display().to_string()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for page in [
+        "emu.1",
+        "emu-delay.1",
+        "emu-link.1",
+        "emu-report.1",
+        "emu-log-dump.1",
+    ] {
+        let text =
+            std::fs::read_to_string(dir.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(text.contains(".SH SYNOPSIS"), "{page}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn mahimahi_commands_print_their_usage_and_emus_version() {
+    for (program, usage) in [
+        (
+            env!("CARGO_BIN_EXE_mm-delay"),
+            "Usage: mm-delay delay-milliseconds",
+        ),
+        (
+            env!("CARGO_BIN_EXE_mm-link"),
+            "Usage: mm-link UPLINK-TRACE DOWNLINK-TRACE",
+        ),
+        (
+            env!("CARGO_BIN_EXE_mm-loss"),
+            "Usage: mm-loss uplink|downlink rate",
+        ),
+        (
+            env!("CARGO_BIN_EXE_mm-onoff"),
+            "Usage: mm-onoff uplink|downlink",
+        ),
+        (
+            env!("CARGO_BIN_EXE_mm-intermittent"),
+            "Usage: mm-intermittent uplink|downlink",
+        ),
+    ] {
+        let out = run(program, &["--help"]);
+        assert_eq!(out.status.code(), Some(0), "{program}: {}", stderr(&out));
+        assert!(
+            stdout(&out).starts_with(usage),
+            "{program}: {}",
+            stdout(&out)
+        );
+        let out = run(program, &["--version"]);
+        assert_eq!(out.status.code(), Some(0), "{program}");
+        assert!(
+            stdout(&out).contains(&format!("emu {}", env!("CARGO_PKG_VERSION"))),
+            "{program}: {}",
+            stdout(&out)
+        );
+    }
+}
+
+/// Bad input anywhere: exit status 2 and one line that names it and
+/// where to read more.
+#[test]
+fn bad_input_gives_one_line_naming_it() {
+    for (args, expected) in [
+        (vec!["--frob", "delay", "1"], "unknown option '--frob'"),
+        (vec!["--mtu", "9", "delay", "1"], "--mtu '9'"),
+        (vec!["--spin"], "--spin needs a value"),
+        (vec!["tunnel"], "'tunnel' is not a shell"),
+        (vec![], "nothing to run"),
+        (
+            vec!["delay", "40", "link", "10mbit"],
+            "separate shells with --",
+        ),
+        (
+            vec!["delay", "1", "--", "link", "--frob"],
+            "link: unknown option '--frob'",
+        ),
+        (vec!["report"], "report: missing"),
+        (vec!["report", "x", "--bin", "fast"], "report: --bin 'fast'"),
+        (vec!["report", "x", "--format", "gif"], "--format 'gif'"),
+        (
+            vec!["log", "dump", "x", "--format", "xml"],
+            "--format 'xml'",
+        ),
+        (vec!["completions"], "completions: missing"),
+    ] {
+        let out = emu(&args);
+        let text = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(
+            text.contains(expected),
+            "{args:?}: expected '{expected}' in {text}"
+        );
+        assert_eq!(text.trim().lines().count(), 1, "{args:?}: {text}");
+        assert!(
+            text.contains("--help"),
+            "{args:?}: no pointer to help: {text}"
+        );
+    }
+}
+
+/// A one-shell log of a steady flow whose queue builds and drains, written
+/// with emu's own encoder.
+fn write_synthetic_log(path: &std::path::Path) {
+    use emu_core::log::{write_header, Direction, Event, LogHeader, Record, RECORD_SIZE};
+    const MS: u64 = 1_000_000;
+    let origin = 10_000 * MS;
+    let header = LogHeader {
+        shell: 0,
+        description: "link 12mbit seed 0".into(),
+        monotonic_origin_ns: origin,
+        realtime_origin_ns: 1_800_000_000 * 1_000_000_000,
+        rate_bps: Some([Some(12_000_000), Some(12_000_000)]),
+        command_line: "emu synthetic".into(),
+        traces: None,
+    };
+    let mut out = Vec::new();
+    write_header(&mut out, &header).unwrap();
+    let mut records = Vec::new();
+    for k in 0..2000u64 {
+        let sent = origin + k * MS / 2;
+        let delay = (k % 200 + 1) * MS / 4;
+        let record = |time, event, sojourn| Record {
+            time,
+            sojourn,
+            flow: 1 + (k % 3) as u32,
+            fingerprint: k as u32,
+            bytes: 1500,
+            queue_bytes: (k % 200) as u32 * 1500,
+            queue_packets: (k % 200) as u32,
+            shell: 0,
+            direction: Direction::Uplink,
+            event,
+            detail: 0,
+            ecn: 0,
+        };
+        records.push(record(sent, Event::Arrive, 0));
+        records.push(record(sent, Event::Enqueue, 0));
+        records.push(record(sent + delay, Event::Depart, delay));
+    }
+    records.sort_by_key(|r| r.time);
+    for r in records {
+        let mut bytes = [0u8; RECORD_SIZE];
+        r.encode(&mut bytes);
+        out.extend_from_slice(&bytes);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+#[test]
+fn report_figures_come_as_png_and_pdf_too() {
+    let dir = std::env::temp_dir().join(format!("emu-figures-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("0-link.emulog");
+    write_synthetic_log(&log);
+    let out_dir = dir.join("report");
+    let out = emu(&[
+        "report",
+        &log.display().to_string(),
+        "--out",
+        &out_dir.display().to_string(),
+        "--format",
+        "png,pdf",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svgs: Vec<std::path::PathBuf> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+        .collect();
+    assert!(svgs.len() >= 4, "{svgs:?}");
+    for svg in &svgs {
+        let png = std::fs::read(svg.with_extension("png"))
+            .unwrap_or_else(|e| panic!("{}: no PNG: {e}", svg.display()));
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{}", svg.display());
+        assert!(png.len() > 5_000, "{}: {} bytes", svg.display(), png.len());
+        let image = resvg::tiny_skia::Pixmap::decode_png(&png).unwrap();
+        assert!(
+            image.width() >= 1000,
+            "{}: {} px wide",
+            svg.display(),
+            image.width()
+        );
+        let first = image.pixels()[0];
+        let different = image.pixels().iter().filter(|p| **p != first).count();
+        assert!(
+            different > image.pixels().len() / 100,
+            "{}: almost one colour ({different} pixels differ)",
+            svg.display()
+        );
+        let pdf = std::fs::read(svg.with_extension("pdf"))
+            .unwrap_or_else(|e| panic!("{}: no PDF: {e}", svg.display()));
+        assert!(pdf.starts_with(b"%PDF-1."), "{}", svg.display());
+        assert!(pdf.len() > 1_000, "{}: {} bytes", svg.display(), pdf.len());
+        assert!(
+            String::from_utf8_lossy(&pdf[pdf.len().saturating_sub(64)..]).contains("%%EOF"),
+            "{}: PDF not complete",
+            svg.display()
+        );
+    }
+    // The default is SVG alone.
+    let svg_only = dir.join("svg-only");
+    let out = emu(&[
+        "report",
+        &log.display().to_string(),
+        "--out",
+        &svg_only.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(std::fs::read_dir(&svg_only).unwrap().all(|e| e
+        .unwrap()
+        .path()
+        .extension()
+        .is_none_or(|x| x != "png" && x != "pdf")));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn log_dump_writes_json_lines_and_keeps_json_as_an_alias() {
+    let dir = std::env::temp_dir().join(format!("emu-jsonl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("0-link.emulog");
+    write_synthetic_log(&log);
+    let path = log.display().to_string();
+    let jsonl = emu(&["log", "dump", &path, "--format", "jsonl"]);
+    assert!(jsonl.status.success(), "{}", stderr(&jsonl));
+    let text = stdout(&jsonl);
+    assert_eq!(text.lines().count(), 6000);
+    let csv = stdout(&emu(&["log", "dump", &path]));
+    let columns: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    for (line, row) in text.lines().zip(csv.lines().skip(1)) {
+        let object: serde_json::Value = serde_json::from_str(line).unwrap();
+        let object = object.as_object().unwrap();
+        assert_eq!(object.len(), columns.len());
+        for (column, value) in columns.iter().zip(row.split(',')) {
+            let json = &object[*column];
+            let as_text = json.as_str().map_or_else(|| json.to_string(), String::from);
+            assert_eq!(as_text, value, "{column} in {line}");
+        }
+    }
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert!(first["time_ns"].is_u64() && first["event"].is_string());
+    let alias = emu(&["log", "dump", &path, "--format", "json"]);
+    assert_eq!(alias.stdout, jsonl.stdout);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The progress line of `emu report`, with its threshold lowered so a
+/// small log shows it (by default it needs logs of 256 MB or more).
+#[test]
+fn report_shows_progress_on_large_inputs() {
+    let dir = std::env::temp_dir().join(format!("emu-progress-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("0-link.emulog");
+    write_synthetic_log(&log);
+    let out_dir = dir.join("report").display().to_string();
+    let report = |threshold: &str| {
+        Command::new(env!("CARGO_BIN_EXE_emu"))
+            .args(["report", &log.display().to_string(), "--out", &out_dir])
+            .env("EMU_REPORT_PROGRESS_BYTES", threshold)
+            .output()
+            .unwrap()
+    };
+    // Not a terminal: a line every ten seconds (the line itself is tested
+    // in the unit tests), and what was read when done: both passes over
+    // the log, one per direction.
+    let out = report("1");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stderr(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("emu report: read "))
+        .unwrap_or_else(|| panic!("no progress summary in {text}"));
+    let mb: f64 = line["emu report: read ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let size = std::fs::metadata(&log).unwrap().len() as f64 / 1e6;
+    // Twice, plus the header read of up to one buffer (here the whole file).
+    assert!(
+        mb >= 1.9 * size && mb <= 3.0 * size + 0.1,
+        "{line}: log is {size} MB"
+    );
+    // Below the threshold: nothing.
+    let out = report("100000000000");
+    assert!(
+        !stderr(&out).contains("emu report: read "),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
