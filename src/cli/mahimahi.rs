@@ -406,7 +406,9 @@ impl TextLog<'_> {
         let records = LogReader::open(self.binary)
             .map_err(|e| e.to_string())?
             .map_while(Result::ok)
-            .filter(move |r| r.direction == direction && r.event != Event::Mark);
+            .filter(move |r| {
+                r.direction == direction && !matches!(r.event, Event::Mark | Event::Flow)
+            });
         let period = trace.period();
         let offsets: Vec<(Nanos, u32)> = (0..trace.len()).map(|i| trace.opportunity(i)).collect();
         let repeat = self.repeat;

@@ -56,6 +56,9 @@ pub enum Event {
     Drop = 3,
     /// ECN field rewritten by a queue, with a [`Mark`] in `detail`.
     Mark = 4,
+    /// Names a flow the first time this shell sees it in this direction:
+    /// its protocol and 5-tuple (see [`crate::flow`]). Not a packet event.
+    Flow = 8,
 }
 
 impl Event {
@@ -66,6 +69,7 @@ impl Event {
             Event::Depart => "depart",
             Event::Drop => "drop",
             Event::Mark => "mark",
+            Event::Flow => "flow",
         }
     }
 
@@ -76,6 +80,7 @@ impl Event {
             2 => Event::Depart,
             3 => Event::Drop,
             4 => Event::Mark,
+            8 => Event::Flow,
             _ => return None,
         })
     }
@@ -230,6 +235,12 @@ impl Record {
             Event::Mark => match self.detail {
                 16 => Mark::Ce.name(),
                 17 => Mark::Ect1.name(),
+                _ => "unknown",
+            },
+            Event::Flow => match self.detail {
+                4 => "ipv4",
+                6 => "ipv6_source",
+                7 => "ipv6_destination",
                 _ => "unknown",
             },
             _ => "",

@@ -12,10 +12,12 @@
 use crate::histogram::{Histogram, Rank};
 use crate::mahimahi_figures::{MahimahiFigures, MmAccumulator};
 use crate::series::{Bins, Step};
+use emu_core::flow::FlowTuple;
 use emu_core::log::{Direction, DropReason, Mark};
 use emu_core::Nanos;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
 use std::sync::Arc;
 
 const NS_PER_S: f64 = 1e9;
@@ -53,8 +55,49 @@ pub enum FlowSelection {
     All,
     /// The N flows that delivered the most bytes.
     Top(usize),
-    /// These flow ids.
-    Ids(Vec<u32>),
+    /// Flows that match any of these.
+    Matching(Vec<FlowMatch>),
+}
+
+/// One way to pick a flow out: by its id (the hash), or by a port or an
+/// address of its 5-tuple as it entered or as it left the path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlowMatch {
+    Id(u32),
+    Port(u16),
+    Address(IpAddr),
+}
+
+impl FlowMatch {
+    fn matches(&self, id: u32, name: Option<&FlowName>) -> bool {
+        let tuples = name
+            .into_iter()
+            .flat_map(|n| std::iter::once(&n.entry).chain(n.exit.as_ref()));
+        match self {
+            FlowMatch::Id(wanted) => *wanted == id,
+            FlowMatch::Port(port) => tuples.into_iter().any(|t| t.has_port(*port)),
+            FlowMatch::Address(address) => tuples.into_iter().any(|t| t.has_address(*address)),
+        }
+    }
+}
+
+/// A flow's 5-tuple as it entered the path (before any NAT) and, where a
+/// shell rewrote it, as it left.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowName {
+    pub entry: FlowTuple,
+    pub exit: Option<FlowTuple>,
+}
+
+impl FlowName {
+    /// `tcp 10.0.0.2:40312 → 100.64.0.1:5201`, with `(left as …)` after it
+    /// when the path rewrote the tuple.
+    pub fn label(&self) -> String {
+        match &self.exit {
+            Some(exit) => format!("{} (left as {exit})", self.entry),
+            None => self.entry.to_string(),
+        }
+    }
 }
 
 /// Where a shell's capacity comes from.
@@ -351,8 +394,14 @@ pub struct ShellSummary {
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FlowSummary {
-    /// The flow's 5-tuple hash as the first shell saw it, in hex.
+    /// The flow's id: its 5-tuple hash as the first shell saw it, in hex.
     pub flow: String,
+    /// Protocol and 5-tuple as the first shell saw it (before any NAT),
+    /// with how it left where a shell rewrote it; None for logs without
+    /// flow records (older logs, Mahimahi's).
+    pub name: Option<String>,
+    pub tuple: Option<FlowTuple>,
+    pub left_as: Option<FlowTuple>,
     pub arrivals: u64,
     pub delivered: u64,
     pub delivered_bytes: u64,
@@ -420,6 +469,8 @@ pub struct DirectionSeries {
     pub queue_bytes_mean: Vec<f64>,
     pub queue_bytes_max: Vec<u64>,
     pub jain: Vec<Option<f64>>,
+    /// Per selected flow: its name (5-tuple, or its id where the log has
+    /// no flow records) and its throughput per bin.
     pub flows: Vec<(String, Vec<f64>)>,
 }
 
@@ -494,6 +545,8 @@ pub struct DirectionAnalysis {
     bands: Vec<(u32, [f64; 5])>,
     sample: Reservoir,
     shells: Vec<ShellAcc>,
+    /// Flow names, by id, from the log's flow records.
+    names: HashMap<u32, FlowName>,
     end: Nanos,
     /// Events offered, in the window or not.
     seen: u64,
@@ -556,9 +609,15 @@ impl DirectionAnalysis {
             bands: Vec::new(),
             sample: Reservoir::new(),
             shells,
+            names: HashMap::new(),
             end: 0,
             seen: 0,
         }
+    }
+
+    /// Gives flows their names (protocol and 5-tuple), by id.
+    pub fn name_flows(&mut self, names: HashMap<u32, FlowName>) {
+        self.names = names;
     }
 
     /// True if no event was ever offered (a direction that carried nothing).
@@ -763,7 +822,9 @@ impl DirectionAnalysis {
                     t.delivered_bytes > 0 && t.delivered_bytes * 100 >= total_bytes
                 }
                 FlowSelection::Top(n) => rank < *n,
-                FlowSelection::Ids(ids) => ids.contains(id),
+                FlowSelection::Matching(matches) => {
+                    matches.iter().any(|m| m.matches(*id, self.names.get(id)))
+                }
             })
             .collect();
         let mut flow_rows = Vec::new();
@@ -780,10 +841,14 @@ impl DirectionAnalysis {
                 other.delivered_bytes += t.delivered_bytes;
                 continue;
             }
-            let name = format!("{id:08x}");
+            let named = self.names.get(id);
+            let name = named.map_or_else(|| format!("flow {id:08x}"), FlowName::label);
             let seconds = |ns: Nanos| (ns - from) as f64 / NS_PER_S;
             flow_rows.push(FlowSummary {
-                flow: name.clone(),
+                flow: format!("{id:08x}"),
+                name: named.map(FlowName::label),
+                tuple: named.map(|n| n.entry.clone()),
+                left_as: named.and_then(|n| n.exit.clone()),
                 arrivals: t.arrivals,
                 delivered: t.delivered,
                 delivered_bytes: t.delivered_bytes,

@@ -153,7 +153,7 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
         );
         for (i, (flow, values)) in s.flows.iter().enumerate() {
             chart.series.push(Series::line(
-                format!("flow {flow}"),
+                flow.clone(),
                 color(i),
                 xy(t, values.iter().copied()),
             ));

@@ -23,5 +23,5 @@ pub mod plot;
 pub mod run;
 pub mod series;
 
-pub use analysis::{FlowSelection, Options};
+pub use analysis::{FlowMatch, FlowName, FlowSelection, Options};
 pub use run::{load, Run};

@@ -154,7 +154,7 @@ impl<W: Write> Writer<'_, W> {
                 let arrived = pop_front(&mut self.arrivals, r.fingerprint).unwrap_or(t);
                 writeln!(self.out, "{t} - {size} {}", t.saturating_sub(arrived))
             }
-            Event::Enqueue | Event::Mark => Ok(()),
+            Event::Enqueue | Event::Mark | Event::Flow => Ok(()),
         }
     }
 }

@@ -207,15 +207,16 @@ fn shells_table(d: &DirectionSummary) -> String {
 
 fn flows_table(d: &DirectionSummary) -> String {
     let mut html = String::from(
-        "<table><tr><th>flow</th><th>delivered</th><th>first – last delivery (s)</th>\
+        "<table><tr><th>flow</th><th>id</th><th>delivered</th><th>first – last delivery (s)</th>\
          <th>throughput (Mbit/s)</th><th>loss</th><th>delay p50 / p95 / p99 (ms)</th>\
          <th>drops</th><th>CE</th><th>ECT(1)</th></tr>\n",
     );
     for f in &d.flows {
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td>{} packets, {} bytes</td><td>{} – {}</td><td>{}</td><td>{}</td>\
-             <td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{} packets, {} bytes</td><td>{} – {}</td><td>{}</td>\
+             <td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(f.name.as_deref().unwrap_or("(not named in the log)")),
             f.flow,
             f.delivered,
             f.delivered_bytes,
@@ -234,7 +235,7 @@ fn flows_table(d: &DirectionSummary) -> String {
     if d.other_flows.count > 0 {
         let _ = writeln!(
             html,
-            "<tr><td colspan=\"9\">and {} smaller flows ({} bytes), left out of the rows, \
+            "<tr><td colspan=\"10\">and {} smaller flows ({} bytes), left out of the rows, \
              the plots and Jain's index (see --flows)</td></tr>",
             d.other_flows.count, d.other_flows.delivered_bytes
         );
