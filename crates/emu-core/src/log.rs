@@ -250,7 +250,7 @@ impl Record {
 
 /// What a log file says about the shell that wrote it, stored as JSON after
 /// the magic so the format can grow without breaking readers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LogHeader {
     pub shell: u8,
     /// The shell's kind and arguments as the user gave them, e.g. "link 10mbit".
@@ -269,6 +269,14 @@ pub struct LogHeader {
     /// the original file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traces: Option<[Option<TraceFile>; 2]>,
+    /// Per direction: the queue discipline with all its parameters (the
+    /// `aqm::QueueSpec` as JSON), so a log says what the path was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queues: Option<[Option<serde_json::Value>; 2]>,
+    /// Per direction: the rate in bit/s of a shaper inside the queue (cake's
+    /// `bandwidth`), which caps the shell's capacity below the link's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaper_bps: Option<[Option<u64>; 2]>,
 }
 
 /// A trace copied next to a log, in emu's nanosecond trace format.
@@ -688,6 +696,8 @@ mod tests {
             rate_bps: None,
             command_line: String::new(),
             traces: None,
+            queues: None,
+            shaper_bps: Some([Some(500_000), None]),
         }
     }
 

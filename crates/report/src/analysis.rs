@@ -122,7 +122,11 @@ pub enum Capacity {
 pub struct ShellInfo {
     pub shell: u8,
     pub description: String,
+    /// What the link itself can carry.
     pub capacity: Capacity,
+    /// The rate of a shaper inside the shell's queue (cake `bandwidth`), in
+    /// bit/s: where it is lower than the link, it is the bottleneck.
+    pub shaper_bps: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -356,8 +360,11 @@ pub struct PathSummary {
     pub throughput_mbps: Option<f64>,
     /// Delivered bits over the whole report window.
     pub window_throughput_mbps: Option<f64>,
-    /// The bottleneck's mean capacity over the window, and delivered / capacity.
+    /// The bottleneck's mean capacity over the window (the lower of its
+    /// link and its queue's shaper), and delivered / capacity.
     pub capacity_mbps: Option<f64>,
+    /// Where the capacity comes from (see [`ShellSummary::capacity_source`]).
+    pub capacity_source: Option<&'static str>,
     pub utilization: Option<f64>,
     pub one_way_delay: Option<DelayStats>,
     pub marks: Marks,
@@ -385,7 +392,13 @@ pub struct ShellSummary {
     /// Arrival to departure in this shell (queue, serialization and delay).
     pub transit: Option<DelayStats>,
     pub queue: QueueSummary,
+    /// The lower of the link's rate or trace and the queue's shaper, mean
+    /// over the window.
     pub capacity_mbps: Option<f64>,
+    /// Which one set it: `link rate`, `link trace`, `queue shaper`,
+    /// `link trace and queue shaper` (the lower of the two in each bin), or
+    /// `logged` (Mahimahi's delivery opportunities).
+    pub capacity_source: Option<&'static str>,
     pub throughput_mbps: Option<f64>,
     pub utilization: Option<f64>,
     /// Mahimahi's graph figures for this shell, for shells with a bottleneck.
@@ -787,6 +800,10 @@ impl DirectionAnalysis {
             throughput_mbps: self.total.throughput_mbps(),
             window_throughput_mbps: window_throughput,
             capacity_mbps,
+            capacity_source: shells
+                .iter()
+                .find(|(s, _, _)| Some(s.shell) == bottleneck)
+                .and_then(|(s, _, _)| s.capacity_source),
             utilization: window_throughput
                 .zip(capacity_mbps)
                 .filter(|&(_, c)| c > 0.0)
@@ -953,26 +970,32 @@ pub fn jain(values: impl IntoIterator<Item = f64>) -> Option<f64> {
     (n > 0 && squares > 0.0).then(|| sum * sum / (n as f64 * squares))
 }
 
-/// Capacity in bytes per bin over the window, if the shell has one.
+/// Bytes per bin a constant `bps` carries over the window.
+fn rate_bins(bps: u64, from: Nanos, to: Nanos, bins: usize, bin: Nanos) -> Vec<u64> {
+    (0..bins as u64)
+        .map(|b| {
+            let start = from + b * bin;
+            let stop = (start + bin).min(to);
+            (bps as u128 * stop.saturating_sub(start) as u128 / 8 / 1_000_000_000) as u64
+        })
+        .collect()
+}
+
+/// Capacity in bytes per bin over the window, if the shell has one, and
+/// which limit set it: the link's rate or trace, or the queue's shaper
+/// where that is lower (a `link 1gbit --queue "cake bandwidth 10mbit"`
+/// shell carries 10 Mbit/s, not 1 Gbit/s).
 fn capacity_bins(
     acc: &ShellAcc,
     from: Nanos,
     to: Nanos,
     bins: usize,
     bin: Nanos,
-) -> Option<Vec<u64>> {
-    match &acc.info.capacity {
+) -> Option<(Vec<u64>, &'static str)> {
+    let link = match &acc.info.capacity {
         Capacity::Unknown => None,
-        Capacity::Logged => Some(acc.logged_capacity.dense(bins)),
-        Capacity::Rate(bps) => Some(
-            (0..bins as u64)
-                .map(|b| {
-                    let start = from + b * bin;
-                    let stop = (start + bin).min(to);
-                    (*bps as u128 * stop.saturating_sub(start) as u128 / 8 / 1_000_000_000) as u64
-                })
-                .collect(),
-        ),
+        Capacity::Logged => Some((acc.logged_capacity.dense(bins), "logged")),
+        Capacity::Rate(bps) => Some((rate_bins(*bps, from, to, bins, bin), "link rate")),
         Capacity::Trace {
             trace,
             repeat,
@@ -982,9 +1005,29 @@ fn capacity_bins(
             for_each_opportunity(trace, *repeat, *start, from, to, |t, bytes| {
                 out[((t - from) / bin) as usize] += bytes as u64;
             });
-            Some(out)
+            Some((out, "link trace"))
         }
-    }
+    };
+    let Some(shaper) = acc.info.shaper_bps else {
+        return link;
+    };
+    let shaped = rate_bins(shaper, from, to, bins, bin);
+    let Some((link, source)) = link else {
+        return Some((shaped, "queue shaper"));
+    };
+    let shaper_lower = shaped.iter().zip(&link).filter(|(s, l)| s < l).count();
+    let link_lower = shaped.iter().zip(&link).filter(|(s, l)| s > l).count();
+    let source = match (shaper_lower, link_lower) {
+        (0, _) => source,
+        (_, 0) => "queue shaper",
+        _ => match source {
+            "link rate" => "link rate and queue shaper",
+            "logged" => "logged and queue shaper",
+            _ => "link trace and queue shaper",
+        },
+    };
+    let lower = shaped.iter().zip(&link).map(|(s, l)| *s.min(l)).collect();
+    Some((lower, source))
 }
 
 /// Calls `f(time, bytes)` for every opportunity of a trace started at
@@ -1029,7 +1072,10 @@ type ShellParts = (ShellSummary, Option<Vec<u64>>, (Vec<f64>, Vec<u64>));
 
 fn shell_summary(acc: ShellAcc, from: Nanos, to: Nanos, bins: usize, bin: Nanos) -> ShellParts {
     let window_s = (to - from) as f64 / NS_PER_S;
-    let capacity = capacity_bins(&acc, from, to, bins, bin);
+    let (capacity, capacity_source) = match capacity_bins(&acc, from, to, bins, bin) {
+        Some((bins, source)) => (Some(bins), Some(source)),
+        None => (None, None),
+    };
     let capacity_mbps = capacity
         .as_ref()
         .map(|c| c.iter().sum::<u64>() as f64 * 8.0 / window_s / 1e6);
@@ -1058,6 +1104,7 @@ fn shell_summary(acc: ShellAcc, from: Nanos, to: Nanos, bins: usize, bin: Nanos)
             max_packets: packets_max.iter().copied().max().unwrap_or(0),
         },
         capacity_mbps,
+        capacity_source,
         throughput_mbps: throughput,
         utilization: throughput
             .zip(capacity_mbps)

@@ -96,6 +96,7 @@ impl EmuRun {
                     shell: h.shell,
                     description: h.description.clone(),
                     capacity,
+                    shaper_bps: h.shaper_bps.and_then(|s| s[d]),
                 }
             })
             .collect();

@@ -104,8 +104,8 @@ fn path_table(directions: &[DirectionSummary]) -> String {
         ("throughput over the window (Mbit/s)", |d| {
             num(d.path.window_throughput_mbps, 3)
         }),
-        ("bottleneck capacity (Mbit/s)", |d| {
-            num(d.path.capacity_mbps, 3)
+        ("bottleneck capacity (Mbit/s), set by", |d| {
+            with_source(num(d.path.capacity_mbps, 3), d.path.capacity_source)
         }),
         ("utilization", |d| percent(d.path.utilization)),
         ("one-way delay mean (ms)", |d| {
@@ -197,12 +197,20 @@ fn shells_table(d: &DirectionSummary) -> String {
             delay_text(&s.transit, |x| x.p95_ms),
             s.queue.mean_bytes / 1000.0,
             s.queue.max_bytes as f64 / 1000.0,
-            num(s.capacity_mbps, 3),
+            escape(&with_source(num(s.capacity_mbps, 3), s.capacity_source)),
             percent(s.utilization),
             mahimahi
         );
     }
     html + "</table>\n"
+}
+
+/// A capacity with what set it: `10.000 (queue shaper)`.
+fn with_source(value: String, source: Option<&str>) -> String {
+    match source {
+        Some(source) => format!("{value} ({source})"),
+        None => value,
+    }
 }
 
 fn flows_table(d: &DirectionSummary) -> String {

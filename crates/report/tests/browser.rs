@@ -49,6 +49,7 @@ fn write_run(dir: &Path, rate: u64) {
         rate_bps: Some([Some(12_000_000), Some(12_000_000)]),
         command_line: "emu --log run link 12mbit -- sender".into(),
         traces: None,
+        ..LogHeader::default()
     };
     let mut records = Vec::new();
     for flow in [1, 2] {

@@ -21,6 +21,7 @@ fn header(shell: u8, description: &str) -> LogHeader {
         rate_bps: Some([Some(10_000_000), Some(10_000_000)]),
         command_line: "emu flow names".into(),
         traces: None,
+        ..LogHeader::default()
     }
 }
 
