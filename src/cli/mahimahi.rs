@@ -394,7 +394,8 @@ impl TextLog<'_> {
         let reader = LogReader::open(self.binary).map_err(|e| e.to_string())?;
         let header = reader.header.clone();
         let origin = header.monotonic_origin_ns;
-        let trace = link::Trace::load(Path::new(self.trace)).map_err(|e| e.to_string())?;
+        let trace =
+            emu_core::trace::Trace::load(Path::new(self.trace)).map_err(|e| e.to_string())?;
         // Two streaming passes, so a long run's log is never held in
         // memory: the first finds where the run ended (and any damage),
         // the second writes this direction's events.
@@ -409,18 +410,7 @@ impl TextLog<'_> {
             .filter(move |r| {
                 r.direction == direction && !matches!(r.event, Event::Mark | Event::Flow)
             });
-        let period = trace.period();
-        let offsets: Vec<(Nanos, u32)> = (0..trace.len()).map(|i| trace.opportunity(i)).collect();
-        let repeat = self.repeat;
-        let opportunities = (0u64..)
-            .take_while(move |&lap| repeat || lap == 0)
-            .flat_map(move |lap| {
-                let base = origin + lap * period;
-                offsets
-                    .clone()
-                    .into_iter()
-                    .map(move |(offset, bytes)| (base + offset, bytes))
-            });
+        let opportunities = std::sync::Arc::new(trace).opportunities(origin, self.repeat);
         let text_header = report::mahimahi::Header {
             link_name: if self.direction == Direction::Uplink {
                 "Uplink"

@@ -5,8 +5,9 @@ use aqm::build_queue;
 use emu_core::log::{Direction, DropReason, Event, LogSink};
 use emu_core::packet::build::ipv4_udp;
 use emu_core::time::{NS_PER_MS, NS_PER_US};
+use emu_core::trace::Trace;
 use emu_core::{Nanos, Packet, Rate};
-use link::{Link, LinkConfig, Loss, Server, Trace};
+use link::{Link, LinkConfig, Loss, Server};
 use proptest::prelude::*;
 use std::sync::Arc;
 
