@@ -404,7 +404,19 @@ pub struct FlowSummary {
     pub drops: BTreeMap<&'static str, u64>,
     pub first_delivery_s: Option<f64>,
     pub last_delivery_s: Option<f64>,
+    /// Delivered bits over the flow's own span, first delivery to last (as
+    /// Pantheon): what the flow got while it ran. Flows' figures over
+    /// different spans do not add up.
     pub throughput_mbps: Option<f64>,
+    /// Delivered bits over the whole report window: these add up to the
+    /// direction's window throughput.
+    pub window_throughput_mbps: Option<f64>,
+    /// Delivered bits over the common window (see
+    /// [`Fairness::common_from_s`]), where every selected flow is active:
+    /// these add up to at most the capacity, and Jain's index takes them.
+    pub common_window_throughput_mbps: Option<f64>,
+    /// This flow's part of everything delivered in the common window.
+    pub common_window_share: Option<f64>,
     pub loss: Option<f64>,
     pub one_way_delay: Option<DelayStats>,
     pub marks: Marks,
@@ -414,10 +426,20 @@ pub struct FlowSummary {
 pub struct Fairness {
     /// Flows the index is taken over.
     pub flows: usize,
-    /// Jain's index of the flows' average throughputs.
+    /// The common window: the bins from the latest first delivery of the
+    /// selected flows to the earliest last one (whole bins, so it starts at
+    /// a bin's start and ends at a bin's end); None if the flows never
+    /// were all active at once.
+    pub common_from_s: Option<f64>,
+    pub common_to_s: Option<f64>,
+    /// Jain's index of the flows' throughputs over the common window.
     pub jain: Option<f64>,
+    /// Jain's index of the flows' throughputs over their own spans
+    /// (Pantheon's averages), for comparison with tools that report it.
+    pub jain_over_own_spans: Option<f64>,
     /// Jain's index per bin over the flows active in it (between their
-    /// first and last delivery), averaged over the bins.
+    /// first and last delivery), averaged over the bins where at least two
+    /// selected flows are active (all bins with one flow selected).
     pub jain_mean_over_bins: Option<f64>,
 }
 
@@ -834,6 +856,19 @@ impl DirectionAnalysis {
         };
         let mut shares = Vec::new();
         let mut active_bins = Vec::new();
+        let common = common_window(
+            flows
+                .iter()
+                .zip(&selected)
+                .filter(|(_, chosen)| **chosen)
+                .map(|((_, t), _)| t.delivered_bins.span()),
+            bins,
+        );
+        let common_s: f64 = common.map_or(0.0, |(a, b)| (a..=b).map(width_s).sum());
+        let total_dense = self.total.delivered_bins.dense(bins);
+        let common_bytes = |dense: &[u64]| common.map(|(a, b)| dense[a..=b].iter().sum::<u64>());
+        let common_total = common_bytes(&total_dense);
+        let mut common_rates = Vec::new();
         for ((id, t), chosen) in flows.iter().zip(&selected) {
             if !chosen {
                 other.count += 1;
@@ -843,6 +878,12 @@ impl DirectionAnalysis {
             let named = self.names.get(id);
             let name = named.map_or_else(|| format!("flow {id:08x}"), FlowName::label);
             let seconds = |ns: Nanos| (ns - from) as f64 / NS_PER_S;
+            let dense = t.delivered_bins.dense(bins);
+            let in_common = common_bytes(&dense);
+            let common_rate = in_common
+                .filter(|_| common_s > 0.0)
+                .map(|bytes| bytes as f64 * 8.0 / common_s / 1e6);
+            common_rates.extend(common_rate);
             flow_rows.push(FlowSummary {
                 flow: format!("{id:08x}"),
                 name: named.map(FlowName::label),
@@ -856,11 +897,17 @@ impl DirectionAnalysis {
                 first_delivery_s: t.first_delivery.map(seconds),
                 last_delivery_s: t.first_delivery.map(|_| seconds(t.last_delivery)),
                 throughput_mbps: t.throughput_mbps(),
+                window_throughput_mbps: (window_s > 0.0)
+                    .then(|| t.delivered_bytes as f64 * 8.0 / window_s / 1e6),
+                common_window_throughput_mbps: common_rate,
+                common_window_share: in_common
+                    .zip(common_total)
+                    .filter(|&(_, total)| total > 0)
+                    .map(|(bytes, total)| bytes as f64 / total as f64),
                 loss: t.loss(),
                 one_way_delay: DelayStats::of(&t.delay),
                 marks: t.marks(),
             });
-            let dense = t.delivered_bins.dense(bins);
             if let Some(tput) = t.throughput_mbps() {
                 shares.push(tput);
             }
@@ -869,20 +916,30 @@ impl DirectionAnalysis {
             }
             flow_lines.push((name, rates(dense)));
         }
-        // Jain's index per bin over the flows active in that bin.
+        // Jain's index per bin over the flows active in that bin; with
+        // several flows, only bins where two or more share the path count
+        // (a flow alone is trivially fair to itself).
+        let needed = active_bins.len().min(2);
         let jain_bins: Vec<Option<f64>> = (0..bins)
             .map(|b| {
-                let rates = active_bins
+                let rates: Vec<f64> = active_bins
                     .iter()
                     .filter(|((first, last), _)| (*first as usize..=*last as usize).contains(&b))
-                    .map(|(_, dense)| dense[b] as f64);
-                jain(rates)
+                    .map(|(_, dense)| dense[b] as f64)
+                    .collect();
+                (rates.len() >= needed).then(|| jain(rates)).flatten()
             })
             .collect();
         let defined: Vec<f64> = jain_bins.iter().flatten().copied().collect();
         let fairness = Fairness {
             flows: flow_rows.len(),
-            jain: jain(shares.iter().copied()),
+            common_from_s: common.map(|(a, _)| (a as u64 * bin) as f64 / NS_PER_S),
+            common_to_s: common
+                .map(|(_, b)| ((b as u64 * bin + bin).min(to - from)) as f64 / NS_PER_S),
+            jain: (common_rates.len() == flow_rows.len())
+                .then(|| jain(common_rates.iter().copied()))
+                .flatten(),
+            jain_over_own_spans: jain(shares.iter().copied()),
             jain_mean_over_bins: (!defined.is_empty())
                 .then(|| defined.iter().sum::<f64>() / defined.len() as f64),
         };
@@ -939,6 +996,29 @@ impl DirectionAnalysis {
         };
         (summary, series)
     }
+}
+
+/// The bins where every flow of `spans` (first and last bin with a
+/// delivery) is active, None if some flow delivered nothing or they never
+/// overlap.
+fn common_window(
+    spans: impl Iterator<Item = Option<(u32, u32)>>,
+    bins: usize,
+) -> Option<(usize, usize)> {
+    let mut window: Option<(u32, u32)> = None;
+    for span in spans {
+        let (first, last) = span?;
+        window = Some(match window {
+            None => (first, last),
+            Some((a, b)) => (a.max(first), b.min(last)),
+        });
+    }
+    // A delivery exactly at the window's end falls one past the last bin.
+    let last = bins.saturating_sub(1) as u32;
+    window
+        .map(|(a, b)| (a, b.min(last)))
+        .filter(|(a, b)| a <= b)
+        .map(|(a, b)| (a as usize, b as usize))
 }
 
 /// Jain's fairness index (Σx)² / (n·Σx²), None without a positive value.

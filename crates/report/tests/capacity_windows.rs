@@ -149,3 +149,87 @@ fn a_cake_shaped_link_has_the_shapers_capacity() {
     assert_eq!(d.bottleneck_shell, Some(0));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Packets of 1250 bytes (10 000 bits) of flow `id` at each of `times` (ms),
+/// each delivered 1 ms later.
+fn packets(records: &mut Vec<Record>, id: u32, times: impl Iterator<Item = u64>) {
+    for t in times {
+        let fingerprint = id << 20 | t as u32;
+        records.push(rec(t * MS, Event::Arrive, fingerprint, id, 1250));
+        records.push(rec(t * MS, Event::Enqueue, fingerprint, id, 1250));
+        records.push(rec((t + 1) * MS, Event::Depart, fingerprint, id, 1250));
+    }
+}
+
+#[test]
+fn partly_overlapping_flows_have_common_window_shares_that_fit_the_capacity() {
+    // A 10 Mbit/s link: flow 1 alone from 0 to 400 ms (a packet every ms),
+    // both from 400 to 600 ms (a packet every 2 ms each), flow 2 alone from
+    // 600 to 1000 ms.
+    let dir = scratch("overlap");
+    let mut records = Vec::new();
+    packets(&mut records, 1, (0..400).chain((400..600).step_by(2)));
+    packets(&mut records, 2, (401..600).step_by(2).chain(600..1000));
+    write_log(
+        &dir.join("0-link.emulog"),
+        &header(Some(10_000_000), None),
+        &mut records,
+    );
+    let (d, series) = uplink(&dir);
+    assert_eq!(d.flows.len(), 2);
+    let capacity = d.path.capacity_mbps.unwrap();
+    assert!(close(capacity, 10.0), "{capacity}");
+
+    // Over their own spans (598 ms each, 500 packets each) the flows seem
+    // to get 8.36 Mbit/s each: together more than the link carries.
+    let own: f64 = d.flows.iter().map(|f| f.throughput_mbps.unwrap()).sum();
+    assert!(close(own, 2.0 * 5.0 / 0.598), "{own}");
+    assert!(own > capacity);
+
+    // The common window is the bins both are active in: 400 to 600 ms.
+    assert_eq!(
+        (d.fairness.common_from_s, d.fairness.common_to_s),
+        (Some(0.4), Some(0.6))
+    );
+    // Delivered in it: flow 1's packet of 399 ms and its 100 shared ones,
+    // flow 2's shared ones but the last (delivered at 600 ms): 101 and 99.
+    let common: Vec<f64> = d
+        .flows
+        .iter()
+        .map(|f| f.common_window_throughput_mbps.unwrap())
+        .collect();
+    assert!(close(common[0], 101.0 * 0.01 / 0.2), "{common:?}");
+    assert!(close(common[1], 99.0 * 0.01 / 0.2), "{common:?}");
+    assert!(common.iter().sum::<f64>() <= capacity * (1.0 + 1e-9));
+    let shares: Vec<f64> = d
+        .flows
+        .iter()
+        .map(|f| f.common_window_share.unwrap())
+        .collect();
+    assert!(close(shares[0], 101.0 / 200.0) && close(shares[1], 99.0 / 200.0));
+    // Over the report window, the flows add up to the direction's figure.
+    let window: f64 = d
+        .flows
+        .iter()
+        .map(|f| f.window_throughput_mbps.unwrap())
+        .sum();
+    assert!(close(window, d.path.window_throughput_mbps.unwrap()));
+
+    // Jain's index over the common window, and per bin only where both
+    // flows are active (bins 4 and 5).
+    let expected = jain(&common);
+    assert!(close(d.fairness.jain.unwrap(), expected));
+    let defined: Vec<usize> = (0..series.jain.len())
+        .filter(|&b| series.jain[b].is_some())
+        .collect();
+    assert_eq!(defined, vec![4, 5]);
+    // Own-span averages are equal, so that index says 1.
+    assert!(close(d.fairness.jain_over_own_spans.unwrap(), 1.0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn jain(values: &[f64]) -> f64 {
+    let sum: f64 = values.iter().sum();
+    let squares: f64 = values.iter().map(|x| x * x).sum();
+    sum * sum / (values.len() as f64 * squares)
+}
