@@ -6,15 +6,15 @@
 //! nested path: it arrives at the first shell, is delivered by the last
 //! (with its one-way delay through every shell) or is dropped by one of
 //! them. *Shell* events are one shell's view: its queue, its sojourn
-//! times, its capacity. The readers ([`crate::emu_input`],
-//! [`crate::mahimahi_input`]) turn their log formats into both.
+//! times, its capacity. The readers ([`crate::emu_reader`],
+//! [`crate::mahimahi_reader`]) turn their log formats into both.
 
 use crate::capacity::{trace_opportunities, Capacity};
 use crate::histogram::{Histogram, Rank};
 use crate::mahimahi_figures::{MahimahiFigures, MmAccumulator};
 use crate::series::{Bins, Step};
 use emu_core::flow::FlowTuple;
-use emu_core::log::{Direction, DropReason, Mark};
+use emu_core::log::{Direction, DropCounts, DropReason, Mark};
 use emu_core::Nanos;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -166,7 +166,7 @@ struct Totals {
     arrival_bytes: u64,
     delivered: u64,
     delivered_bytes: u64,
-    drops: [u64; 8],
+    drops: DropCounts,
     dropped_bytes: u64,
     ce: u64,
     ect1: u64,
@@ -183,7 +183,7 @@ impl Totals {
             arrival_bytes: 0,
             delivered: 0,
             delivered_bytes: 0,
-            drops: [0; 8],
+            drops: DropCounts::default(),
             dropped_bytes: 0,
             ce: 0,
             ect1: 0,
@@ -210,7 +210,7 @@ impl Totals {
                 self.delivered_bins.add(bin, bytes);
             }
             PathKind::Drop(reason) => {
-                self.drops[reason as usize] += 1;
+                self.drops.add(reason);
                 self.dropped_bytes += bytes;
             }
             PathKind::Mark(Mark::Ce) => self.ce += 1,
@@ -230,11 +230,11 @@ impl Totals {
     }
 
     fn drops_by_reason(&self) -> BTreeMap<&'static str, u64> {
-        drops_by_reason(&self.drops)
+        self.drops.nonzero_by_name()
     }
 
     fn dropped(&self) -> u64 {
-        self.drops.iter().sum()
+        self.drops.total()
     }
 
     fn marks(&self) -> Marks {
@@ -296,15 +296,6 @@ impl Marks {
             ect1_per_delivered: rate(ect1),
         }
     }
-}
-
-/// Drop counts indexed by reason, as a name → count map of the nonzero ones.
-fn drops_by_reason(drops: &[u64; 8]) -> BTreeMap<&'static str, u64> {
-    DropReason::ALL
-        .iter()
-        .map(|&r| (r.name(), drops[r as usize]))
-        .filter(|&(_, n)| n > 0)
-        .collect()
 }
 
 /// Pantheon's three figures, as its analysis defines them.
@@ -533,7 +524,7 @@ struct ShellAcc {
     arrivals: u64,
     departures: u64,
     departed_bytes: u64,
-    drops: [u64; 8],
+    drops: DropCounts,
     ce: u64,
     ect1: u64,
     sojourn: Histogram,
@@ -598,7 +589,7 @@ impl DirectionAnalysis {
                 arrivals: 0,
                 departures: 0,
                 departed_bytes: 0,
-                drops: [0; 8],
+                drops: DropCounts::default(),
                 ce: 0,
                 ect1: 0,
                 sojourn: Histogram::micros(),
@@ -719,7 +710,7 @@ impl DirectionAnalysis {
                 acc.mahimahi.departure(event.time, event.bytes, arrived);
             }
             ShellKind::Enqueue => {}
-            ShellKind::Drop(reason) => acc.drops[reason as usize] += 1,
+            ShellKind::Drop(reason) => acc.drops.add(reason),
             ShellKind::Mark(Mark::Ce) => acc.ce += 1,
             ShellKind::Mark(Mark::Ect1) => acc.ect1 += 1,
             ShellKind::Opportunity => {
@@ -1117,7 +1108,7 @@ fn shell_summary(acc: ShellAcc, from: Nanos, to: Nanos, bins: usize, bin: Nanos)
         arrivals: acc.arrivals,
         departures: acc.departures,
         departed_bytes: acc.departed_bytes,
-        drops: drops_by_reason(&acc.drops),
+        drops: acc.drops.nonzero_by_name(),
         marks: Marks::of(acc.ce, acc.ect1, acc.departures),
         sojourn: DelayStats::of(&acc.sojourn),
         transit: DelayStats::of(&acc.transit),

@@ -12,7 +12,7 @@ use crate::analysis::{
     DirectionAnalysis, Options, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind,
 };
 use crate::capacity::Capacity;
-use crate::mahimahi::TUN_HEADER;
+use crate::mahimahi_writer::TUN_HEADER;
 use emu_core::log::{Direction, DropReason};
 use emu_core::Nanos;
 use std::io::BufRead;
