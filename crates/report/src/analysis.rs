@@ -2,162 +2,28 @@
 //! time-ordered stream of events in memory bounded by the run's length
 //! and its number of flows, never by its number of packets.
 //!
-//! Two streams feed it. *Path* events follow a packet through the whole
-//! nested path: it arrives at the first shell, is delivered by the last
-//! (with its one-way delay through every shell) or is dropped by one of
-//! them. *Shell* events are one shell's view: its queue, its sojourn
-//! times, its capacity. The readers ([`crate::emu_reader`],
-//! [`crate::mahimahi_reader`]) turn their log formats into both.
+//! The readers ([`crate::emu_reader`], [`crate::mahimahi_reader`]) feed it
+//! the events of [`crate::events`]; [`DirectionAnalysis::finish`] gives
+//! back the figures and series of [`crate::summary`], in three steps: the
+//! path, the flows with their fairness, and the per-bin series.
 
-use crate::capacity::{trace_opportunities, Capacity};
+use crate::capacity::{with_shaper, Capacity};
+use crate::events::{
+    FlowName, FlowSelection, Options, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind,
+    Unmatched,
+};
 use crate::histogram::{Histogram, Rank};
-use crate::mahimahi_figures::{MahimahiFigures, MmAccumulator};
+use crate::mahimahi_figures::MmAccumulator;
 use crate::series::{Bins, Step};
-use emu_core::flow::FlowTuple;
-use emu_core::log::{Direction, DropCounts, DropReason, Mark};
+use crate::summary::{
+    jain, ms, DelayStats, DirectionSeries, DirectionSummary, Fairness, FlowSummary, Marks,
+    OtherFlows, PantheonSummary, PathSummary, QueueSummary, ShellSummary, SAMPLE_POINTS,
+};
+use emu_core::log::{Direction, DropCounts, Mark};
 use emu_core::Nanos;
-use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::net::IpAddr;
 
 const NS_PER_S: f64 = 1e9;
-
-/// What the user asked the report to cover.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Width of a time bin.
-    pub bin: Nanos,
-    /// Only events at or after this time (from the run's start) count.
-    pub from: Nanos,
-    /// Only events before this time count.
-    pub to: Option<Nanos>,
-    pub flows: FlowSelection,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            bin: 100_000_000,
-            from: 0,
-            to: None,
-            flows: FlowSelection::Significant,
-        }
-    }
-}
-
-/// Which flows get their own rows, lines and a place in Jain's index.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FlowSelection {
-    /// Flows that carried at least 1% of the direction's delivered bytes:
-    /// the bulk flows of an experiment, without the control connections
-    /// and name lookups that would drag a fairness index down.
-    Significant,
-    All,
-    /// The N flows that delivered the most bytes.
-    Top(usize),
-    /// Flows that match any of these.
-    Matching(Vec<FlowMatch>),
-}
-
-/// One way to pick a flow out: by its id (the hash), or by a port or an
-/// address of its 5-tuple as it entered or as it left the path.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FlowMatch {
-    Id(u32),
-    Port(u16),
-    Address(IpAddr),
-}
-
-impl FlowMatch {
-    fn matches(&self, id: u32, name: Option<&FlowName>) -> bool {
-        let tuples = name
-            .into_iter()
-            .flat_map(|n| std::iter::once(&n.entry).chain(n.exit.as_ref()));
-        match self {
-            FlowMatch::Id(wanted) => *wanted == id,
-            FlowMatch::Port(port) => tuples.into_iter().any(|t| t.has_port(*port)),
-            FlowMatch::Address(address) => tuples.into_iter().any(|t| t.has_address(*address)),
-        }
-    }
-}
-
-/// A flow's 5-tuple as it entered the path (before any NAT) and, where a
-/// shell rewrote it, as it left.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FlowName {
-    pub entry: FlowTuple,
-    pub exit: Option<FlowTuple>,
-}
-
-impl FlowName {
-    /// `tcp 10.0.0.2:40312 → 100.64.0.1:5201`, with `(left as …)` after it
-    /// when the path rewrote the tuple.
-    pub fn label(&self) -> String {
-        match &self.exit {
-            Some(exit) => format!("{} (left as {exit})", self.entry),
-            None => self.entry.to_string(),
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct ShellInfo {
-    pub shell: u8,
-    pub description: String,
-    /// What the link itself can carry.
-    pub capacity: Capacity,
-    /// The rate of a shaper inside the shell's queue (cake `bandwidth`), in
-    /// bit/s: where it is lower than the link, it is the bottleneck.
-    pub shaper_bps: Option<u64>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum PathKind {
-    /// Entered the path at its first shell.
-    Arrive,
-    /// Left the path's last shell, `delay` after it entered.
-    Deliver {
-        delay: Nanos,
-    },
-    Drop(DropReason),
-    Mark(Mark),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PathEvent {
-    /// Time from the run's start.
-    pub time: Nanos,
-    pub flow: u32,
-    /// IP bytes.
-    pub bytes: u32,
-    pub kind: PathKind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ShellKind {
-    Arrive,
-    /// Only the queue changed.
-    Enqueue,
-    /// `arrived`: when the packet arrived at this shell, if known.
-    Depart {
-        sojourn: Nanos,
-        arrived: Option<Nanos>,
-    },
-    Drop(DropReason),
-    Mark(Mark),
-    /// A delivery opportunity of `bytes` (a [`Capacity::Logged`] shell).
-    Opportunity,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ShellEvent {
-    pub time: Nanos,
-    pub shell: u8,
-    pub bytes: u32,
-    /// The shell's queue after the event (bytes, packets), if recorded.
-    pub queue: Option<(u32, u32)>,
-    pub kind: ShellKind,
-}
 
 /// Counts and delays of a set of packets (the whole direction or a flow).
 #[derive(Debug, Clone)]
@@ -246,244 +112,6 @@ impl Totals {
     }
 }
 
-/// Mean, extremes and percentiles (nearest rank) of a delay, in ms.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DelayStats {
-    pub count: u64,
-    pub mean_ms: f64,
-    pub min_ms: f64,
-    pub p50_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-}
-
-fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
-}
-
-impl DelayStats {
-    fn of(h: &Histogram) -> Option<DelayStats> {
-        let p = h.percentiles(Rank::NearestRank, &[0.5, 0.95, 0.99]);
-        Some(DelayStats {
-            count: h.count(),
-            mean_ms: h.mean()? / 1e6,
-            min_ms: ms(h.min()?),
-            p50_ms: ms(p[0]?),
-            p95_ms: ms(p[1]?),
-            p99_ms: ms(p[2]?),
-            max_ms: ms(h.max()?),
-        })
-    }
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Marks {
-    pub ce: u64,
-    pub ect1: u64,
-    /// Marks per delivered packet.
-    pub ce_per_delivered: Option<f64>,
-    pub ect1_per_delivered: Option<f64>,
-}
-
-impl Marks {
-    fn of(ce: u64, ect1: u64, delivered: u64) -> Marks {
-        let rate = |n: u64| (delivered > 0).then(|| n as f64 / delivered as f64);
-        Marks {
-            ce,
-            ect1,
-            ce_per_delivered: rate(ce),
-            ect1_per_delivered: rate(ect1),
-        }
-    }
-}
-
-/// Pantheon's three figures, as its analysis defines them.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct PantheonSummary {
-    /// Delivered bits over the span from the first delivery to the last.
-    pub throughput_mbps: Option<f64>,
-    /// One-way delay, numpy's `nearest` percentile (index 0.95·(n−1)
-    /// rounded half to even).
-    pub delay_p95_ms: Option<f64>,
-    /// 1 − delivered bytes / arrived bytes.
-    pub loss: Option<f64>,
-}
-
-/// The whole path of one direction: from the first shell to the last.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct PathSummary {
-    pub entry_shell: u8,
-    pub exit_shell: u8,
-    pub arrivals: u64,
-    pub arrival_bytes: u64,
-    pub delivered: u64,
-    pub delivered_bytes: u64,
-    pub dropped: u64,
-    pub drops: BTreeMap<&'static str, u64>,
-    /// Packets that had entered but neither left nor were dropped when the
-    /// log ends (still queued or in flight at exit).
-    pub in_flight_at_end: u64,
-    /// Packets that left the path without having entered at its first
-    /// shell (sent from between two shells); not in the other figures.
-    pub entered_mid_path: u64,
-    /// 1 − delivered/arrived, in packets.
-    pub loss: Option<f64>,
-    /// Delivered bits over the first-to-last delivery span (as Pantheon).
-    pub throughput_mbps: Option<f64>,
-    /// Delivered bits over the whole report window.
-    pub window_throughput_mbps: Option<f64>,
-    /// The bottleneck's mean capacity over the window (the lower of its
-    /// link and its queue's shaper), and delivered / capacity.
-    pub capacity_mbps: Option<f64>,
-    /// Where the capacity comes from (see [`ShellSummary::capacity_source`]).
-    pub capacity_source: Option<&'static str>,
-    pub utilization: Option<f64>,
-    pub one_way_delay: Option<DelayStats>,
-    pub marks: Marks,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct QueueSummary {
-    pub mean_bytes: f64,
-    pub max_bytes: u64,
-    pub mean_packets: f64,
-    pub max_packets: u64,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ShellSummary {
-    pub shell: u8,
-    pub description: String,
-    pub arrivals: u64,
-    pub departures: u64,
-    pub departed_bytes: u64,
-    pub drops: BTreeMap<&'static str, u64>,
-    pub marks: Marks,
-    /// Time in this shell's queue (departures).
-    pub sojourn: Option<DelayStats>,
-    /// Arrival to departure in this shell (queue, serialization and delay).
-    pub transit: Option<DelayStats>,
-    pub queue: QueueSummary,
-    /// The lower of the link's rate or trace and the queue's shaper, mean
-    /// over the window.
-    pub capacity_mbps: Option<f64>,
-    /// Which one set it: `link rate`, `link trace`, `queue shaper`,
-    /// `link trace and queue shaper` (the lower of the two in each bin), or
-    /// `logged` (Mahimahi's delivery opportunities).
-    pub capacity_source: Option<&'static str>,
-    pub throughput_mbps: Option<f64>,
-    pub utilization: Option<f64>,
-    /// Mahimahi's graph figures for this shell, for shells with a bottleneck.
-    pub mahimahi: Option<MahimahiFigures>,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct FlowSummary {
-    /// The flow's id: its 5-tuple hash as the first shell saw it, in hex.
-    pub flow: String,
-    /// Protocol and 5-tuple as the first shell saw it (before any NAT),
-    /// with how it left where a shell rewrote it; None for logs without
-    /// flow records (older logs, Mahimahi's).
-    pub name: Option<String>,
-    pub tuple: Option<FlowTuple>,
-    pub left_as: Option<FlowTuple>,
-    pub arrivals: u64,
-    pub delivered: u64,
-    pub delivered_bytes: u64,
-    pub dropped: u64,
-    pub drops: BTreeMap<&'static str, u64>,
-    pub first_delivery_s: Option<f64>,
-    pub last_delivery_s: Option<f64>,
-    /// Delivered bits over the flow's own span, first delivery to last (as
-    /// Pantheon): what the flow got while it ran. Flows' figures over
-    /// different spans do not add up.
-    pub throughput_mbps: Option<f64>,
-    /// Delivered bits over the whole report window: these add up to the
-    /// direction's window throughput.
-    pub window_throughput_mbps: Option<f64>,
-    /// Delivered bits over the common window (see
-    /// [`Fairness::common_from_s`]), where every selected flow is active:
-    /// these add up to at most the capacity, and Jain's index takes them.
-    pub common_window_throughput_mbps: Option<f64>,
-    /// This flow's part of everything delivered in the common window.
-    pub common_window_share: Option<f64>,
-    pub loss: Option<f64>,
-    pub one_way_delay: Option<DelayStats>,
-    pub marks: Marks,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Fairness {
-    /// Flows the index is taken over.
-    pub flows: usize,
-    /// The common window: the bins from the latest first delivery of the
-    /// selected flows to the earliest last one (whole bins, so it starts at
-    /// a bin's start and ends at a bin's end); None if the flows never
-    /// were all active at once.
-    pub common_from_s: Option<f64>,
-    pub common_to_s: Option<f64>,
-    /// Jain's index of the flows' throughputs over the common window.
-    pub jain: Option<f64>,
-    /// Jain's index of the flows' throughputs over their own spans
-    /// (Pantheon's averages), for comparison with tools that report it.
-    pub jain_over_own_spans: Option<f64>,
-    /// Jain's index per bin over the flows active in it (between their
-    /// first and last delivery), averaged over the bins where at least two
-    /// selected flows are active (all bins with one flow selected).
-    pub jain_mean_over_bins: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct OtherFlows {
-    pub count: usize,
-    pub delivered_bytes: u64,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DirectionSummary {
-    pub direction: &'static str,
-    pub from_s: f64,
-    pub to_s: f64,
-    pub bin_s: f64,
-    pub path: PathSummary,
-    pub pantheon: PantheonSummary,
-    pub bottleneck_shell: Option<u8>,
-    pub shells: Vec<ShellSummary>,
-    pub flows: Vec<FlowSummary>,
-    /// Flows left out by the flow selection.
-    pub other_flows: OtherFlows,
-    pub fairness: Fairness,
-}
-
-/// Per-bin series of one direction; times are bin starts in s.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DirectionSeries {
-    pub direction: &'static str,
-    pub time_s: Vec<f64>,
-    pub throughput_mbps: Vec<f64>,
-    pub ingress_mbps: Vec<f64>,
-    pub capacity_mbps: Option<Vec<f64>>,
-    /// One-way delay percentiles 5, 25, 50, 75, 95 per bin (None: no delivery).
-    pub delay_bands_ms: Vec<Option<[f64; 5]>>,
-    /// Sampled per-packet (time s, one-way delay ms) points, at most
-    /// [`SAMPLE_POINTS`].
-    pub delay_points: Vec<(f64, f64)>,
-    pub delay_cdf_ms: Vec<(f64, f64)>,
-    pub drops: Vec<u64>,
-    pub ce_marks: Vec<u64>,
-    pub ect1_marks: Vec<u64>,
-    pub queue_shell: Option<u8>,
-    pub queue_bytes_mean: Vec<f64>,
-    pub queue_bytes_max: Vec<u64>,
-    pub jain: Vec<Option<f64>>,
-    /// Per selected flow: its name (5-tuple, or its id where the log has
-    /// no flow records) and its throughput per bin.
-    pub flows: Vec<(String, Vec<f64>)>,
-}
-
-pub const SAMPLE_POINTS: usize = 4000;
-
 /// A fixed-size uniform sample of a stream (reservoir sampling with a
 /// fixed seed, so the same log always gives the same picture).
 #[derive(Debug, Clone)]
@@ -544,6 +172,8 @@ pub struct DirectionAnalysis {
     exit_shell: u8,
     total: Totals,
     flows: HashMap<u32, Totals>,
+    /// Flow names, by id, from the log's flow records.
+    names: HashMap<u32, FlowName>,
     ingress_bins: Bins,
     drop_bins: Bins,
     ce_bins: Bins,
@@ -553,22 +183,9 @@ pub struct DirectionAnalysis {
     bands: Vec<(u32, [f64; 5])>,
     sample: Reservoir,
     shells: Vec<ShellAcc>,
-    /// Flow names, by id, from the log's flow records.
-    names: HashMap<u32, FlowName>,
     end: Nanos,
     /// Events offered, in the window or not.
     seen: u64,
-}
-
-/// Packets a reader could not see through the path, handed to
-/// [`DirectionAnalysis::finish`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Unmatched {
-    /// Entered the path and neither left nor were dropped by the end.
-    pub in_flight: u64,
-    /// Left the path's last shell without having entered at its first:
-    /// sent from a namespace between two shells.
-    pub entered_mid_path: u64,
 }
 
 impl DirectionAnalysis {
@@ -608,6 +225,7 @@ impl DirectionAnalysis {
             exit_shell,
             total: Totals::new(),
             flows: HashMap::new(),
+            names: HashMap::new(),
             ingress_bins: Bins::default(),
             drop_bins: Bins::default(),
             ce_bins: Bins::default(),
@@ -617,12 +235,12 @@ impl DirectionAnalysis {
             bands: Vec::new(),
             sample: Reservoir::new(),
             shells,
-            names: HashMap::new(),
             end: 0,
             seen: 0,
         }
     }
 
+    /// True if no event was ever offered (a direction that carried nothing).
     /// Gives flows their names (protocol and 5-tuple), by id.
     pub fn name_flows(&mut self, names: HashMap<u32, FlowName>) {
         self.names = names;
@@ -721,66 +339,61 @@ impl DirectionAnalysis {
     }
 
     /// The report, with `end` the time the run ended (the last record of
-    /// any direction) and `in_flight` the packets the reader saw enter the
-    /// path without leaving it.
+    /// any direction) and `unmatched` the packets the reader could not
+    /// follow through the path.
     pub fn finish(
         mut self,
         end: Nanos,
         unmatched: Unmatched,
     ) -> (DirectionSummary, DirectionSeries) {
         self.close_band();
-        let end = end.max(self.end);
-        let from = self.options.from;
-        let to = self.options.to.map_or(end, |to| to.min(end)).max(from);
-        let bin = self.options.bin;
-        let bins = ((to - from).div_ceil(bin) as usize).max(1);
-        let window_s = (to - from) as f64 / NS_PER_S;
-        let bin_s = bin as f64 / NS_PER_S;
-        // The last bin may end early, with the window: rates use its width.
-        let last_bin_s = (to - from - (bins as u64 - 1) * bin) as f64 / NS_PER_S;
-        let width_s = |b: usize| if b + 1 == bins { last_bin_s } else { bin_s };
-        let rates = |bytes: Vec<u64>| -> Vec<f64> {
-            bytes
-                .into_iter()
-                .enumerate()
-                .map(|(b, v)| v as f64 * 8.0 / width_s(b).max(1e-9) / 1e6)
-                .collect()
-        };
-
-        let shells: Vec<ShellParts> = self
-            .shells
+        let window = Window::new(&self.options, end.max(self.end));
+        let shells: Vec<ShellParts> = std::mem::take(&mut self.shells)
             .into_iter()
-            .map(|acc| shell_summary(acc, from, to, bins, bin))
+            .map(|acc| shell_summary(acc, &window))
             .collect();
-        // The bottleneck: the shell with the least capacity.
-        let bottleneck = shells
-            .iter()
-            .filter_map(|(s, _, _)| Some((s.shell, s.capacity_mbps?)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(shell, _)| shell);
-        let capacity_bytes = shells
-            .iter()
-            .find(|(s, _, _)| Some(s.shell) == bottleneck)
-            .and_then(|(_, c, _)| c.clone());
-        let capacity_mbps = capacity_bytes
+        let bottleneck = Bottleneck::of(&shells);
+        let path = self.path_summary(&window, &bottleneck, unmatched);
+        let flows = flows_and_fairness(
+            std::mem::take(&mut self.flows),
+            &self.names,
+            &self.options.flows,
+            &self.total,
+            &window,
+        );
+        let series = self.series(&window, bottleneck.clone(), &flows);
+        let summary = DirectionSummary {
+            direction: self.direction.name(),
+            from_s: window.from as f64 / NS_PER_S,
+            to_s: window.to as f64 / NS_PER_S,
+            bin_s: window.bin_s(),
+            path,
+            pantheon: self.pantheon(),
+            bottleneck_shell: bottleneck.shell,
+            shells: shells.into_iter().map(|(s, _, _)| s).collect(),
+            flows: flows.rows,
+            other_flows: flows.other,
+            fairness: flows.fairness,
+        };
+        (summary, series)
+    }
+
+    /// The whole path: counts, loss, throughput against the bottleneck's
+    /// capacity, one-way delay and marks.
+    fn path_summary(
+        &self,
+        window: &Window,
+        bottleneck: &Bottleneck,
+        unmatched: Unmatched,
+    ) -> PathSummary {
+        let window_s = window.seconds();
+        let capacity_mbps = bottleneck
+            .capacity_bytes
             .as_ref()
             .map(|c| c.iter().sum::<u64>() as f64 * 8.0 / window_s / 1e6);
         let window_throughput =
             (window_s > 0.0).then(|| self.total.delivered_bytes as f64 * 8.0 / window_s / 1e6);
-        // The queue worth plotting: the bottleneck's, else the deepest.
-        let queue_shell = bottleneck.or_else(|| {
-            shells
-                .iter()
-                .max_by_key(|(s, _, _)| s.queue.max_bytes)
-                .map(|(s, _, _)| s.shell)
-        });
-        let (queue_mean, queue_max) = shells
-            .iter()
-            .find(|(s, _, _)| Some(s.shell) == queue_shell)
-            .map(|(_, _, q)| q.clone())
-            .unwrap_or_default();
-
-        let path = PathSummary {
+        PathSummary {
             entry_shell: self.entry_shell,
             exit_shell: self.exit_shell,
             arrivals: self.total.arrivals,
@@ -795,18 +408,19 @@ impl DirectionAnalysis {
             throughput_mbps: self.total.throughput_mbps(),
             window_throughput_mbps: window_throughput,
             capacity_mbps,
-            capacity_source: shells
-                .iter()
-                .find(|(s, _, _)| Some(s.shell) == bottleneck)
-                .and_then(|(s, _, _)| s.capacity_source),
+            capacity_source: bottleneck.capacity_source,
             utilization: window_throughput
                 .zip(capacity_mbps)
                 .filter(|&(_, c)| c > 0.0)
                 .map(|(t, c)| t / c),
             one_way_delay: DelayStats::of(&self.total.delay),
             marks: self.total.marks(),
-        };
-        let pantheon = PantheonSummary {
+        }
+    }
+
+    /// Pantheon's three figures, as its analysis defines them.
+    fn pantheon(&self) -> PantheonSummary {
+        PantheonSummary {
             throughput_mbps: self.total.throughput_mbps(),
             delay_p95_ms: self
                 .total
@@ -815,128 +429,19 @@ impl DirectionAnalysis {
                 .map(ms),
             loss: (self.total.arrival_bytes > 0)
                 .then(|| 1.0 - self.total.delivered_bytes as f64 / self.total.arrival_bytes as f64),
-        };
-
-        // Flows, biggest first; the selection decides who is shown.
-        let mut flows: Vec<(u32, Totals)> = self.flows.into_iter().collect();
-        flows.sort_by(|a, b| {
-            b.1.delivered_bytes
-                .cmp(&a.1.delivered_bytes)
-                .then(a.0.cmp(&b.0))
-        });
-        let total_bytes = self.total.delivered_bytes;
-        let selected: Vec<bool> = flows
-            .iter()
-            .enumerate()
-            .map(|(rank, (id, t))| match &self.options.flows {
-                FlowSelection::All => true,
-                FlowSelection::Significant => {
-                    t.delivered_bytes > 0 && t.delivered_bytes * 100 >= total_bytes
-                }
-                FlowSelection::Top(n) => rank < *n,
-                FlowSelection::Matching(matches) => {
-                    matches.iter().any(|m| m.matches(*id, self.names.get(id)))
-                }
-            })
-            .collect();
-        let mut flow_rows = Vec::new();
-        let mut flow_lines = Vec::new();
-        let mut other = OtherFlows {
-            count: 0,
-            delivered_bytes: 0,
-        };
-        let mut shares = Vec::new();
-        let mut active_bins = Vec::new();
-        let common = common_window(
-            flows
-                .iter()
-                .zip(&selected)
-                .filter(|(_, chosen)| **chosen)
-                .map(|((_, t), _)| t.delivered_bins.span()),
-            bins,
-        );
-        let common_s: f64 = common.map_or(0.0, |(a, b)| (a..=b).map(width_s).sum());
-        let total_dense = self.total.delivered_bins.dense(bins);
-        let common_bytes = |dense: &[u64]| common.map(|(a, b)| dense[a..=b].iter().sum::<u64>());
-        let common_total = common_bytes(&total_dense);
-        let mut common_rates = Vec::new();
-        for ((id, t), chosen) in flows.iter().zip(&selected) {
-            if !chosen {
-                other.count += 1;
-                other.delivered_bytes += t.delivered_bytes;
-                continue;
-            }
-            let named = self.names.get(id);
-            let name = named.map_or_else(|| format!("flow {id:08x}"), FlowName::label);
-            let seconds = |ns: Nanos| (ns - from) as f64 / NS_PER_S;
-            let dense = t.delivered_bins.dense(bins);
-            let in_common = common_bytes(&dense);
-            let common_rate = in_common
-                .filter(|_| common_s > 0.0)
-                .map(|bytes| bytes as f64 * 8.0 / common_s / 1e6);
-            common_rates.extend(common_rate);
-            flow_rows.push(FlowSummary {
-                flow: format!("{id:08x}"),
-                name: named.map(FlowName::label),
-                tuple: named.map(|n| n.entry.clone()),
-                left_as: named.and_then(|n| n.exit.clone()),
-                arrivals: t.arrivals,
-                delivered: t.delivered,
-                delivered_bytes: t.delivered_bytes,
-                dropped: t.dropped(),
-                drops: t.drops_by_reason(),
-                first_delivery_s: t.first_delivery.map(seconds),
-                last_delivery_s: t.first_delivery.map(|_| seconds(t.last_delivery)),
-                throughput_mbps: t.throughput_mbps(),
-                window_throughput_mbps: (window_s > 0.0)
-                    .then(|| t.delivered_bytes as f64 * 8.0 / window_s / 1e6),
-                common_window_throughput_mbps: common_rate,
-                common_window_share: in_common
-                    .zip(common_total)
-                    .filter(|&(_, total)| total > 0)
-                    .map(|(bytes, total)| bytes as f64 / total as f64),
-                loss: t.loss(),
-                one_way_delay: DelayStats::of(&t.delay),
-                marks: t.marks(),
-            });
-            if let Some(tput) = t.throughput_mbps() {
-                shares.push(tput);
-            }
-            if let Some(span) = t.delivered_bins.span() {
-                active_bins.push((span, dense.clone()));
-            }
-            flow_lines.push((name, rates(dense)));
         }
-        // Jain's index per bin over the flows active in that bin; with
-        // several flows, only bins where two or more share the path count
-        // (a flow alone is trivially fair to itself).
-        let needed = active_bins.len().min(2);
-        let jain_bins: Vec<Option<f64>> = (0..bins)
-            .map(|b| {
-                let rates: Vec<f64> = active_bins
-                    .iter()
-                    .filter(|((first, last), _)| (*first as usize..=*last as usize).contains(&b))
-                    .map(|(_, dense)| dense[b] as f64)
-                    .collect();
-                (rates.len() >= needed).then(|| jain(rates)).flatten()
-            })
-            .collect();
-        let defined: Vec<f64> = jain_bins.iter().flatten().copied().collect();
-        let fairness = Fairness {
-            flows: flow_rows.len(),
-            common_from_s: common.map(|(a, _)| (a as u64 * bin) as f64 / NS_PER_S),
-            common_to_s: common
-                .map(|(_, b)| ((b as u64 * bin + bin).min(to - from)) as f64 / NS_PER_S),
-            jain: (common_rates.len() == flow_rows.len())
-                .then(|| jain(common_rates.iter().copied()))
-                .flatten(),
-            jain_over_own_spans: jain(shares.iter().copied()),
-            jain_mean_over_bins: (!defined.is_empty())
-                .then(|| defined.iter().sum::<f64>() / defined.len() as f64),
-        };
+    }
 
+    /// The per-bin series the charts draw.
+    fn series(
+        &self,
+        window: &Window,
+        bottleneck: Bottleneck,
+        flows: &FlowTables,
+    ) -> DirectionSeries {
+        let bins = window.bins;
         let mut bands = vec![None; bins];
-        for (b, band) in self.bands {
+        for &(b, band) in &self.bands {
             if let Some(slot) = bands.get_mut(b as usize) {
                 *slot = Some(band);
             }
@@ -948,12 +453,12 @@ impl DirectionAnalysis {
             .map(|&(t, d)| (t as f64 / NS_PER_S, ms(d)))
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let series = DirectionSeries {
+        DirectionSeries {
             direction: self.direction.name(),
-            time_s: (0..bins).map(|b| b as f64 * bin_s).collect(),
-            throughput_mbps: rates(self.total.delivered_bins.dense(bins)),
-            ingress_mbps: rates(self.ingress_bins.dense(bins)),
-            capacity_mbps: capacity_bytes.map(rates),
+            time_s: (0..bins).map(|b| b as f64 * window.bin_s()).collect(),
+            throughput_mbps: window.rates(self.total.delivered_bins.dense(bins)),
+            ingress_mbps: window.rates(self.ingress_bins.dense(bins)),
+            capacity_mbps: bottleneck.capacity_bytes.map(|c| window.rates(c)),
             delay_bands_ms: bands,
             delay_points: points,
             delay_cdf_ms: self
@@ -966,26 +471,259 @@ impl DirectionAnalysis {
             drops: self.drop_bins.dense(bins),
             ce_marks: self.ce_bins.dense(bins),
             ect1_marks: self.ect1_bins.dense(bins),
+            queue_shell: bottleneck.queue_shell,
+            queue_bytes_mean: bottleneck.queue_mean,
+            queue_bytes_max: bottleneck.queue_max,
+            jain: flows.jain_bins.clone(),
+            flows: flows.lines.clone(),
+        }
+    }
+}
+
+/// The report's window and its bins.
+struct Window {
+    from: Nanos,
+    to: Nanos,
+    bin: Nanos,
+    bins: usize,
+}
+
+impl Window {
+    fn new(options: &Options, end: Nanos) -> Window {
+        let from = options.from;
+        let to = options.to.map_or(end, |to| to.min(end)).max(from);
+        let bin = options.bin;
+        Window {
+            from,
+            to,
+            bin,
+            bins: ((to - from).div_ceil(bin) as usize).max(1),
+        }
+    }
+
+    fn seconds(&self) -> f64 {
+        (self.to - self.from) as f64 / NS_PER_S
+    }
+
+    fn bin_s(&self) -> f64 {
+        self.bin as f64 / NS_PER_S
+    }
+
+    /// Width of bin `b` in s: the last one may end early, with the window.
+    fn width_s(&self, b: usize) -> f64 {
+        if b + 1 == self.bins {
+            (self.to - self.from - (self.bins as u64 - 1) * self.bin) as f64 / NS_PER_S
+        } else {
+            self.bin_s()
+        }
+    }
+
+    /// Length in s of bins `first..=last`.
+    fn span_s(&self, first: usize, last: usize) -> f64 {
+        (first..=last).map(|b| self.width_s(b)).sum()
+    }
+
+    /// Bytes per bin as Mbit/s, each over its bin's own width.
+    fn rates(&self, bytes: Vec<u64>) -> Vec<f64> {
+        bytes
+            .into_iter()
+            .enumerate()
+            .map(|(b, v)| v as f64 * 8.0 / self.width_s(b).max(1e-9) / 1e6)
+            .collect()
+    }
+}
+
+/// The shell that limits the path (the least capacity) and the queue
+/// worth plotting (the bottleneck's, else the deepest).
+#[derive(Clone)]
+struct Bottleneck {
+    shell: Option<u8>,
+    capacity_bytes: Option<Vec<u64>>,
+    capacity_source: Option<&'static str>,
+    queue_shell: Option<u8>,
+    queue_mean: Vec<f64>,
+    queue_max: Vec<u64>,
+}
+
+impl Bottleneck {
+    fn of(shells: &[ShellParts]) -> Bottleneck {
+        let shell = shells
+            .iter()
+            .filter_map(|(s, _, _)| Some((s.shell, s.capacity_mbps?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(shell, _)| shell);
+        let capacity_bytes = shells
+            .iter()
+            .find(|(s, _, _)| Some(s.shell) == shell)
+            .and_then(|(_, c, _)| c.clone());
+        let queue_shell = shell.or_else(|| {
+            shells
+                .iter()
+                .max_by_key(|(s, _, _)| s.queue.max_bytes)
+                .map(|(s, _, _)| s.shell)
+        });
+        let (queue_mean, queue_max) = shells
+            .iter()
+            .find(|(s, _, _)| Some(s.shell) == queue_shell)
+            .map(|(_, _, q)| q.clone())
+            .unwrap_or_default();
+        let capacity_source = shells
+            .iter()
+            .find(|(s, _, _)| Some(s.shell) == shell)
+            .and_then(|(s, _, _)| s.capacity_source);
+        Bottleneck {
+            shell,
+            capacity_bytes,
+            capacity_source,
             queue_shell,
-            queue_bytes_mean: queue_mean,
-            queue_bytes_max: queue_max,
-            jain: jain_bins,
-            flows: flow_lines,
-        };
-        let summary = DirectionSummary {
-            direction: self.direction.name(),
-            from_s: from as f64 / NS_PER_S,
-            to_s: to as f64 / NS_PER_S,
-            bin_s,
-            path,
-            pantheon,
-            bottleneck_shell: bottleneck,
-            shells: shells.into_iter().map(|(s, _, _)| s).collect(),
-            flows: flow_rows,
-            other_flows: other,
-            fairness,
-        };
-        (summary, series)
+            queue_mean,
+            queue_max,
+        }
+    }
+}
+
+/// The flows shown (rows and throughput lines), those left out, and
+/// fairness over the shown ones, overall and per bin.
+struct FlowTables {
+    rows: Vec<FlowSummary>,
+    lines: Vec<(String, Vec<f64>)>,
+    other: OtherFlows,
+    fairness: Fairness,
+    jain_bins: Vec<Option<f64>>,
+}
+
+/// Flows biggest first; the selection decides who is shown.
+fn flows_and_fairness(
+    flows: HashMap<u32, Totals>,
+    names: &HashMap<u32, FlowName>,
+    selection: &FlowSelection,
+    total: &Totals,
+    window: &Window,
+) -> FlowTables {
+    let (from, bins) = (window.from, window.bins);
+    let total_bytes = total.delivered_bytes;
+    let mut flows: Vec<(u32, Totals)> = flows.into_iter().collect();
+    flows.sort_by(|a, b| {
+        b.1.delivered_bytes
+            .cmp(&a.1.delivered_bytes)
+            .then(a.0.cmp(&b.0))
+    });
+    let selected: Vec<bool> = flows
+        .iter()
+        .enumerate()
+        .map(|(rank, (id, t))| match selection {
+            FlowSelection::All => true,
+            FlowSelection::Significant => {
+                t.delivered_bytes > 0 && t.delivered_bytes * 100 >= total_bytes
+            }
+            FlowSelection::Top(n) => rank < *n,
+            FlowSelection::Matching(matches) => {
+                matches.iter().any(|m| m.matches(*id, names.get(id)))
+            }
+        })
+        .collect();
+    let mut rows = Vec::new();
+    let mut lines = Vec::new();
+    let mut other = OtherFlows {
+        count: 0,
+        delivered_bytes: 0,
+    };
+    let mut shares = Vec::new();
+    let mut active_bins = Vec::new();
+    let common = common_window(
+        flows
+            .iter()
+            .zip(&selected)
+            .filter(|(_, chosen)| **chosen)
+            .map(|((_, t), _)| t.delivered_bins.span()),
+        bins,
+    );
+    let common_s = common.map_or(0.0, |(a, b)| window.span_s(a, b));
+    let common_bytes = |dense: &[u64]| common.map(|(a, b)| dense[a..=b].iter().sum::<u64>());
+    let common_total = common_bytes(&total.delivered_bins.dense(bins));
+    let window_s = window.seconds();
+    let mut common_rates = Vec::new();
+    for ((id, t), chosen) in flows.iter().zip(&selected) {
+        if !chosen {
+            other.count += 1;
+            other.delivered_bytes += t.delivered_bytes;
+            continue;
+        }
+        let named = names.get(id);
+        let name = named.map_or_else(|| format!("flow {id:08x}"), FlowName::label);
+        let seconds = |ns: Nanos| (ns - from) as f64 / NS_PER_S;
+        let dense = t.delivered_bins.dense(bins);
+        let in_common = common_bytes(&dense);
+        let common_rate = in_common
+            .filter(|_| common_s > 0.0)
+            .map(|bytes| bytes as f64 * 8.0 / common_s / 1e6);
+        common_rates.extend(common_rate);
+        rows.push(FlowSummary {
+            flow: format!("{id:08x}"),
+            name: named.map(FlowName::label),
+            tuple: named.map(|n| n.entry.clone()),
+            left_as: named.and_then(|n| n.exit.clone()),
+            arrivals: t.arrivals,
+            delivered: t.delivered,
+            delivered_bytes: t.delivered_bytes,
+            dropped: t.dropped(),
+            drops: t.drops_by_reason(),
+            first_delivery_s: t.first_delivery.map(seconds),
+            last_delivery_s: t.first_delivery.map(|_| seconds(t.last_delivery)),
+            throughput_mbps: t.throughput_mbps(),
+            window_throughput_mbps: (window_s > 0.0)
+                .then(|| t.delivered_bytes as f64 * 8.0 / window_s / 1e6),
+            common_window_throughput_mbps: common_rate,
+            common_window_share: in_common
+                .zip(common_total)
+                .filter(|&(_, total)| total > 0)
+                .map(|(bytes, total)| bytes as f64 / total as f64),
+            loss: t.loss(),
+            one_way_delay: DelayStats::of(&t.delay),
+            marks: t.marks(),
+        });
+        if let Some(tput) = t.throughput_mbps() {
+            shares.push(tput);
+        }
+        if let Some(span) = t.delivered_bins.span() {
+            active_bins.push((span, dense.clone()));
+        }
+        lines.push((name, window.rates(dense)));
+    }
+    // Jain's index per bin over the flows active in that bin; with
+    // several flows, only bins where two or more share the path count
+    // (a flow alone is trivially fair to itself).
+    let needed = active_bins.len().min(2);
+    let jain_bins: Vec<Option<f64>> = (0..bins)
+        .map(|b| {
+            let rates: Vec<f64> = active_bins
+                .iter()
+                .filter(|((first, last), _)| (*first as usize..=*last as usize).contains(&b))
+                .map(|(_, dense)| dense[b] as f64)
+                .collect();
+            (rates.len() >= needed).then(|| jain(rates)).flatten()
+        })
+        .collect();
+    let defined: Vec<f64> = jain_bins.iter().flatten().copied().collect();
+    let fairness = Fairness {
+        flows: rows.len(),
+        common_from_s: common.map(|(a, _)| (a as u64 * window.bin) as f64 / NS_PER_S),
+        common_to_s: common.map(|(_, b)| {
+            ((b as u64 * window.bin + window.bin).min(window.to - from)) as f64 / NS_PER_S
+        }),
+        jain: (common_rates.len() == rows.len())
+            .then(|| jain(common_rates.iter().copied()))
+            .flatten(),
+        jain_over_own_spans: jain(shares.iter().copied()),
+        jain_mean_over_bins: (!defined.is_empty())
+            .then(|| defined.iter().sum::<f64>() / defined.len() as f64),
+    };
+    FlowTables {
+        rows,
+        lines,
+        other,
+        fairness,
+        jain_bins,
     }
 }
 
@@ -1012,85 +750,21 @@ fn common_window(
         .map(|(a, b)| (a as usize, b as usize))
 }
 
-/// Jain's fairness index (Σx)² / (n·Σx²), None without a positive value.
-pub fn jain(values: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let (mut n, mut sum, mut squares) = (0usize, 0.0, 0.0);
-    for x in values {
-        n += 1;
-        sum += x;
-        squares += x * x;
-    }
-    (n > 0 && squares > 0.0).then(|| sum * sum / (n as f64 * squares))
-}
-
-/// Bytes per bin a constant `bps` carries over the window.
-fn rate_bins(bps: u64, from: Nanos, to: Nanos, bins: usize, bin: Nanos) -> Vec<u64> {
-    (0..bins as u64)
-        .map(|b| {
-            let start = from + b * bin;
-            let stop = (start + bin).min(to);
-            (bps as u128 * stop.saturating_sub(start) as u128 / 8 / 1_000_000_000) as u64
-        })
-        .collect()
-}
-
-/// Capacity in bytes per bin over the window, if the shell has one, and
-/// which limit set it: the link's rate or trace, or the queue's shaper
-/// where that is lower (a `link 1gbit --queue "cake bandwidth 10mbit"`
-/// shell carries 10 Mbit/s, not 1 Gbit/s).
-fn capacity_bins(
-    acc: &ShellAcc,
-    from: Nanos,
-    to: Nanos,
-    bins: usize,
-    bin: Nanos,
-) -> Option<(Vec<u64>, &'static str)> {
-    let link = match &acc.info.capacity {
-        Capacity::Unknown => None,
-        Capacity::Logged => Some((acc.logged_capacity.dense(bins), "logged")),
-        Capacity::Rate(bps) => Some((rate_bins(*bps, from, to, bins, bin), "link rate")),
-        Capacity::Trace {
-            trace,
-            repeat,
-            start,
-        } => {
-            let mut out = vec![0u64; bins];
-            for (t, bytes) in trace_opportunities(trace, *repeat, *start, from, to) {
-                out[((t - from) / bin) as usize] += bytes as u64;
-            }
-            Some((out, "link trace"))
-        }
-    };
-    let Some(shaper) = acc.info.shaper_bps else {
-        return link;
-    };
-    let shaped = rate_bins(shaper, from, to, bins, bin);
-    let Some((link, source)) = link else {
-        return Some((shaped, "queue shaper"));
-    };
-    let shaper_lower = shaped.iter().zip(&link).filter(|(s, l)| s < l).count();
-    let link_lower = shaped.iter().zip(&link).filter(|(s, l)| s > l).count();
-    let source = match (shaper_lower, link_lower) {
-        (0, _) => source,
-        (_, 0) => "queue shaper",
-        _ => match source {
-            "link rate" => "link rate and queue shaper",
-            "logged" => "logged and queue shaper",
-            _ => "link trace and queue shaper",
-        },
-    };
-    let lower = shaped.iter().zip(&link).map(|(s, l)| *s.min(l)).collect();
-    Some((lower, source))
-}
-
 type ShellParts = (ShellSummary, Option<Vec<u64>>, (Vec<f64>, Vec<u64>));
 
-fn shell_summary(acc: ShellAcc, from: Nanos, to: Nanos, bins: usize, bin: Nanos) -> ShellParts {
-    let window_s = (to - from) as f64 / NS_PER_S;
-    let (capacity, capacity_source) = match capacity_bins(&acc, from, to, bins, bin) {
-        Some((bins, source)) => (Some(bins), Some(source)),
-        None => (None, None),
-    };
+fn shell_summary(acc: ShellAcc, window: &Window) -> ShellParts {
+    let (from, to, bins) = (window.from, window.to, window.bins);
+    let window_s = window.seconds();
+    let link = acc
+        .info
+        .capacity
+        .per_bin(&acc.logged_capacity, from, to, bins, window.bin)
+        .zip(acc.info.capacity.source());
+    let (capacity, capacity_source) =
+        match with_shaper(link, acc.info.shaper_bps, from, to, bins, window.bin) {
+            Some((bins, source)) => (Some(bins), Some(source)),
+            None => (None, None),
+        };
     let capacity_mbps = capacity
         .as_ref()
         .map(|c| c.iter().sum::<u64>() as f64 * 8.0 / window_s / 1e6);

@@ -13,6 +13,7 @@
 pub mod analysis;
 pub mod capacity;
 pub mod emu_reader;
+pub mod events;
 pub mod figures;
 pub mod histogram;
 mod keyed_fifo;
@@ -23,6 +24,7 @@ pub mod output;
 pub mod plot;
 pub mod run;
 pub mod series;
+pub mod summary;
 
-pub use analysis::{FlowMatch, FlowName, FlowSelection, Options};
+pub use events::{FlowMatch, FlowName, FlowSelection, Options};
 pub use run::{load, Run};

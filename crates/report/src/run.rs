@@ -1,9 +1,11 @@
 //! One run: finds its logs (emu's binary logs, or Mahimahi text logs),
 //! reads every direction and gathers the summaries and series.
 
-use crate::analysis::{DirectionAnalysis, DirectionSeries, DirectionSummary, Options, Unmatched};
+use crate::analysis::DirectionAnalysis;
 use crate::emu_reader::EmuRun;
+use crate::events::{Options, Unmatched};
 use crate::mahimahi_reader;
+use crate::summary::{DirectionSeries, DirectionSummary};
 use emu_core::log::{Direction, LogError, MAGIC};
 use serde::Serialize;
 use std::io::{BufRead, BufReader, Read};

@@ -77,8 +77,8 @@ fn close(a: f64, b: f64) -> bool {
 fn uplink(
     dir: &Path,
 ) -> (
-    report::analysis::DirectionSummary,
-    report::analysis::DirectionSeries,
+    report::summary::DirectionSummary,
+    report::summary::DirectionSeries,
 ) {
     let options = Options {
         flows: FlowSelection::All,

@@ -115,7 +115,7 @@ fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
         report::mahimahi_reader::analyze(text.as_bytes(), report::Options::default());
     assert!(error.is_none());
     assert_eq!(queued, 0);
-    let unmatched = report::analysis::Unmatched {
+    let unmatched = report::events::Unmatched {
         in_flight: queued,
         entered_mid_path: 0,
     };
