@@ -7,6 +7,8 @@
 mod support;
 
 use emu_core::log::{Direction, Event, LogReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 use support::*;
 
 /// The per-packet log agrees with the counters: for every shell and
@@ -173,5 +175,75 @@ fn the_report_follows_packets_across_shells_and_reads_capacity_from_the_trace() 
     let out = run(&["report", &logs.display().to_string(), "--bin", "fast"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--bin"), "{}", text(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `link --queue "cake bandwidth 4mbit"` with no rate: cake's shaper alone
+/// is the bottleneck. The report takes its capacity from the shaper, says
+/// so, and names the iperf3 flow by its port.
+#[test]
+fn a_shaping_queue_alone_is_the_bottleneck_and_the_report_names_the_flow() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("shaper");
+    let logs = dir.join("logs");
+    let mut server = Command::new("iperf3")
+        .args(["-s", "-1", "-p", "5934"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = run(&[
+        "--log",
+        &logs.display().to_string(),
+        "link",
+        "--queue",
+        "cake bandwidth 4mbit besteffort",
+        "--",
+        "sh",
+        "-c",
+        "iperf3 -c $EMU_BASE -p 5934 -t 2 >/dev/null",
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(&[
+        "report",
+        &logs.display().to_string(),
+        "--json",
+        "--flows",
+        "port:5934",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let directions = summary["runs"][0]["directions"].as_array().unwrap();
+    let up = directions
+        .iter()
+        .find(|d| d["direction"] == "uplink")
+        .unwrap();
+    let path = &up["path"];
+    let capacity = path["capacity_mbps"].as_f64().unwrap();
+    assert!((capacity - 4.0).abs() < 0.01, "capacity {capacity} Mbit/s");
+    assert_eq!(path["capacity_source"], "queue shaper", "{path}");
+    assert_eq!(up["bottleneck_shell"], 0);
+    // iperf3's two connections to the port (control, then data, the
+    // bigger), selected by it and named by it.
+    let flows = up["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2, "{flows:?}");
+    for flow in flows {
+        let name = flow["name"].as_str().unwrap();
+        assert!(
+            name.starts_with("tcp ") && name.ends_with(":5934"),
+            "flow named {name}"
+        );
+        assert_eq!(flow["tuple"]["destination_port"], 5934);
+    }
+    // Cake paces it to its bandwidth (IP bytes; cake charges no MAC header
+    // here), and the shaped flow fills most of it.
+    let own_span = flows[0]["throughput_mbps"].as_f64().unwrap();
+    assert!(
+        own_span > 3.0 && own_span < 4.0 * 1.01,
+        "throughput {own_span} Mbit/s through a 4 Mbit/s shaper"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -6,7 +6,7 @@ use super::UsageError;
 use clap::{Args, ValueEnum};
 use emu_core::time::parse_duration;
 use report::render::FigureFormat;
-use report::{FlowSelection, Options};
+use report::{FlowMatch, FlowSelection, Options};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,8 +40,9 @@ pub struct ReportArgs {
     #[arg(long, value_parser = duration)]
     to: Option<u64>,
     /// Flows given their own rows, plots and place in Jain's index:
-    /// `significant` (≥ 1% of the bytes), `all`, `top:N`, or flow ids in
-    /// hex separated by commas.
+    /// `significant` (≥ 1% of the bytes), `all`, `top:N`, or a
+    /// comma-separated list of `port:N` (either port, as the flow entered
+    /// or left the path), `addr:IP` (either address) and flow ids in hex.
     #[arg(long, default_value = "significant", value_parser = flows)]
     flows: FlowSelection,
     /// File formats of the figures, separated by commas: svg (always
@@ -72,31 +73,51 @@ fn duration(text: &str) -> Result<u64, String> {
     parse_duration(text).map_err(|e| e.to_string())
 }
 
+/// `significant`, `all`, `top:N`, or a comma-separated list of
+/// `port:N`, `addr:IP` (or `address:IP`) and flow ids in hex.
 fn flows(text: &str) -> Result<FlowSelection, String> {
     match text {
-        "significant" => Ok(FlowSelection::Significant),
-        "all" => Ok(FlowSelection::All),
-        _ => {
-            if let Some(n) = text.strip_prefix("top:") {
-                return n
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .map(FlowSelection::Top)
-                    .ok_or_else(|| format!("'{text}': top:N takes a positive whole number"));
-            }
-            text.split(',')
-                .map(|id| u32::from_str_radix(id.trim().trim_start_matches("0x"), 16))
-                .collect::<Result<Vec<u32>, _>>()
-                .map(FlowSelection::Ids)
-                .map_err(|_| {
-                    format!(
-                        "'{text}': expected significant, all, top:N or flow ids in hex \
-                         (as the report lists them), separated by commas"
-                    )
-                })
-        }
+        "significant" => return Ok(FlowSelection::Significant),
+        "all" => return Ok(FlowSelection::All),
+        _ => {}
     }
+    if let Some(n) = text.strip_prefix("top:") {
+        return n
+            .parse()
+            .ok()
+            .filter(|&n| n > 0)
+            .map(FlowSelection::Top)
+            .ok_or_else(|| format!("'{text}': top:N takes a positive whole number"));
+    }
+    text.split(',')
+        .map(|item| flow_match(item.trim()))
+        .collect::<Result<Vec<FlowMatch>, String>>()
+        .map(FlowSelection::Matching)
+}
+
+fn flow_match(item: &str) -> Result<FlowMatch, String> {
+    if let Some(port) = item.strip_prefix("port:") {
+        return port.parse().map(FlowMatch::Port).map_err(|_| {
+            format!("'{item}': port:N takes a port number from 0 to 65535, e.g. port:5201")
+        });
+    }
+    if let Some(address) = item
+        .strip_prefix("addr:")
+        .or_else(|| item.strip_prefix("address:"))
+    {
+        let address = address.trim_start_matches('[').trim_end_matches(']');
+        return address.parse().map(FlowMatch::Address).map_err(|_| {
+            format!("'{item}': addr:IP takes an IPv4 or IPv6 address, e.g. addr:100.64.0.1")
+        });
+    }
+    u32::from_str_radix(item.trim_start_matches("0x"), 16)
+        .map(FlowMatch::Id)
+        .map_err(|_| {
+            format!(
+                "'{item}': expected significant, all, top:N, or a list of port:N, addr:IP \
+                 and flow ids in hex (as the report lists them), separated by commas"
+            )
+        })
 }
 
 pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {

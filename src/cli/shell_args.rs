@@ -38,6 +38,8 @@ Traces: Mahimahi's format (one integer millisecond per line, each line one 1500-
 delivery opportunity, repeating with the last timestamp as period) or emu's finer format\n\
 (first line '#emu-trace us' or '#emu-trace ns', then 'TIME [BYTES]' per line).\n\
 Queues: see `emu queues`; the default is 'droptail packets 1000'.\n\
+A shaping queue needs no rate: `emu link --queue \"cake bandwidth 10mbit\"` is cake alone,\n\
+as tc sets it up, with no bottleneck but its shaper.\n\
 Example: emu link 10mbit --queue \"droptail packets 100\" -- iperf3 -c $EMU_BASE"
     )]
     Link(LinkArgs),
@@ -72,7 +74,8 @@ pub struct DelayArgs {
 
 #[derive(Args)]
 pub struct LinkArgs {
-    /// Rate of both directions.
+    /// Rate of both directions. Leave it out with a queue that shapes
+    /// (`--queue "cake bandwidth 10mbit"`) to run the shaper alone.
     rate: Option<String>,
     /// Rate of packets leaving the shell.
     #[arg(long, value_name = "RATE", conflicts_with = "uplink_trace")]
@@ -230,12 +233,21 @@ pub(crate) fn load_trace(path: &std::path::Path, once: bool) -> Result<Server, U
 }
 
 fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
+    // Each direction's own queue, else the shared one, else the default.
+    let queue = |own: &Option<String>| match own.as_deref().or(args.queue.as_deref()) {
+        Some(text) => QueueSpec::parse(text).map_err(|e| UsageError(format!("link: --queue: {e}"))),
+        None => Ok(DEFAULT_LINK_QUEUE),
+    };
+    let queues = [queue(&args.uplink_queue)?, queue(&args.downlink_queue)?];
     let mut servers = Vec::new();
     let mut words = Vec::new();
-    for (name, rate, trace) in [
+    for ((name, rate, trace), queue) in [
         ("uplink", &args.uplink, &args.uplink_trace),
         ("downlink", &args.downlink, &args.downlink_trace),
-    ] {
+    ]
+    .into_iter()
+    .zip(&queues)
+    {
         let server = match (rate.as_ref().or(if trace.is_none() { args.rate.as_ref() } else { None }), trace) {
             (_, Some(path)) => {
                 words.push(path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned()));
@@ -246,8 +258,14 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
                 words.push(rate.to_string());
                 Server::Rate(rate)
             }
+            // A shaping queue alone, as `tc qdisc add ... cake bandwidth
+            // 10mbit` sets one up: no link bottleneck, the queue paces.
+            (None, None) if queue.shaper_bps().is_some() => {
+                words.push("unlimited".into());
+                Server::Unlimited
+            }
             (None, None) => {
-                return Err(UsageError(format!("link: no rate for the {name}: give RATE, --{name} RATE or --{name}-trace FILE (see emu link --help)")))
+                return Err(UsageError(format!("link: no rate for the {name}: give RATE, --{name} RATE, --{name}-trace FILE, or a queue that shapes (--queue \"cake bandwidth 10mbit\") (see emu link --help)")))
             }
         };
         servers.push(server);
@@ -257,12 +275,6 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
             "link: --once needs a trace (--uplink-trace or --downlink-trace)".into(),
         ));
     }
-    // Each direction's own queue, else the shared one, else the default.
-    let queue = |own: &Option<String>| match own.as_deref().or(args.queue.as_deref()) {
-        Some(text) => QueueSpec::parse(text).map_err(|e| UsageError(format!("link: --queue: {e}"))),
-        None => Ok(DEFAULT_LINK_QUEUE),
-    };
-    let queues = [queue(&args.uplink_queue)?, queue(&args.downlink_queue)?];
     let description = if words[0] == words[1] {
         format!("link {}", words[0])
     } else {
@@ -317,7 +329,12 @@ mod tests {
     use super::*;
 
     fn spec(s: &str) -> Result<ShellSpec, String> {
-        let words: Vec<String> = s.split_whitespace().map(String::from).collect();
+        let words: Vec<&str> = s.split_whitespace().collect();
+        spec_words(&words)
+    }
+
+    fn spec_words(words: &[&str]) -> Result<ShellSpec, String> {
+        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
         match parse(&words) {
             Ok(Parsed::Spec(spec)) => Ok(*spec),
             Ok(Parsed::Printed) => Err("printed".into()),
@@ -363,6 +380,20 @@ mod tests {
             "{s}"
         );
         assert!(spec("link").unwrap_err().contains("no rate for the uplink"));
+        // A shaping queue alone needs no rate; a queue that does not shape
+        // still does, in the direction without one.
+        let s = spec("link --queue cake_bandwidth").unwrap_err();
+        assert!(s.contains("unknown queue discipline"), "{s}");
+        let s = spec_words(&["link", "--queue", "cake bandwidth 10mbit"]).unwrap();
+        assert!(matches!(s.directions[0].server, Server::Unlimited));
+        assert!(matches!(s.directions[1].server, Server::Unlimited));
+        assert_eq!(s.directions[1].queue.shaper_bps(), Some(10_000_000));
+        assert_eq!(s.description, "link unlimited");
+        let s = spec_words(&["link", "--uplink-queue", "cake bandwidth 10mbit"]).unwrap_err();
+        assert!(s.contains("no rate for the downlink"), "{s}");
+        assert!(spec("link --queue fq_codel")
+            .unwrap_err()
+            .contains("a queue that shapes"));
         assert!(spec("link 10 mbit").is_err());
         assert!(spec("link tenmbit").unwrap_err().contains("'tenmbit'"));
         assert!(spec("link 10mbit --once")

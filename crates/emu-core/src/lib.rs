@@ -8,6 +8,7 @@
 //! (`aqm`, `link`, `shells`, `report`) builds on these types.
 
 pub mod error;
+pub mod flow;
 pub mod log;
 pub mod offload;
 pub mod packet;

@@ -57,6 +57,9 @@ pub enum Event {
     Drop = 3,
     /// ECN field rewritten by a queue, with a [`Mark`] in `detail`.
     Mark = 4,
+    /// Names a flow the first time this shell sees it in this direction:
+    /// its protocol and 5-tuple (see [`crate::flow`]). Not a packet event.
+    Flow = 8,
 }
 
 impl Event {
@@ -67,6 +70,7 @@ impl Event {
             Event::Depart => "depart",
             Event::Drop => "drop",
             Event::Mark => "mark",
+            Event::Flow => "flow",
         }
     }
 
@@ -77,6 +81,7 @@ impl Event {
             2 => Event::Depart,
             3 => Event::Drop,
             4 => Event::Mark,
+            8 => Event::Flow,
             _ => return None,
         })
     }
@@ -267,6 +272,12 @@ impl Record {
                 17 => Mark::Ect1.name(),
                 _ => "unknown",
             },
+            Event::Flow => match self.detail {
+                4 => "ipv4",
+                6 => "ipv6_source",
+                7 => "ipv6_destination",
+                _ => "unknown",
+            },
             _ => "",
         }
     }
@@ -274,7 +285,7 @@ impl Record {
 
 /// What a log file says about the shell that wrote it, stored as JSON after
 /// the magic so the format can grow without breaking readers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LogHeader {
     pub shell: u8,
     /// The shell's kind and arguments as the user gave them, e.g. "link 10mbit".
@@ -293,6 +304,14 @@ pub struct LogHeader {
     /// the original file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traces: Option<[Option<TraceFile>; 2]>,
+    /// Per direction: the queue discipline with all its parameters (the
+    /// `aqm::QueueSpec` as JSON), so a log says what the path was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queues: Option<[Option<serde_json::Value>; 2]>,
+    /// Per direction: the rate in bit/s of a shaper inside the queue (cake's
+    /// `bandwidth`), which caps the shell's capacity below the link's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaper_bps: Option<[Option<u64>; 2]>,
 }
 
 /// A trace copied next to a log, in emu's nanosecond trace format.
@@ -784,6 +803,8 @@ mod tests {
             rate_bps: None,
             command_line: String::new(),
             traces: None,
+            queues: None,
+            shaper_bps: Some([Some(500_000), None]),
         }
     }
 

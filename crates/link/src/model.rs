@@ -11,6 +11,7 @@
 
 use crate::loss::Loss;
 use aqm::{Outcome, Queue};
+use emu_core::flow::FlowNamer;
 use emu_core::log::{Direction, DropCounts, DropReason, Event, LogSink, Record};
 use emu_core::rate::Serializer;
 use emu_core::trace::{Opportunities, Trace};
@@ -169,6 +170,8 @@ pub struct Link {
     outcome: Outcome,
     counters: Counters,
     log: LogSink,
+    /// Flows already named in the log (see [`emu_core::flow`]).
+    flow_names: FlowNamer,
     /// Latest time seen; earlier stamps are clamped to it so the model never
     /// runs backwards (a reader may stamp a packet a hair before the pump
     /// last advanced).
@@ -205,6 +208,7 @@ impl Link {
             outcome: Outcome::default(),
             counters: Counters::default(),
             log,
+            flow_names: FlowNamer::default(),
             clock: start,
         }
     }
@@ -248,6 +252,7 @@ impl Link {
         self.advance(now);
         self.counters.arrived += 1;
         self.counters.arrived_bytes += packet.len() as u64;
+        self.name_flow(now, &packet);
         self.record(now, &packet, Event::Arrive, 0, 0);
         if packet.len() > self.max_packet {
             self.drop_packet(packet, DropReason::Oversize, now, 0);
@@ -462,6 +467,26 @@ impl Link {
     fn drop_packet(&mut self, packet: Packet, reason: DropReason, at: Nanos, sojourn: Nanos) {
         self.counters.dropped.add(reason);
         self.record(at, &packet, Event::Drop, reason as u8, sojourn);
+    }
+
+    /// Writes a flow record before the first arrival of each flow, so the
+    /// report can name flows by their 5-tuple instead of their hash.
+    fn name_flow(&mut self, time: Nanos, packet: &Packet) {
+        if !self.log.is_enabled() {
+            return;
+        }
+        let named = self.flow_names.first_sight(
+            &packet.data,
+            time,
+            packet.flow,
+            self.shell,
+            self.direction,
+        );
+        if let Some((records, n)) = named {
+            for record in &records[..n] {
+                self.log.record(*record);
+            }
+        }
     }
 
     #[inline]

@@ -283,6 +283,11 @@ fn loss_with_a_seed_reproduces_exactly() {
     assert!((200usize.abs_diff(a.len())) < 54, "{}", a.len());
 }
 
+/// The flow id of the packets [`packet`] makes.
+fn out_flow() -> u32 {
+    packet(100, 0, 0).flow
+}
+
 #[test]
 fn the_log_agrees_with_the_counters() {
     let (sink, mut records) = LogSink::in_memory(1 << 16);
@@ -306,13 +311,27 @@ fn the_log_agrees_with_the_counters() {
     let out = run(&mut l, arrivals, 60 * NS_PER_MS);
     let mut by_event = std::collections::HashMap::new();
     let mut drops = DropCounts::default();
+    let mut names = emu_core::flow::FlowTable::default();
+    let mut first_event = None;
     while let Ok(r) = records.pop() {
         assert_eq!((r.shell, r.direction), (2, Direction::Downlink));
+        first_event.get_or_insert(r.event);
+        names.add(&r);
         *by_event.entry(r.event).or_insert(0u64) += 1;
         if let Some(reason) = r.drop_reason() {
             drops.add(reason);
         }
     }
+    // One flow, named once, before its first packet.
+    assert_eq!(by_event[&Event::Flow], 1);
+    assert_eq!(first_event, Some(Event::Flow));
+    let flow = out_flow();
+    assert_eq!(
+        names
+            .get(2, Direction::Downlink, flow)
+            .map(|t| t.to_string()),
+        Some("udp 10.0.0.1:1000 → 10.0.0.2:2000".to_string())
+    );
     let c = l.counters();
     assert_eq!(by_event[&Event::Arrive], c.arrived);
     assert_eq!(by_event[&Event::Depart], c.delivered);

@@ -32,6 +32,7 @@ fn main() {
         rate_bps: Some([Some(1_000_000_000), Some(1_000_000_000)]),
         command_line: "synth_log".into(),
         traces: None,
+        ..LogHeader::default()
     };
     let file = std::fs::File::create(dir.join("0-link.emulog")).expect("creating the log");
     let mut out = BufWriter::with_capacity(1 << 22, file);

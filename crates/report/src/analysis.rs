@@ -7,9 +7,10 @@
 //! back the figures and series of [`crate::summary`], in three steps: the
 //! path, the flows with their fairness, and the per-bin series.
 
-use crate::capacity::Capacity;
+use crate::capacity::{with_shaper, Capacity};
 use crate::events::{
-    FlowSelection, Options, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched,
+    FlowName, FlowSelection, Options, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind,
+    Unmatched,
 };
 use crate::histogram::{Histogram, Rank};
 use crate::mahimahi_figures::MmAccumulator;
@@ -171,6 +172,8 @@ pub struct DirectionAnalysis {
     exit_shell: u8,
     total: Totals,
     flows: HashMap<u32, Totals>,
+    /// Flow names, by id, from the log's flow records.
+    names: HashMap<u32, FlowName>,
     ingress_bins: Bins,
     drop_bins: Bins,
     ce_bins: Bins,
@@ -222,6 +225,7 @@ impl DirectionAnalysis {
             exit_shell,
             total: Totals::new(),
             flows: HashMap::new(),
+            names: HashMap::new(),
             ingress_bins: Bins::default(),
             drop_bins: Bins::default(),
             ce_bins: Bins::default(),
@@ -234,6 +238,12 @@ impl DirectionAnalysis {
             end: 0,
             seen: 0,
         }
+    }
+
+    /// True if no event was ever offered (a direction that carried nothing).
+    /// Gives flows their names (protocol and 5-tuple), by id.
+    pub fn name_flows(&mut self, names: HashMap<u32, FlowName>) {
+        self.names = names;
     }
 
     /// True if no event was ever offered (a direction that carried nothing).
@@ -346,8 +356,9 @@ impl DirectionAnalysis {
         let path = self.path_summary(&window, &bottleneck, unmatched);
         let flows = flows_and_fairness(
             std::mem::take(&mut self.flows),
+            &self.names,
             &self.options.flows,
-            self.total.delivered_bytes,
+            &self.total,
             &window,
         );
         let series = self.series(&window, bottleneck.clone(), &flows);
@@ -397,6 +408,7 @@ impl DirectionAnalysis {
             throughput_mbps: self.total.throughput_mbps(),
             window_throughput_mbps: window_throughput,
             capacity_mbps,
+            capacity_source: bottleneck.capacity_source,
             utilization: window_throughput
                 .zip(capacity_mbps)
                 .filter(|&(_, c)| c > 0.0)
@@ -497,22 +509,26 @@ impl Window {
         self.bin as f64 / NS_PER_S
     }
 
-    /// Bytes per bin as Mbit/s. The last bin may end early, with the
-    /// window: its rate uses its own width.
+    /// Width of bin `b` in s: the last one may end early, with the window.
+    fn width_s(&self, b: usize) -> f64 {
+        if b + 1 == self.bins {
+            (self.to - self.from - (self.bins as u64 - 1) * self.bin) as f64 / NS_PER_S
+        } else {
+            self.bin_s()
+        }
+    }
+
+    /// Length in s of bins `first..=last`.
+    fn span_s(&self, first: usize, last: usize) -> f64 {
+        (first..=last).map(|b| self.width_s(b)).sum()
+    }
+
+    /// Bytes per bin as Mbit/s, each over its bin's own width.
     fn rates(&self, bytes: Vec<u64>) -> Vec<f64> {
-        let last_bin_s =
-            (self.to - self.from - (self.bins as u64 - 1) * self.bin) as f64 / NS_PER_S;
-        let width_s = |b: usize| {
-            if b + 1 == self.bins {
-                last_bin_s
-            } else {
-                self.bin_s()
-            }
-        };
         bytes
             .into_iter()
             .enumerate()
-            .map(|(b, v)| v as f64 * 8.0 / width_s(b).max(1e-9) / 1e6)
+            .map(|(b, v)| v as f64 * 8.0 / self.width_s(b).max(1e-9) / 1e6)
             .collect()
     }
 }
@@ -523,6 +539,7 @@ impl Window {
 struct Bottleneck {
     shell: Option<u8>,
     capacity_bytes: Option<Vec<u64>>,
+    capacity_source: Option<&'static str>,
     queue_shell: Option<u8>,
     queue_mean: Vec<f64>,
     queue_max: Vec<u64>,
@@ -550,9 +567,14 @@ impl Bottleneck {
             .find(|(s, _, _)| Some(s.shell) == queue_shell)
             .map(|(_, _, q)| q.clone())
             .unwrap_or_default();
+        let capacity_source = shells
+            .iter()
+            .find(|(s, _, _)| Some(s.shell) == shell)
+            .and_then(|(s, _, _)| s.capacity_source);
         Bottleneck {
             shell,
             capacity_bytes,
+            capacity_source,
             queue_shell,
             queue_mean,
             queue_max,
@@ -573,11 +595,13 @@ struct FlowTables {
 /// Flows biggest first; the selection decides who is shown.
 fn flows_and_fairness(
     flows: HashMap<u32, Totals>,
+    names: &HashMap<u32, FlowName>,
     selection: &FlowSelection,
-    total_bytes: u64,
+    total: &Totals,
     window: &Window,
 ) -> FlowTables {
     let (from, bins) = (window.from, window.bins);
+    let total_bytes = total.delivered_bytes;
     let mut flows: Vec<(u32, Totals)> = flows.into_iter().collect();
     flows.sort_by(|a, b| {
         b.1.delivered_bytes
@@ -593,7 +617,9 @@ fn flows_and_fairness(
                 t.delivered_bytes > 0 && t.delivered_bytes * 100 >= total_bytes
             }
             FlowSelection::Top(n) => rank < *n,
-            FlowSelection::Ids(ids) => ids.contains(id),
+            FlowSelection::Matching(matches) => {
+                matches.iter().any(|m| m.matches(*id, names.get(id)))
+            }
         })
         .collect();
     let mut rows = Vec::new();
@@ -604,16 +630,39 @@ fn flows_and_fairness(
     };
     let mut shares = Vec::new();
     let mut active_bins = Vec::new();
+    let common = common_window(
+        flows
+            .iter()
+            .zip(&selected)
+            .filter(|(_, chosen)| **chosen)
+            .map(|((_, t), _)| t.delivered_bins.span()),
+        bins,
+    );
+    let common_s = common.map_or(0.0, |(a, b)| window.span_s(a, b));
+    let common_bytes = |dense: &[u64]| common.map(|(a, b)| dense[a..=b].iter().sum::<u64>());
+    let common_total = common_bytes(&total.delivered_bins.dense(bins));
+    let window_s = window.seconds();
+    let mut common_rates = Vec::new();
     for ((id, t), chosen) in flows.iter().zip(&selected) {
         if !chosen {
             other.count += 1;
             other.delivered_bytes += t.delivered_bytes;
             continue;
         }
-        let name = format!("{id:08x}");
+        let named = names.get(id);
+        let name = named.map_or_else(|| format!("flow {id:08x}"), FlowName::label);
         let seconds = |ns: Nanos| (ns - from) as f64 / NS_PER_S;
+        let dense = t.delivered_bins.dense(bins);
+        let in_common = common_bytes(&dense);
+        let common_rate = in_common
+            .filter(|_| common_s > 0.0)
+            .map(|bytes| bytes as f64 * 8.0 / common_s / 1e6);
+        common_rates.extend(common_rate);
         rows.push(FlowSummary {
-            flow: name.clone(),
+            flow: format!("{id:08x}"),
+            name: named.map(FlowName::label),
+            tuple: named.map(|n| n.entry.clone()),
+            left_as: named.and_then(|n| n.exit.clone()),
             arrivals: t.arrivals,
             delivered: t.delivered,
             delivered_bytes: t.delivered_bytes,
@@ -622,11 +671,17 @@ fn flows_and_fairness(
             first_delivery_s: t.first_delivery.map(seconds),
             last_delivery_s: t.first_delivery.map(|_| seconds(t.last_delivery)),
             throughput_mbps: t.throughput_mbps(),
+            window_throughput_mbps: (window_s > 0.0)
+                .then(|| t.delivered_bytes as f64 * 8.0 / window_s / 1e6),
+            common_window_throughput_mbps: common_rate,
+            common_window_share: in_common
+                .zip(common_total)
+                .filter(|&(_, total)| total > 0)
+                .map(|(bytes, total)| bytes as f64 / total as f64),
             loss: t.loss(),
             one_way_delay: DelayStats::of(&t.delay),
             marks: t.marks(),
         });
-        let dense = t.delivered_bins.dense(bins);
         if let Some(tput) = t.throughput_mbps() {
             shares.push(tput);
         }
@@ -635,20 +690,31 @@ fn flows_and_fairness(
         }
         lines.push((name, window.rates(dense)));
     }
-    // Jain's index per bin over the flows active in that bin.
+    // Jain's index per bin over the flows active in that bin; with
+    // several flows, only bins where two or more share the path count
+    // (a flow alone is trivially fair to itself).
+    let needed = active_bins.len().min(2);
     let jain_bins: Vec<Option<f64>> = (0..bins)
         .map(|b| {
-            let rates = active_bins
+            let rates: Vec<f64> = active_bins
                 .iter()
                 .filter(|((first, last), _)| (*first as usize..=*last as usize).contains(&b))
-                .map(|(_, dense)| dense[b] as f64);
-            jain(rates)
+                .map(|(_, dense)| dense[b] as f64)
+                .collect();
+            (rates.len() >= needed).then(|| jain(rates)).flatten()
         })
         .collect();
     let defined: Vec<f64> = jain_bins.iter().flatten().copied().collect();
     let fairness = Fairness {
         flows: rows.len(),
-        jain: jain(shares.iter().copied()),
+        common_from_s: common.map(|(a, _)| (a as u64 * window.bin) as f64 / NS_PER_S),
+        common_to_s: common.map(|(_, b)| {
+            ((b as u64 * window.bin + window.bin).min(window.to - from)) as f64 / NS_PER_S
+        }),
+        jain: (common_rates.len() == rows.len())
+            .then(|| jain(common_rates.iter().copied()))
+            .flatten(),
+        jain_over_own_spans: jain(shares.iter().copied()),
         jain_mean_over_bins: (!defined.is_empty())
             .then(|| defined.iter().sum::<f64>() / defined.len() as f64),
     };
@@ -661,15 +727,44 @@ fn flows_and_fairness(
     }
 }
 
+/// The bins where every flow of `spans` (first and last bin with a
+/// delivery) is active, None if some flow delivered nothing or they never
+/// overlap.
+fn common_window(
+    spans: impl Iterator<Item = Option<(u32, u32)>>,
+    bins: usize,
+) -> Option<(usize, usize)> {
+    let mut window: Option<(u32, u32)> = None;
+    for span in spans {
+        let (first, last) = span?;
+        window = Some(match window {
+            None => (first, last),
+            Some((a, b)) => (a.max(first), b.min(last)),
+        });
+    }
+    // A delivery exactly at the window's end falls one past the last bin.
+    let last = bins.saturating_sub(1) as u32;
+    window
+        .map(|(a, b)| (a, b.min(last)))
+        .filter(|(a, b)| a <= b)
+        .map(|(a, b)| (a as usize, b as usize))
+}
+
 type ShellParts = (ShellSummary, Option<Vec<u64>>, (Vec<f64>, Vec<u64>));
 
 fn shell_summary(acc: ShellAcc, window: &Window) -> ShellParts {
     let (from, to, bins) = (window.from, window.to, window.bins);
     let window_s = window.seconds();
-    let capacity = acc
+    let link = acc
         .info
         .capacity
-        .per_bin(&acc.logged_capacity, from, to, bins, window.bin);
+        .per_bin(&acc.logged_capacity, from, to, bins, window.bin)
+        .zip(acc.info.capacity.source());
+    let (capacity, capacity_source) =
+        match with_shaper(link, acc.info.shaper_bps, from, to, bins, window.bin) {
+            Some((bins, source)) => (Some(bins), Some(source)),
+            None => (None, None),
+        };
     let capacity_mbps = capacity
         .as_ref()
         .map(|c| c.iter().sum::<u64>() as f64 * 8.0 / window_s / 1e6);
@@ -698,6 +793,7 @@ fn shell_summary(acc: ShellAcc, window: &Window) -> ShellParts {
             max_packets: packets_max.iter().copied().max().unwrap_or(0),
         },
         capacity_mbps,
+        capacity_source,
         throughput_mbps: throughput,
         utilization: throughput
             .zip(capacity_mbps)

@@ -65,6 +65,64 @@ impl Capacity {
     }
 }
 
+/// What a [`Capacity`] is called where the report says which limit set a
+/// shell's capacity.
+impl Capacity {
+    pub(crate) fn source(&self) -> Option<&'static str> {
+        match self {
+            Capacity::Unknown => None,
+            Capacity::Rate(_) => Some("link rate"),
+            Capacity::Trace { .. } => Some("link trace"),
+            Capacity::Logged => Some("logged"),
+        }
+    }
+}
+
+/// Bytes per bin a constant `bps` carries in the window.
+fn rate_bins(bps: u64, from: Nanos, to: Nanos, bins: usize, bin: Nanos) -> Vec<u64> {
+    (0..bins as u64)
+        .map(|b| {
+            let start = from + b * bin;
+            let stop = (start + bin).min(to);
+            (bps as u128 * stop.saturating_sub(start) as u128 / 8 / 1_000_000_000) as u64
+        })
+        .collect()
+}
+
+/// The capacity per bin of a link (`link`, with what set it) whose queue
+/// may shape at `shaper_bps`: the lower of the two in each bin, and which
+/// set it. A `link 1gbit --queue "cake bandwidth 10mbit"` shell carries
+/// 10 Mbit/s, not 1 Gbit/s.
+pub(crate) fn with_shaper(
+    link: Option<(Vec<u64>, &'static str)>,
+    shaper_bps: Option<u64>,
+    from: Nanos,
+    to: Nanos,
+    bins: usize,
+    bin: Nanos,
+) -> Option<(Vec<u64>, &'static str)> {
+    let Some(shaper) = shaper_bps else {
+        return link;
+    };
+    let shaped = rate_bins(shaper, from, to, bins, bin);
+    let Some((link, source)) = link else {
+        return Some((shaped, "queue shaper"));
+    };
+    let shaper_lower = shaped.iter().zip(&link).filter(|(s, l)| s < l).count();
+    let link_lower = shaped.iter().zip(&link).filter(|(s, l)| s > l).count();
+    let source = match (shaper_lower, link_lower) {
+        (0, _) => source,
+        (_, 0) => "queue shaper",
+        _ => match source {
+            "link rate" => "link rate and queue shaper",
+            "logged" => "logged and queue shaper",
+            _ => "link trace and queue shaper",
+        },
+    };
+    let lower = shaped.iter().zip(&link).map(|(s, l)| *s.min(l)).collect();
+    Some((lower, source))
+}
+
 /// The opportunities of a trace started at `start` (from the report's
 /// time 0; negative for a shell that started before it) that fall in
 /// `[from, to)`, in report time.

@@ -11,8 +11,9 @@
 
 use crate::analysis::DirectionAnalysis;
 use crate::capacity::Capacity;
-use crate::events::{PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched};
+use crate::events::{FlowName, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched};
 use crate::keyed_fifo::pop_front;
+use emu_core::flow::FlowTable;
 use emu_core::log::{Direction, Event, LogError, LogHeader, LogReader, Mark, Record};
 use emu_core::Nanos;
 use std::cmp::Reverse;
@@ -94,6 +95,7 @@ impl EmuRun {
                     shell: h.shell,
                     description: h.description.clone(),
                     capacity,
+                    shaper_bps: h.shaper_bps.and_then(|s| s[d]),
                 }
             })
             .collect();
@@ -147,6 +149,8 @@ impl EmuRun {
             in_flight: HashMap::new(),
             in_shell: HashMap::new(),
             entered_mid_path: 0,
+            flow_table: FlowTable::default(),
+            left_as: HashMap::new(),
         };
         let mut end = 0;
         while let Some(Reverse((_, i))) = heads.pop() {
@@ -158,6 +162,7 @@ impl EmuRun {
                 pending[i] = Some(r);
             }
         }
+        analysis.name_flows(tracker.names(direction));
         let unmatched = Unmatched {
             in_flight: tracker.in_flight.values().map(|q| q.len() as u64).sum(),
             entered_mid_path: tracker.entered_mid_path,
@@ -177,10 +182,37 @@ struct Tracker {
     in_shell: HashMap<(u8, u32), VecDeque<Nanos>>,
     /// Packets that left the path without having entered at its start.
     entered_mid_path: u64,
+    /// Every shell's flow records.
+    flow_table: FlowTable,
+    /// Entry flow id → the flow id its first delivered packet had at the
+    /// exit (different where a shell's NAT rewrote the tuple).
+    left_as: HashMap<u32, u32>,
 }
 
 impl Tracker {
+    /// Each flow's name: its tuple at the entry shell, and at the exit
+    /// shell where that differs.
+    fn names(&self, direction: Direction) -> HashMap<u32, FlowName> {
+        self.flow_table
+            .seen_by(self.entry, direction)
+            .map(|(flow, entry)| {
+                let exit = self
+                    .left_as
+                    .get(&flow)
+                    .and_then(|exit| self.flow_table.get(self.exit, direction, *exit))
+                    .filter(|exit| *exit != entry)
+                    .cloned();
+                let entry = entry.clone();
+                (flow, FlowName { entry, exit })
+            })
+            .collect()
+    }
+
     fn record(&mut self, r: &Record, analysis: &mut DirectionAnalysis) {
+        if r.event == Event::Flow {
+            self.flow_table.add(r);
+            return;
+        }
         let time = r.time.saturating_sub(self.origin);
         let key = (r.shell, r.fingerprint);
         let kind = match r.event {
@@ -205,6 +237,7 @@ impl Tracker {
                 17 => ShellKind::Mark(Mark::Ect1),
                 _ => return,
             },
+            Event::Flow => return, // taken above
         };
         analysis.shell(ShellEvent {
             time,
@@ -233,6 +266,7 @@ impl Tracker {
             ShellKind::Depart { .. } if r.shell == self.exit => {
                 match pop_front(&mut self.in_flight, r.fingerprint) {
                     Some((entered, flow)) => {
+                        self.left_as.entry(flow).or_insert(r.flow);
                         let delay = time.saturating_sub(entered);
                         analysis.path(path(PathKind::Deliver { delay }, flow));
                     }

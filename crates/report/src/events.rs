@@ -4,8 +4,10 @@
 //! through the whole nested path; *shell* events are one shell's view.
 
 use crate::capacity::Capacity;
+use emu_core::flow::FlowTuple;
 use emu_core::log::{DropReason, Mark};
 use emu_core::Nanos;
+use std::net::IpAddr;
 
 /// What the user asked the report to cover.
 #[derive(Debug, Clone)]
@@ -40,8 +42,49 @@ pub enum FlowSelection {
     All,
     /// The N flows that delivered the most bytes.
     Top(usize),
-    /// These flow ids.
-    Ids(Vec<u32>),
+    /// Flows that match any of these.
+    Matching(Vec<FlowMatch>),
+}
+
+/// One way to pick a flow out: by its id (the hash), or by a port or an
+/// address of its 5-tuple as it entered or as it left the path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FlowMatch {
+    Id(u32),
+    Port(u16),
+    Address(IpAddr),
+}
+
+impl FlowMatch {
+    pub(crate) fn matches(&self, id: u32, name: Option<&FlowName>) -> bool {
+        let tuples = name
+            .into_iter()
+            .flat_map(|n| std::iter::once(&n.entry).chain(n.exit.as_ref()));
+        match self {
+            FlowMatch::Id(wanted) => *wanted == id,
+            FlowMatch::Port(port) => tuples.into_iter().any(|t| t.has_port(*port)),
+            FlowMatch::Address(address) => tuples.into_iter().any(|t| t.has_address(*address)),
+        }
+    }
+}
+
+/// A flow's 5-tuple as it entered the path (before any NAT) and, where a
+/// shell rewrote it, as it left.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowName {
+    pub entry: FlowTuple,
+    pub exit: Option<FlowTuple>,
+}
+
+impl FlowName {
+    /// `tcp 10.0.0.2:40312 → 100.64.0.1:5201`, with `(left as …)` after it
+    /// when the path rewrote the tuple.
+    pub fn label(&self) -> String {
+        match &self.exit {
+            Some(exit) => format!("{} (left as {exit})", self.entry),
+            None => self.entry.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -49,6 +92,9 @@ pub struct ShellInfo {
     pub shell: u8,
     pub description: String,
     pub capacity: Capacity,
+    /// The rate of a shaper inside the shell's queue (cake `bandwidth`), in
+    /// bit/s: where it is lower than the link, it is the bottleneck.
+    pub shaper_bps: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -153,7 +153,7 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
         );
         for (i, (flow, values)) in s.flows.iter().enumerate() {
             chart.series.push(Series::line(
-                format!("flow {flow}"),
+                flow.clone(),
                 color(i),
                 xy(t, values.iter().copied()),
             ));
@@ -167,7 +167,7 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
         let mut chart = Chart::new(&title("Jain's index per bin"), "time (s)", "Jain's index");
         chart.y_range = Some((0.0, 1.0));
         chart.series.push(Series::line(
-            "flows active in the bin",
+            "over the flows active in the bin (≥ 2)",
             color(4),
             xy(t, s.jain.iter().map(|j| j.unwrap_or(f64::NAN))),
         ));

@@ -28,5 +28,5 @@ pub mod run;
 pub mod series;
 pub mod summary;
 
-pub use events::{FlowSelection, Options};
+pub use events::{FlowMatch, FlowName, FlowSelection, Options};
 pub use run::{load, Run};

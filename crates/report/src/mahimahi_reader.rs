@@ -120,6 +120,7 @@ fn start(header: &MmHeader, options: Options) -> (DirectionAnalysis, Feeder) {
         shell: 0,
         description: header.description.clone(),
         capacity: Capacity::Logged,
+        shaper_bps: None,
     };
     let analysis = DirectionAnalysis::new(header.direction, options, vec![shell], 0, 0);
     let feeder = Feeder {

@@ -157,7 +157,7 @@ impl<W: Write> Writer<'_, W> {
                 let arrived = pop_front(&mut self.arrivals, r.fingerprint).unwrap_or(t);
                 writeln!(self.out, "{t} - {size} {}", t.saturating_sub(arrived))
             }
-            Event::Enqueue | Event::Mark => Ok(()),
+            Event::Enqueue | Event::Mark | Event::Flow => Ok(()),
         }
     }
 }
@@ -199,7 +199,9 @@ impl TextLog<'_> {
         let records = LogReader::open(self.binary)
             .map_err(|e| e.to_string())?
             .map_while(Result::ok)
-            .filter(move |r| r.direction == direction && r.event != Event::Mark);
+            .filter(move |r| {
+                r.direction == direction && !matches!(r.event, Event::Mark | Event::Flow)
+            });
         let opportunities = Arc::new(trace).opportunities(origin, self.repeat);
         let text_header = Header {
             link_name: if self.direction == Direction::Uplink {

@@ -140,8 +140,8 @@ fn path_table(directions: &[DirectionSummary]) -> String {
         ("throughput over the window (Mbit/s)", |d| {
             num(d.path.window_throughput_mbps, 3)
         }),
-        ("bottleneck capacity (Mbit/s)", |d| {
-            num(d.path.capacity_mbps, 3)
+        ("bottleneck capacity (Mbit/s), set by", |d| {
+            with_source(num(d.path.capacity_mbps, 3), d.path.capacity_source)
         }),
         ("utilization", |d| percent(d.path.utilization)),
         ("one-way delay mean (ms)", |d| {
@@ -173,12 +173,22 @@ fn path_table(directions: &[DirectionSummary]) -> String {
                 percent(d.path.marks.ect1_per_delivered)
             )
         }),
-        ("Jain's index over flows (flows)", |d| {
+        ("common window of the flows (s)", |d| {
+            match (d.fairness.common_from_s, d.fairness.common_to_s) {
+                (Some(a), Some(b)) => format!("{a:.3} – {b:.3}"),
+                _ => "– (the flows never all ran at once)".into(),
+            }
+        }),
+        ("Jain's index over the common window (flows)", |d| {
             format!("{} ({})", num(d.fairness.jain, 4), d.fairness.flows)
         }),
-        ("Jain's index, mean over bins", |d| {
-            num(d.fairness.jain_mean_over_bins, 4)
+        ("Jain's index of own-span throughputs", |d| {
+            num(d.fairness.jain_over_own_spans, 4)
         }),
+        (
+            "Jain's index per bin, mean over bins where ≥ 2 flows are active",
+            |d| num(d.fairness.jain_mean_over_bins, 4),
+        ),
         ("Pantheon: throughput (Mbit/s)", |d| {
             num(d.pantheon.throughput_mbps, 2)
         }),
@@ -233,7 +243,7 @@ fn shells_table(d: &DirectionSummary) -> String {
             delay_text(&s.transit, |x| x.p95_ms),
             s.queue.mean_bytes / 1000.0,
             s.queue.max_bytes as f64 / 1000.0,
-            num(s.capacity_mbps, 3),
+            escape(&with_source(num(s.capacity_mbps, 3), s.capacity_source)),
             percent(s.utilization),
             mahimahi
         );
@@ -241,23 +251,37 @@ fn shells_table(d: &DirectionSummary) -> String {
     html + "</table>\n"
 }
 
+/// A capacity with what set it: `10.000 (queue shaper)`.
+fn with_source(value: String, source: Option<&str>) -> String {
+    match source {
+        Some(source) => format!("{value} ({source})"),
+        None => value,
+    }
+}
+
 fn flows_table(d: &DirectionSummary) -> String {
     let mut html = String::from(
-        "<table><tr><th>flow</th><th>delivered</th><th>first – last delivery (s)</th>\
-         <th>throughput (Mbit/s)</th><th>loss</th><th>delay p50 / p95 / p99 (ms)</th>\
+        "<table><tr><th>flow</th><th>id</th><th>delivered</th><th>first – last delivery (s)</th>\
+         <th>throughput over its own span (Mbit/s)</th>\
+         <th>throughput over the report window (Mbit/s)</th>\
+         <th>throughput over the common window (Mbit/s), share</th><th>loss</th><th>delay p50 / p95 / p99 (ms)</th>\
          <th>drops</th><th>CE</th><th>ECT(1)</th></tr>\n",
     );
     for f in &d.flows {
         let _ = writeln!(
             html,
-            "<tr><td>{}</td><td>{} packets, {} bytes</td><td>{} – {}</td><td>{}</td><td>{}</td>\
-             <td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{} packets, {} bytes</td><td>{} – {}</td><td>{}</td>\
+             <td>{}</td><td>{}, {}</td><td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(f.name.as_deref().unwrap_or("(not named in the log)")),
             f.flow,
             f.delivered,
             f.delivered_bytes,
             num(f.first_delivery_s, 3),
             num(f.last_delivery_s, 3),
             num(f.throughput_mbps, 3),
+            num(f.window_throughput_mbps, 3),
+            num(f.common_window_throughput_mbps, 3),
+            percent(f.common_window_share),
             percent(f.loss),
             delay_text(&f.one_way_delay, |x| x.p50_ms),
             delay_text(&f.one_way_delay, |x| x.p95_ms),
@@ -270,7 +294,7 @@ fn flows_table(d: &DirectionSummary) -> String {
     if d.other_flows.count > 0 {
         let _ = writeln!(
             html,
-            "<tr><td colspan=\"9\">and {} smaller flows ({} bytes), left out of the rows, \
+            "<tr><td colspan=\"12\">and {} smaller flows ({} bytes), left out of the rows, \
              the plots and Jain's index (see --flows)</td></tr>",
             d.other_flows.count, d.other_flows.delivered_bytes
         );
@@ -316,7 +340,7 @@ fn page(
         };
         html += "<table><tr><th>run</th><th>direction</th>\
                  <th>throughput (Mbit/s)</th><th>p95 one-way delay (ms)</th><th>loss</th>\
-                 <th>utilization</th><th>Jain's index</th></tr>\n";
+                 <th>utilization</th><th>Jain's index (common window)</th></tr>\n";
         for run in runs {
             for d in &run.summary.directions {
                 let _ = writeln!(

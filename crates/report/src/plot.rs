@@ -160,7 +160,8 @@ impl Chart {
     pub fn svg(&self) -> String {
         let ((x0, x1), (y0, y1)) = self.data_range();
         let plot_w = WIDTH - LEFT - RIGHT;
-        let legend_rows = self.series.len().div_ceil(3);
+        let per_row = self.legend_columns();
+        let legend_rows = self.series.len().div_ceil(per_row);
         let height = TOP + PLOT_HEIGHT + 50.0 + legend_rows as f64 * 18.0;
         let bottom = TOP + PLOT_HEIGHT;
         let reversed = self.x_reversed;
@@ -217,10 +218,11 @@ impl Chart {
         for s in &self.series {
             draw(&mut svg, s, &sx, &sy, sy(0.0f64.max(y0)));
         }
-        // Legend, three to a row under the axis label.
+        // Legend under the axis label, up to three to a row: fewer when
+        // the names are long (flows named by their 5-tuples).
         for (i, s) in self.series.iter().enumerate() {
-            let x = LEFT + (i % 3) as f64 * (plot_w / 3.0);
-            let y = bottom + 54.0 + (i / 3) as f64 * 18.0;
+            let x = LEFT + (i % per_row) as f64 * (plot_w / per_row as f64);
+            let y = bottom + 54.0 + (i / per_row) as f64 * 18.0;
             let mark = match s.style {
                 Style::Line { dashed: true, .. } => format!(
                     "<line x1=\"{x}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"4 3\"/>",
@@ -248,6 +250,18 @@ impl Chart {
         }
         svg.push_str("</svg>\n");
         svg
+    }
+}
+
+impl Chart {
+    /// Legend entries per row: three short names, two of up to 36
+    /// characters (a 5-tuple), else one.
+    fn legend_columns(&self) -> usize {
+        match self.series.iter().map(|s| s.name.chars().count()).max() {
+            Some(n) if n > 36 => 1,
+            Some(n) if n > 24 => 2,
+            _ => 3,
+        }
     }
 }
 

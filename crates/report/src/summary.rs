@@ -4,6 +4,7 @@
 
 use crate::histogram::{Histogram, Rank};
 use crate::mahimahi_figures::MahimahiFigures;
+use emu_core::flow::FlowTuple;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -94,8 +95,11 @@ pub struct PathSummary {
     pub throughput_mbps: Option<f64>,
     /// Delivered bits over the whole report window.
     pub window_throughput_mbps: Option<f64>,
-    /// The bottleneck's mean capacity over the window, and delivered / capacity.
+    /// The bottleneck's mean capacity over the window (the lower of its
+    /// link and its queue's shaper), and delivered / capacity.
     pub capacity_mbps: Option<f64>,
+    /// Where the capacity comes from (see [`ShellSummary::capacity_source`]).
+    pub capacity_source: Option<&'static str>,
     pub utilization: Option<f64>,
     pub one_way_delay: Option<DelayStats>,
     pub marks: Marks,
@@ -123,7 +127,13 @@ pub struct ShellSummary {
     /// Arrival to departure in this shell (queue, serialization and delay).
     pub transit: Option<DelayStats>,
     pub queue: QueueSummary,
+    /// The lower of the link's rate or trace and the queue's shaper, mean
+    /// over the window.
     pub capacity_mbps: Option<f64>,
+    /// Which one set it: `link rate`, `link trace`, `queue shaper`, the
+    /// link's and `and queue shaper` (the lower of the two in each bin),
+    /// or `logged` (Mahimahi's delivery opportunities).
+    pub capacity_source: Option<&'static str>,
     pub throughput_mbps: Option<f64>,
     pub utilization: Option<f64>,
     /// Mahimahi's graph figures for this shell, for shells with a bottleneck.
@@ -132,8 +142,14 @@ pub struct ShellSummary {
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FlowSummary {
-    /// The flow's 5-tuple hash as the first shell saw it, in hex.
+    /// The flow's id: its 5-tuple hash as the first shell saw it, in hex.
     pub flow: String,
+    /// Protocol and 5-tuple as the first shell saw it (before any NAT),
+    /// with how it left where a shell rewrote it; None for logs without
+    /// flow records (older logs, Mahimahi's).
+    pub name: Option<String>,
+    pub tuple: Option<FlowTuple>,
+    pub left_as: Option<FlowTuple>,
     pub arrivals: u64,
     pub delivered: u64,
     pub delivered_bytes: u64,
@@ -141,7 +157,19 @@ pub struct FlowSummary {
     pub drops: BTreeMap<&'static str, u64>,
     pub first_delivery_s: Option<f64>,
     pub last_delivery_s: Option<f64>,
+    /// Delivered bits over the flow's own span, first delivery to last (as
+    /// Pantheon): what the flow got while it ran. Flows' figures over
+    /// different spans do not add up.
     pub throughput_mbps: Option<f64>,
+    /// Delivered bits over the whole report window: these add up to the
+    /// direction's window throughput.
+    pub window_throughput_mbps: Option<f64>,
+    /// Delivered bits over the common window (see
+    /// [`Fairness::common_from_s`]), where every selected flow is active:
+    /// these add up to at most the capacity, and Jain's index takes them.
+    pub common_window_throughput_mbps: Option<f64>,
+    /// This flow's part of everything delivered in the common window.
+    pub common_window_share: Option<f64>,
     pub loss: Option<f64>,
     pub one_way_delay: Option<DelayStats>,
     pub marks: Marks,
@@ -151,10 +179,20 @@ pub struct FlowSummary {
 pub struct Fairness {
     /// Flows the index is taken over.
     pub flows: usize,
-    /// Jain's index of the flows' average throughputs.
+    /// The common window: the bins from the latest first delivery of the
+    /// selected flows to the earliest last one (whole bins, so it starts at
+    /// a bin's start and ends at a bin's end); None if the flows never
+    /// were all active at once.
+    pub common_from_s: Option<f64>,
+    pub common_to_s: Option<f64>,
+    /// Jain's index of the flows' throughputs over the common window.
     pub jain: Option<f64>,
+    /// Jain's index of the flows' throughputs over their own spans
+    /// (Pantheon's averages), for comparison with tools that report it.
+    pub jain_over_own_spans: Option<f64>,
     /// Jain's index per bin over the flows active in it (between their
-    /// first and last delivery), averaged over the bins.
+    /// first and last delivery), averaged over the bins where at least two
+    /// selected flows are active (all bins with one flow selected).
     pub jain_mean_over_bins: Option<f64>,
 }
 

@@ -2,6 +2,7 @@
 //! with every chart inline, and its screenshot shows the charts' lines.
 //! Needs `chromium` (scripts/install-deps installs it) and python3.
 
+use emu_core::flow::FlowTuple;
 use emu_core::log::{write_header, Direction, Event, LogHeader, Record, RECORD_SIZE};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -25,7 +26,19 @@ fn chromium() -> String {
     panic!("no chromium found: run scripts/install-deps (or set CHROMIUM to a Chromium binary)");
 }
 
-/// A one-shell run: a 10 Mbit/s flow whose delay ramps from 1 to 50 ms.
+/// The name the report gives flow 1 or 2 (iperf3 ports 5201 and 5202).
+fn flow_name(flow: u32) -> FlowTuple {
+    FlowTuple {
+        protocol: 6,
+        source: "10.0.0.2".parse().unwrap(),
+        destination: "100.64.0.1".parse().unwrap(),
+        source_port: 40000 + flow as u16,
+        destination_port: 5200 + flow as u16,
+    }
+}
+
+/// A one-shell run: two flows, 10 Mbit/s together, whose delay ramps from
+/// 1 to 50 ms.
 fn write_run(dir: &Path, rate: u64) {
     std::fs::create_dir_all(dir).unwrap();
     let header = LogHeader {
@@ -36,8 +49,13 @@ fn write_run(dir: &Path, rate: u64) {
         rate_bps: Some([Some(12_000_000), Some(12_000_000)]),
         command_line: "emu --log run link 12mbit -- sender".into(),
         traces: None,
+        ..LogHeader::default()
     };
     let mut records = Vec::new();
+    for flow in [1, 2] {
+        let (named, n) = flow_name(flow).records(0, flow, 0, Direction::Uplink);
+        records.extend_from_slice(&named[..n]);
+    }
     let gap = 1250 * 8 * 1_000_000_000 / rate;
     for k in 0..3000u64 {
         let t = k * gap;
@@ -120,6 +138,23 @@ fn the_page_renders_every_chart_in_a_headless_browser() {
     );
     assert_eq!(dom.matches("<svg").count(), svgs, "charts in the DOM");
     assert!(dom.contains("Runs compared"));
+    // Flows are named by their 5-tuples, in the tables and in the legends
+    // (an SVG <text> each), with the hash kept as the id.
+    for flow in [1, 2] {
+        let name = flow_name(flow).to_string();
+        assert!(
+            dom.contains(&format!("<td>{name}</td><td>{flow:08x}</td>")),
+            "flow {flow} is not named in a table as {name}"
+        );
+        assert!(
+            dom.matches(&format!(">{name}</text>")).count() >= 2,
+            "flow {flow} is not named in the legends of both runs as {name}"
+        );
+    }
+    assert!(
+        !dom.contains("flow 00000001"),
+        "a legend names a flow by its hash"
+    );
 
     // The screenshot shows the throughput lines (red) and the flows'
     // lines (blue) drawn.

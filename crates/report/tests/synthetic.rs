@@ -26,6 +26,7 @@ fn header(shell: u8, description: &str, rate_bps: Option<u64>) -> LogHeader {
         rate_bps: Some([rate_bps, rate_bps]),
         command_line: "emu synthetic".into(),
         traces: None,
+        ..LogHeader::default()
     }
 }
 

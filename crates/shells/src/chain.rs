@@ -358,6 +358,12 @@ fn build_shell(
                 })),
                 command_line: options.command_line.clone(),
                 traces: None,
+                queues: Some(
+                    spec.directions
+                        .clone()
+                        .map(|d| serde_json::to_value(&d.queue).ok()),
+                ),
+                shaper_bps: Some(spec.directions.clone().map(|d| d.queue.shaper_bps())),
             };
             let dir = options
                 .log_dir

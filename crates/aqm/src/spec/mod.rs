@@ -123,6 +123,16 @@ impl QueueSpec {
         }
     }
 
+    /// The rate in bit/s of the queue's own shaper, for disciplines that
+    /// pace what they send (cake with `bandwidth`); None for the others,
+    /// which send as fast as the link takes.
+    pub fn shaper_bps(&self) -> Option<u64> {
+        match self {
+            QueueSpec::Cake(p) if p.bandwidth > 0 => Some(p.bandwidth * 8),
+            _ => None,
+        }
+    }
+
     /// A new, empty queue with these parameters.
     pub fn build(&self) -> Box<dyn Queue> {
         match self {

@@ -103,6 +103,20 @@ fn every_documented_option_is_accepted() {
 }
 
 #[test]
+fn only_a_shaping_queue_has_a_shaper_rate() {
+    let shaper = |s: &str| QueueSpec::parse(s).unwrap().shaper_bps();
+    assert_eq!(shaper("cake bandwidth 500kbit"), Some(500_000));
+    assert_eq!(shaper("cake bandwidth 10mbit diffserv4"), Some(10_000_000));
+    assert_eq!(shaper("cake"), None, "unlimited cake does not pace");
+    assert_eq!(
+        shaper("red limit 400kb min 30kb max 90kb avpkt 1000 bandwidth 10mbit"),
+        None,
+        "RED's bandwidth is an estimate"
+    );
+    assert_eq!(shaper("fq_codel"), None);
+}
+
+#[test]
 fn builds_red_cake_dualpi2_and_fq_pie() {
     let describe = |s| build_queue(s).unwrap().describe();
     assert!(
