@@ -145,7 +145,7 @@ fn earliest(times: impl Iterator<Item = Option<Nanos>>) -> Option<(Nanos, LinkId
     let mut best: Option<(Nanos, LinkId)> = None;
     for (id, time) in times.enumerate() {
         if let Some(t) = time {
-            if best.map_or(true, |(b, _)| t < b) {
+            if best.is_none_or(|(b, _)| t < b) {
                 best = Some((t, id));
             }
         }

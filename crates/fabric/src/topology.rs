@@ -115,14 +115,14 @@ impl Topology {
     pub fn hop(&self, link: LinkId) -> Hop {
         let hosts = self.hosts();
         if link < 2 * hosts {
-            if link % 2 == 0 {
+            if link.is_multiple_of(2) {
                 Hop::HostUp(link / 2)
             } else {
                 Hop::HostDown(link / 2)
             }
         } else {
             let b = (link - 2 * hosts) / 2;
-            if link % 2 == 0 {
+            if link.is_multiple_of(2) {
                 Hop::Forward(b)
             } else {
                 Hop::Reverse(b)
