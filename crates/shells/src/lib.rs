@@ -6,13 +6,15 @@
 pub mod addressing;
 mod chain;
 pub mod command;
+pub mod dumbbell;
 pub mod error;
-mod guardian;
+pub mod guardian;
 pub mod lateness;
 pub mod nat;
 pub mod netns;
 pub mod privilege;
 pub mod pump;
+pub mod tcp_info;
 pub mod tun;
 
 pub use chain::{run, DirectionSpec, RunOptions, ShellSpec};
