@@ -4,6 +4,7 @@
 mod log_command;
 mod mahimahi;
 mod report_command;
+mod run_command;
 mod shell_args;
 
 use emu_core::time::{parse_duration, NS_PER_US};
@@ -17,6 +18,8 @@ emu: a packet-level network emulator
 Usage:
   emu [OPTIONS] SHELL ARGS [-- SHELL ARGS]... [-- COMMAND [ARGS...]]
   emu report RUN... [--out DIR] [--json] [--bin TIME] [--from TIME] [--to TIME]
+  emu run EXPERIMENT.toml [--set KEY=VALUE]... [--runs N] [--out DIR]
+          [--cell K] [--list-cells] [--json]
   emu log dump FILE [--format csv|json]
   emu queues
 
@@ -176,6 +179,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         )),
         Some("log") => log_command::run(&rest[1..]),
         Some("report") => report_command::run(&rest[1..]),
+        Some("run") => run_command::run(&rest[1..]),
         Some("queues") => {
             print!("{}", queues_text());
             Ok(0)

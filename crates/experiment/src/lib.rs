@@ -7,5 +7,9 @@
 //! and [`results`] turns what happened into the numbers papers print.
 
 pub mod config;
+pub mod flows;
+pub mod results;
+pub mod runner;
+pub mod session;
 pub mod sweep;
 pub mod units;
