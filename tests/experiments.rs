@@ -93,7 +93,11 @@ fn foreign_processes() -> Vec<(i32, String)> {
     let ours = our_namespace();
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
             continue;
         };
         let Ok(meta) = std::fs::metadata(format!("/proc/{pid}/ns/net")) else {
@@ -313,9 +317,15 @@ to = "b"
     eprintln!("logs: out {out} ns + back {back} ns = {logs_ms:.3} ms; kernel min_rtt {min_rtt:.3} ms, srtt {}", f["srtt_ms"]);
     // 7 + 4 + 11 out, 3 + 4 + 7 back, plus the bottleneck's serialization.
     assert!((logs_ms - 36.0).abs() < 0.5, "{logs_ms}");
-    assert!((min_rtt - logs_ms).abs() <= 2.0, "kernel {min_rtt} ms vs logs {logs_ms} ms");
+    assert!(
+        (min_rtt - logs_ms).abs() <= 2.0,
+        "kernel {min_rtt} ms vs logs {logs_ms} ms"
+    );
     let srtt = f["srtt_ms"]["min"].as_f64().unwrap();
-    assert!(srtt >= logs_ms - 1.0, "srtt {srtt} below the path's {logs_ms}");
+    assert!(
+        srtt >= logs_ms - 1.0,
+        "srtt {srtt} below the path's {logs_ms}"
+    );
     let samples = std::fs::read_to_string(run.join("tcp/f.csv")).unwrap();
     assert!(samples.lines().count() > 50, "sampled every 20 ms for 3 s");
     let _ = std::fs::remove_dir_all(&dir);
@@ -347,8 +357,8 @@ fn an_unavailable_congestion_control_fails_before_anything_starts() {
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("vegas-nonexistent"), "{stderr}");
     assert!(stderr.contains("line 14"), "{stderr}");
-    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-        .unwrap();
+    let available =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
     for cc in available.split_whitespace() {
         assert!(stderr.contains(cc), "lists {cc}: {stderr}");
     }
@@ -474,7 +484,10 @@ fn nothing_is_left_after_kill_9() {
         if running.len() >= 3 && sampled > 3 {
             break running;
         }
-        assert!(Instant::now() < deadline, "the flows did not start: {running:?}");
+        assert!(
+            Instant::now() < deadline,
+            "the flows did not start: {running:?}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     };
     child.kill().unwrap(); // SIGKILL
@@ -488,7 +501,10 @@ fn nothing_is_left_after_kill_9() {
         if alive.is_empty() {
             break;
         }
-        assert!(Instant::now() < deadline, "still running after kill -9: {alive:?}");
+        assert!(
+            Instant::now() < deadline,
+            "still running after kill -9: {alive:?}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     nothing_left();

@@ -25,8 +25,9 @@
 
 use crate::units::{Bytes, Duration, RateValue};
 use emu_core::time::NS_PER_SEC;
+use emu_core::trace::Trace;
 use emu_core::Nanos;
-use link::{Server, Trace};
+use link::Server;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -302,7 +303,7 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<LinkSection
 pub struct DirectionPlan {
     pub delay: Nanos,
     pub server: Server,
-    pub queue: String,
+    pub queue: aqm::QueueSpec,
     pub loss: f64,
     pub overhead: u32,
 }
@@ -719,12 +720,10 @@ fn direction(
         (None, None) => Server::Unlimited,
     };
     let queue = own.queue.as_ref().or(shared.queue.as_ref());
-    let queue_text = match queue {
-        Some(q) => {
-            aqm::parse_queue(q.get_ref()).map_err(|e| source.at(q, &format!("{key}.queue"), e))?;
-            q.get_ref().clone()
-        }
-        None => "infinite".to_string(),
+    let queue = match queue {
+        Some(q) => aqm::QueueSpec::parse(q.get_ref())
+            .map_err(|e| source.at(q, &format!("{key}.queue"), e))?,
+        None => aqm::QueueSpec::Infinite,
     };
     let loss = own.loss.or(shared.loss).unwrap_or(0.0);
     if !(0.0..=1.0).contains(&loss) {
@@ -733,7 +732,7 @@ fn direction(
     Ok(DirectionPlan {
         delay: own.delay.or(shared.delay).map(|d| d.0).unwrap_or(0),
         server,
-        queue: queue_text,
+        queue,
         loss,
         overhead: own.overhead.or(shared.overhead).unwrap_or(0),
     })
@@ -790,7 +789,10 @@ reverse = { rate = "10mbit" }
         let [forward, reverse] = &plan.bottlenecks[0];
         assert!(matches!(forward.server, Server::Rate(r) if r.bits_per_sec() == 50_000_000));
         assert!(matches!(reverse.server, Server::Rate(r) if r.bits_per_sec() == 10_000_000));
-        assert_eq!(reverse.queue, "droptail packets 100");
+        assert_eq!(
+            reverse.queue,
+            aqm::QueueSpec::parse("droptail packets 100").unwrap()
+        );
         assert_eq!(plan.flows.len(), 2);
         assert_eq!(plan.flows[0].name, "0-tcp-a-b.0");
         assert_eq!(

@@ -211,8 +211,7 @@ fn build_links(plan: &Plan, dir: &Path, seed: u64) -> Result<Links, RunError> {
             .map_err(io_error("creating", &path))?;
         for (d, direction) in Direction::BOTH.into_iter().enumerate() {
             let spec = directions[d];
-            let queue = aqm::parse_queue(&spec.queue)
-                .map_err(|e| RunError::Failed(format!("{name}: queue: {e}")))?;
+            let queue = spec.queue.build();
             let loss = (spec.loss > 0.0)
                 .then(|| Loss::with_pattern(Pattern::Bernoulli(spec.loss), seed, ids[d] as u64));
             slots[ids[d]] = Some(Link::new(

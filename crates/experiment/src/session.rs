@@ -346,7 +346,7 @@ fn plan_json(plan: &Plan) -> serde_json::Value {
         serde_json::json!({
             "delay": format_duration(d.delay),
             "server": server,
-            "queue": d.queue,
+            "queue": serde_json::to_value(&d.queue).unwrap_or_default(),
             "loss": d.loss,
             "overhead": d.overhead,
         })

@@ -211,7 +211,7 @@ mod tests {
                             Some(bps) => Server::Rate(Rate::from_bits_per_sec(bps).unwrap()),
                             None => Server::Unlimited,
                         },
-                        queue: aqm::parse_queue(s.queue).unwrap(),
+                        queue: aqm::build_queue(s.queue).unwrap(),
                         loss: None,
                         max_packet: 1500,
                         overhead: 0,
