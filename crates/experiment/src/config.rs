@@ -385,13 +385,31 @@ pub fn parse(source: &Source) -> Result<Experiment, ExperimentError> {
         .map_err(|e| ExperimentError(format!("{}: {}", source.file, e.to_string().trim_end())))
 }
 
-/// The congestion controls this kernel offers.
-pub fn available_congestion_controls() -> Vec<String> {
-    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(str::to_string)
-        .collect()
+/// The congestion controls of this kernel.
+#[derive(Debug, Clone, Default)]
+pub struct CongestionControls {
+    /// Loaded: a socket may use any of them (emu runs as root).
+    pub available: Vec<String>,
+    /// Those the kernel also lets a namespace other than the first take
+    /// as its default (tcp_allowed_congestion_control); for any other,
+    /// setting the default there fails with EPERM.
+    pub allowed: Vec<String>,
+}
+
+impl CongestionControls {
+    pub fn of_this_kernel() -> CongestionControls {
+        let read = |name: &str| {
+            std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        };
+        CongestionControls {
+            available: read("tcp_available_congestion_control"),
+            allowed: read("tcp_allowed_congestion_control"),
+        }
+    }
 }
 
 /// Checks what one key cannot (host names, congestion controls, queue
@@ -403,8 +421,9 @@ pub fn plan(
     source: &Source,
     default_name: &str,
     base: &Path,
-    available: &[String],
+    controls: &CongestionControls,
 ) -> Result<Plan, ExperimentError> {
+    let available = &controls.available;
     let run = &experiment.run;
     if run.runs == 0 {
         return Err(source.key("run.runs", "must be at least 1"));
@@ -445,10 +464,14 @@ pub fn plan(
         let mut sysctls = Vec::new();
         if let Some(cc) = &host.cc {
             check_cc(cc, &format!("hosts.{name}.cc"))?;
-            sysctls.push((
-                "net.ipv4.tcp_congestion_control".to_string(),
-                cc.get_ref().clone(),
-            ));
+            // The host's TCP flows get it by name in any case; the
+            // namespace's default is set where the kernel allows it.
+            if controls.allowed.contains(cc.get_ref()) {
+                sysctls.push((
+                    "net.ipv4.tcp_congestion_control".to_string(),
+                    cc.get_ref().clone(),
+                ));
+            }
         }
         if let Some(ecn) = host.tcp_ecn {
             if ecn > 2 {
@@ -642,7 +665,15 @@ pub fn plan(
                 kind: flow.kind,
                 from,
                 to,
-                cc: flow.cc.as_ref().map(|c| c.get_ref().clone()),
+                cc: flow
+                    .cc
+                    .as_ref()
+                    .or(experiment
+                        .hosts
+                        .values()
+                        .nth(from)
+                        .and_then(|h| h.cc.as_ref()))
+                    .map(|c| c.get_ref().clone()),
                 rate: flow.rate,
                 ecn: flow.ecn.unwrap_or_default(),
                 size: flow.size.unwrap_or(1200),
@@ -742,8 +773,11 @@ fn direction(
 mod tests {
     use super::*;
 
-    fn available() -> Vec<String> {
-        ["reno", "cubic", "bbr"].map(String::from).to_vec()
+    fn available() -> CongestionControls {
+        CongestionControls {
+            available: ["reno", "cubic", "bbr"].map(String::from).to_vec(),
+            allowed: ["reno", "bbr"].map(String::from).to_vec(),
+        }
     }
 
     fn plan_of(text: &str) -> Result<Plan, ExperimentError> {
@@ -800,6 +834,29 @@ reverse = { rate = "10mbit" }
             (FIRST_PORT, FIRST_PORT + 1)
         );
         assert_eq!(plan.flows[1].duration, 10 * NS_PER_SEC);
+    }
+
+    /// A namespace other than the first may only default to an allowed
+    /// congestion control; the host's flows get any other by name.
+    #[test]
+    fn a_hosts_congestion_control_reaches_its_flows() {
+        let text = TWO_HOSTS.replace("side = \"left\"", "side = \"left\"\ncc = \"cubic\"");
+        let plan = plan_of(&format!("{text}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n")).unwrap();
+        assert!(
+            plan.hosts[0].sysctls.is_empty(),
+            "cubic is not allowed as a default"
+        );
+        assert_eq!(plan.flows[0].cc.as_deref(), Some("cubic"));
+        let text = TWO_HOSTS.replace("side = \"left\"", "side = \"left\"\ncc = \"reno\"");
+        let plan = plan_of(&format!(
+            "{text}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\ncc = \"bbr\"\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            plan.hosts[0].sysctls,
+            vec![("net.ipv4.tcp_congestion_control".into(), "reno".into())]
+        );
+        assert_eq!(plan.flows[0].cc.as_deref(), Some("bbr"));
     }
 
     #[test]

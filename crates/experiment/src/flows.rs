@@ -133,6 +133,9 @@ pub fn sender(plan: &Plan, flow: &FlowPlan, dir: &Path) -> CommandLine {
                 env.push(("EMU_PEER".into(), to));
             }
             env.push(("EMU_PORT".into(), flow.port.to_string()));
+            if let Some(cc) = &flow.cc {
+                env.push(("EMU_CC".into(), cc.clone()));
+            }
             env.push((
                 "EMU_DURATION".into(),
                 format!("{}", flow.duration as f64 / NS_PER_SEC as f64),

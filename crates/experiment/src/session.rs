@@ -49,7 +49,7 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "experiment".into());
-    let available = config::available_congestion_controls();
+    let available = config::CongestionControls::of_this_kernel();
     let mut planned = Vec::new();
     for index in 0..grid.len() {
         let cell = grid.cell(index);
