@@ -266,6 +266,9 @@ pub struct FlowSection {
     pub duration: Option<Duration>,
     /// TCP: send this many bytes instead of for a duration.
     pub bytes: Option<Bytes>,
+    /// TCP and UDP: leave the flow's first stretch (its start-up) out of
+    /// its goodput and retransmits (iperf3 --omit, in whole seconds).
+    pub omit: Option<Duration>,
     /// Identical flows side by side.
     #[serde(default = "default_count")]
     pub count: u32,
@@ -336,6 +339,7 @@ pub struct FlowPlan {
     pub start: Nanos,
     pub duration: Nanos,
     pub bytes: Option<u64>,
+    pub omit: Nanos,
     /// The receiving port (TCP and UDP flows).
     pub port: u16,
 }
@@ -579,13 +583,13 @@ pub fn plan(
         let mut allowed: Vec<&str> = Vec::new();
         match flow.kind {
             FlowKind::Tcp => {
-                allowed.extend(["cc", "bytes"]);
+                allowed.extend(["cc", "bytes", "omit"]);
                 if let Some(cc) = &flow.cc {
                     check_cc(cc, &format!("{key}.cc"))?;
                 }
             }
             FlowKind::Udp => {
-                allowed.extend(["rate", "ecn", "size"]);
+                allowed.extend(["rate", "ecn", "size", "omit"]);
                 if flow.rate.is_none() {
                     return Err(
                         source.key(&format!("{key}.rate"), "missing: a UDP flow needs a rate")
@@ -611,6 +615,7 @@ pub fn plan(
             ("size", flow.size.is_some()),
             ("interval", flow.interval.is_some()),
             ("command", flow.command.is_some()),
+            ("omit", flow.omit.is_some()),
         ] {
             if given && !allowed.contains(&name) {
                 return Err(source.key(
@@ -632,6 +637,13 @@ pub fn plan(
             .unwrap_or(run.duration.0 - flow.start.0);
         if duration < NS_PER_SEC && flow.kind != FlowKind::Command && flow.bytes.is_none() {
             return Err(source.key(&format!("{key}.duration"), "must be at least 1s"));
+        }
+        let omit = flow.omit.map_or(0, |o| o.0);
+        if omit % NS_PER_SEC != 0 || omit + NS_PER_SEC > duration {
+            return Err(source.key(
+                &format!("{key}.omit"),
+                "whole seconds, at least one second shorter than the flow",
+            ));
         }
         if flow.count == 0 {
             return Err(source.key(&format!("{key}.count"), "must be at least 1"));
@@ -682,6 +694,7 @@ pub fn plan(
                 start: flow.start.0,
                 duration,
                 bytes: flow.bytes.map(|b| b.0),
+                omit,
                 port,
             });
             port = port

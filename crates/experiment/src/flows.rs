@@ -85,7 +85,10 @@ pub fn sender(plan: &Plan, flow: &FlowPlan, dir: &Path) -> CommandLine {
             );
             match flow.bytes {
                 Some(bytes) => argv.extend(["--bytes".into(), bytes.to_string()]),
-                None => argv.extend(["--time".into(), seconds(flow.duration)]),
+                None => argv.extend(["--time".into(), seconds(flow.duration - flow.omit)]),
+            }
+            if flow.omit > 0 {
+                argv.extend(["--omit".into(), seconds(flow.omit)]);
             }
             if flow.kind == FlowKind::Tcp {
                 if let Some(cc) = &flow.cc {
