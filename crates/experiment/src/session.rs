@@ -151,10 +151,10 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
             "cells": summaries,
             "missing": missing,
         });
-        println!("{json:#}");
+        say(&format!("{json:#}\n"));
     } else {
-        print!("{}", results::table(&summaries));
-        println!("results in {}", root.display());
+        say(&results::table(&summaries));
+        say(&format!("results in {}\n", root.display()));
     }
     if let Some(failure) = failure {
         return Err(ExperimentError(failure));
@@ -271,12 +271,21 @@ fn print_cells(planned: &[Planned], json: bool) {
                 serde_json::json!({ "cell": p.cell.index, "values": values, "runs": p.plan.run.runs })
             })
             .collect();
-        println!("{:#}", serde_json::Value::Array(cells));
+        say(&format!("{:#}\n", serde_json::Value::Array(cells)));
     } else {
-        for p in planned {
-            println!("{}\t{}", p.cell.index, p.cell.label());
-        }
+        let lines: String = planned
+            .iter()
+            .map(|p| format!("{}\t{}\n", p.cell.index, p.cell.label()))
+            .collect();
+        say(&lines);
     }
+}
+
+/// Prints to standard output; a reader that went away (`| head`) is not
+/// an error worth a panic.
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
 fn kernel_release() -> String {
