@@ -1,39 +1,20 @@
 //! Integration tests of `emu run`: experiments on real namespaces, carried
 //! by emu's fabric, driven by the `emu` binary as a user would run it.
 //!
-//! They need root and iperf3 and ping, as the shells' tests do (and the
-//! same opt-out, EMU_SKIP_PRIVILEGED=1, which CI never sets). Each runs a
-//! few seconds of traffic; they hold one lock so they do not share cores.
+//! They need root and iperf3 and ping, as the shells' tests do (and share
+//! their helpers and opt-out, EMU_SKIP_PRIVILEGED=1, which CI never sets).
+//! Each runs a few seconds of traffic.
+
+mod support;
 
 use emu_core::log::{Direction, Event, LogReader};
 use emu_core::Nanos;
 use std::collections::{HashMap, VecDeque};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn start() -> Option<std::sync::MutexGuard<'static, ()>> {
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        if std::env::var("EMU_SKIP_PRIVILEGED").as_deref() == Ok("1") {
-            eprintln!("skipped: not root and EMU_SKIP_PRIVILEGED=1");
-            return None;
-        }
-        panic!("these tests need root (network namespaces, TUN devices); run them with sudo, or set EMU_SKIP_PRIVILEGED=1 to skip them");
-    }
-    Some(SERIAL.lock().unwrap_or_else(|e| e.into_inner()))
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("emu-exp-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use support::{start, temp_dir, text};
 
 fn emu_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_emu"))
@@ -46,10 +27,6 @@ fn emu_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("running emu")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// Writes `toml` as `name.toml` in `dir`, runs it and returns the result

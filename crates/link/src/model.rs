@@ -11,7 +11,7 @@
 
 use crate::loss::Loss;
 use aqm::{Outcome, Queue};
-use emu_core::log::{Direction, DropReason, Event, LogSink, Record};
+use emu_core::log::{Direction, DropCounts, DropReason, Event, LogSink, Record};
 use emu_core::rate::Serializer;
 use emu_core::trace::{Opportunities, Trace};
 use emu_core::{Nanos, Packet, Rate};
@@ -53,19 +53,18 @@ pub struct Counters {
     pub arrived_bytes: u64,
     pub delivered: u64,
     pub delivered_bytes: u64,
-    /// Indexed by `DropReason as usize`.
-    pub dropped: [u64; 8],
+    pub dropped: DropCounts,
     pub marked_ce: u64,
     pub marked_ect1: u64,
 }
 
 impl Counters {
     pub fn dropped_total(&self) -> u64 {
-        self.dropped.iter().sum()
+        self.dropped.total()
     }
 
     pub fn dropped_by(&self, reason: DropReason) -> u64 {
-        self.dropped[reason as usize]
+        self.dropped.get(reason)
     }
 }
 
@@ -415,7 +414,7 @@ impl Link {
     }
 
     fn drop_packet(&mut self, packet: Packet, reason: DropReason, at: Nanos, sojourn: Nanos) {
-        self.counters.dropped[reason as usize] += 1;
+        self.counters.dropped.add(reason);
         self.record(at, &packet, Event::Drop, reason as u8, sojourn);
     }
 

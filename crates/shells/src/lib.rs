@@ -6,7 +6,9 @@
 pub mod addressing;
 mod chain;
 pub mod command;
+mod devices;
 pub mod dumbbell;
+mod environment;
 pub mod error;
 pub mod guardian;
 pub mod lateness;
@@ -14,9 +16,13 @@ pub mod nat;
 pub mod netns;
 pub mod privilege;
 pub mod pump;
+mod signals;
+mod spec;
+mod summary;
 pub mod tcp_info;
 pub mod tun;
 
-pub use chain::{run, DirectionSpec, RunOptions, ShellSpec};
+pub use chain::run;
 pub use error::ShellError;
 pub use pump::Timing;
+pub use spec::{DirectionSpec, Finished, RunOptions, ShellSpec};
