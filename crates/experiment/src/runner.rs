@@ -323,7 +323,7 @@ fn write_accounting(
         for (d, direction) in Direction::BOTH.into_iter().enumerate() {
             let link = fabric.link(ids[d]);
             let c = link.counters();
-            let queued = link.queued();
+            let queued = link.packets_inside();
             let holds = c.arrived == c.delivered + c.dropped_total() + queued;
             ok &= holds;
             let dropped: serde_json::Map<String, serde_json::Value> = DropReason::ALL

@@ -102,12 +102,18 @@ impl Fabric {
             if at > now {
                 return;
             }
-            let before = (self.links[id].queued(), self.links[id].counters().delivered);
+            let before = (
+                self.links[id].packets_inside(),
+                self.links[id].counters().delivered,
+            );
             self.links[id].advance(at);
             while let Some((packet, due)) = self.links[id].pop_due(at) {
                 self.forward(id, packet, due, out);
             }
-            let after = (self.links[id].queued(), self.links[id].counters().delivered);
+            let after = (
+                self.links[id].packets_inside(),
+                self.links[id].counters().delivered,
+            );
             if before == after && self.links[id].next_event() == Some(at) {
                 // The link announced an event it then did not take (a
                 // shaper rounding its own schedule): it settles at `now`,
@@ -404,7 +410,7 @@ mod tests {
             let c = link.counters();
             assert_eq!(
                 c.arrived,
-                c.delivered + c.dropped_total() + link.queued(),
+                c.delivered + c.dropped_total() + link.packets_inside(),
                 "link {id}"
             );
             if let Hop::HostDown(_) = f.topology().hop(id) {
@@ -427,7 +433,9 @@ mod tests {
             .map(|id| f.link(id).counters().dropped_total())
             .sum();
         assert_eq!(out.len() as u64, delivered_to_hosts);
-        let queued: u64 = (0..t.link_count()).map(|id| f.link(id).queued()).sum();
+        let queued: u64 = (0..t.link_count())
+            .map(|id| f.link(id).packets_inside())
+            .sum();
         assert_eq!(sent, delivered_to_hosts + dropped + queued);
     }
 }
