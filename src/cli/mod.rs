@@ -6,6 +6,7 @@
 mod log_command;
 mod mahimahi;
 mod report_command;
+mod run_command;
 mod shell_args;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -25,6 +26,7 @@ pub const SHELL_NAMES: [&str; 3] = ["delay", "link", "loss"];
     about = "A packet-level network emulator: nested delay, link and loss shells around a command",
     override_usage = "emu [OPTIONS] SHELL ARGS [-- SHELL ARGS]... [-- COMMAND [ARGS...]]\n       \
                       emu report RUN... [OPTIONS]\n       \
+                      emu run EXPERIMENT.toml [OPTIONS]\n       \
                       emu log dump FILE [--format csv|jsonl]\n       \
                       emu queues | completions SHELL | man",
     after_help = "Each shell runs what follows it inside a new network namespace. Run `emu SHELL --help` \
@@ -83,6 +85,8 @@ enum TopCommand {
     Shell(shell_args::ShellCommand),
     /// Numbers and pictures from packet logs (summary.json, series.json, figures, index.html).
     Report(report_command::ReportArgs),
+    /// Run an experiment: hosts on two sides of a bottleneck, flows between them, measured outcomes.
+    Run(run_command::RunArgs),
     /// Read emu's per-packet logs.
     Log(log_command::LogArgs),
     /// List the queue disciplines and their options.
@@ -316,6 +320,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         )),
         Some(TopCommand::Shell(first)) => run_shells(first, globals, command_line),
         Some(TopCommand::Report(report)) => report_command::run(report),
+        Some(TopCommand::Run(run)) => run_command::run(run),
         Some(TopCommand::Log(log)) => log_command::run(log),
         Some(TopCommand::Queues) => {
             print!("{}", queues_text());

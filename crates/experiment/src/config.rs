@@ -1,0 +1,944 @@
+//! The experiment file: its schema (unknown keys are errors), the checks
+//! that need more than one key, and the plan a run follows (every default
+//! filled in).
+//!
+//! ```toml
+//! [run]
+//! duration = "10s"
+//!
+//! [hosts.a]
+//! side = "left"
+//! delay = "10ms"          # side link, both directions
+//! [hosts.b]
+//! side = "right"
+//! cc = "bbr"              # the host's default congestion control
+//!
+//! [bottleneck]
+//! rate = "50mbit"
+//! queue = "droptail packets 100"
+//!
+//! [[flows]]
+//! from = "a"
+//! to = "b"
+//! cc = "cubic"
+//! ```
+
+use crate::units::{Bytes, Duration, RateValue};
+use emu_core::time::NS_PER_SEC;
+use emu_core::trace::Trace;
+use emu_core::Nanos;
+use link::Server;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use toml::Spanned;
+
+/// An error in an experiment, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExperimentError(pub String);
+
+impl fmt::Display for ExperimentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ExperimentError {}
+
+/// The whole file.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    #[serde(default)]
+    pub run: RunSection,
+    pub hosts: BTreeMap<String, HostSection>,
+    /// One table, or an array of tables for bottlenecks in series (the
+    /// first nearest the left side).
+    #[serde(
+        default,
+        deserialize_with = "one_or_many",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub bottleneck: Vec<LinkSection>,
+    #[serde(default)]
+    pub flows: Vec<FlowSection>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    /// Names the output directory; the file's name without `.toml` if absent.
+    pub name: Option<String>,
+    #[serde(default = "default_duration")]
+    pub duration: Duration,
+    /// Seeds every random choice (loss models, queues' randomness); each
+    /// repetition adds its number to it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Repetitions of every cell.
+    #[serde(default = "default_runs")]
+    pub runs: u32,
+    /// How often TCP_INFO is read (10 ms at the finest).
+    #[serde(default = "default_sample_interval")]
+    pub sample_interval: Duration,
+    /// Where results go (`--out` overrides); `runs` if absent.
+    pub out: Option<PathBuf>,
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            name: None,
+            duration: default_duration(),
+            seed: default_seed(),
+            runs: default_runs(),
+            sample_interval: default_sample_interval(),
+            out: None,
+            mtu: default_mtu(),
+        }
+    }
+}
+
+fn default_duration() -> Duration {
+    Duration(10 * NS_PER_SEC)
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_runs() -> u32 {
+    1
+}
+fn default_sample_interval() -> Duration {
+    Duration(100_000_000)
+}
+fn default_mtu() -> u32 {
+    1500
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Left,
+    Right,
+}
+
+/// What one direction of a link may set; unset keys fall back to the
+/// link's shared keys, then to no delay, no bottleneck, no loss.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectionSection {
+    pub delay: Option<Duration>,
+    pub rate: Option<RateValue>,
+    /// A Mahimahi or emu trace file, relative to the experiment file.
+    pub trace: Option<Spanned<String>>,
+    /// A queue as the shells take it, e.g. "cake bandwidth 50mbit".
+    pub queue: Option<Spanned<String>>,
+    /// Probability of losing each packet.
+    pub loss: Option<f64>,
+    /// Framing bytes charged per packet by the rate or trace.
+    pub overhead: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSection {
+    pub side: Side,
+    /// The host's default congestion control (net.ipv4.tcp_congestion_control).
+    pub cc: Option<Spanned<String>>,
+    /// net.ipv4.tcp_ecn: 0 off, 1 request and accept, 2 accept only.
+    pub tcp_ecn: Option<u8>,
+    /// Further net.* sysctls of the host's namespace.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sysctl: BTreeMap<String, SysctlValue>,
+    // The side link, both directions:
+    pub delay: Option<Duration>,
+    pub rate: Option<RateValue>,
+    pub trace: Option<Spanned<String>>,
+    pub queue: Option<Spanned<String>>,
+    pub loss: Option<f64>,
+    pub overhead: Option<u32>,
+    /// From the host to its router.
+    #[serde(default)]
+    pub up: DirectionSection,
+    /// From the router to the host.
+    #[serde(default)]
+    pub down: DirectionSection,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum SysctlValue {
+    Number(i64),
+    Text(String),
+}
+
+impl fmt::Display for SysctlValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SysctlValue::Number(n) => write!(f, "{n}"),
+            SysctlValue::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSection {
+    pub delay: Option<Duration>,
+    pub rate: Option<RateValue>,
+    pub trace: Option<Spanned<String>>,
+    pub queue: Option<Spanned<String>>,
+    pub loss: Option<f64>,
+    pub overhead: Option<u32>,
+    /// Left to right.
+    #[serde(default)]
+    pub forward: DirectionSection,
+    /// Right to left.
+    #[serde(default)]
+    pub reverse: DirectionSection,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowKind {
+    /// Kernel TCP (iperf3), with the congestion control by name.
+    #[default]
+    Tcp,
+    /// UDP at a constant rate (iperf3), with an ECN codepoint.
+    Udp,
+    /// A latency probe: ICMP echo at an interval.
+    Ping,
+    /// Any command, run by `sh -c` on the `from` host.
+    Command,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EcnCodepoint {
+    #[default]
+    NotEct,
+    Ect1,
+    Ect0,
+    Ce,
+}
+
+impl EcnCodepoint {
+    /// The two ECN bits of the TOS byte (RFC 3168).
+    pub fn bits(self) -> u8 {
+        match self {
+            EcnCodepoint::NotEct => 0,
+            EcnCodepoint::Ect1 => 1,
+            EcnCodepoint::Ect0 => 2,
+            EcnCodepoint::Ce => 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSection {
+    /// Names the flow in results; `KIND-FROM-TO` (with its index) if absent.
+    pub name: Option<String>,
+    #[serde(default)]
+    pub kind: FlowKind,
+    pub from: Spanned<String>,
+    pub to: Option<Spanned<String>>,
+    /// TCP: the congestion control; the sending host's default if absent.
+    pub cc: Option<Spanned<String>>,
+    /// UDP: the sending rate.
+    pub rate: Option<RateValue>,
+    /// UDP: the ECN codepoint of every packet.
+    pub ecn: Option<EcnCodepoint>,
+    /// UDP: payload bytes per datagram.
+    pub size: Option<u32>,
+    /// Ping: time between probes.
+    pub interval: Option<Duration>,
+    /// Command: run with `sh -c` on the `from` host.
+    pub command: Option<String>,
+    #[serde(default)]
+    pub start: Duration,
+    /// Until the end of the run if absent.
+    pub duration: Option<Duration>,
+    /// TCP: send this many bytes instead of for a duration.
+    pub bytes: Option<Bytes>,
+    /// TCP and UDP: leave the flow's first stretch (its start-up) out of
+    /// its goodput and retransmits (iperf3 --omit, in whole seconds).
+    pub omit: Option<Duration>,
+    /// Identical flows side by side.
+    #[serde(default = "default_count")]
+    pub count: u32,
+}
+
+fn default_count() -> u32 {
+    1
+}
+
+fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<LinkSection>, D::Error> {
+    use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+    struct OneOrMany;
+    impl<'de> serde::de::Visitor<'de> for OneOrMany {
+        type Value = Vec<LinkSection>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a table [bottleneck] or tables [[bottleneck]]")
+        }
+
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            LinkSection::deserialize(MapAccessDeserializer::new(map)).map(|one| vec![one])
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            Vec::<LinkSection>::deserialize(SeqAccessDeserializer::new(seq))
+        }
+    }
+    // Handing the map or sequence on as it is keeps the positions of its
+    // values, which messages and spanned keys need.
+    d.deserialize_any(OneOrMany)
+}
+
+/// One direction of one link, resolved.
+#[derive(Debug, Clone)]
+pub struct DirectionPlan {
+    pub delay: Nanos,
+    pub server: Server,
+    pub queue: aqm::QueueSpec,
+    pub loss: f64,
+    pub overhead: u32,
+}
+
+/// A host, resolved: its address, sysctls and side link.
+#[derive(Debug, Clone)]
+pub struct HostPlan {
+    pub name: String,
+    pub side: Side,
+    pub address: Ipv4Addr,
+    pub sysctls: Vec<(String, String)>,
+    /// Host to router, router to host.
+    pub up: DirectionPlan,
+    pub down: DirectionPlan,
+}
+
+/// One flow (a `count` of N gives N of these), resolved.
+#[derive(Debug, Clone)]
+pub struct FlowPlan {
+    pub name: String,
+    pub kind: FlowKind,
+    pub from: usize,
+    pub to: Option<usize>,
+    pub cc: Option<String>,
+    pub rate: Option<RateValue>,
+    pub ecn: EcnCodepoint,
+    pub size: u32,
+    pub interval: Nanos,
+    pub command: Option<String>,
+    pub start: Nanos,
+    pub duration: Nanos,
+    pub bytes: Option<u64>,
+    pub omit: Nanos,
+    /// The receiving port (TCP and UDP flows).
+    pub port: u16,
+}
+
+/// Everything a run needs, every default filled in.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub run: RunSection,
+    pub hosts: Vec<HostPlan>,
+    /// Forward (left to right) and reverse, per bottleneck.
+    pub bottlenecks: Vec<[DirectionPlan; 2]>,
+    pub flows: Vec<FlowPlan>,
+}
+
+/// The first port flows receive on.
+pub const FIRST_PORT: u16 = 5201;
+
+/// Where a file's text is, for messages: line of a byte offset.
+pub struct Source<'a> {
+    pub file: &'a str,
+    pub text: &'a str,
+}
+
+impl Source<'_> {
+    fn at<T>(
+        &self,
+        spanned: &Spanned<T>,
+        key: &str,
+        message: impl fmt::Display,
+    ) -> ExperimentError {
+        let line = self.text[..spanned.span().start.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1;
+        ExperimentError(format!("{}: line {line}, key {key}: {message}", self.file))
+    }
+
+    fn key(&self, key: &str, message: impl fmt::Display) -> ExperimentError {
+        ExperimentError(format!("{}: key {key}: {message}", self.file))
+    }
+}
+
+/// Reads an experiment from `text` (one cell: no lists left).
+pub fn parse(source: &Source) -> Result<Experiment, ExperimentError> {
+    toml::from_str(source.text)
+        .map_err(|e| ExperimentError(format!("{}: {}", source.file, e.to_string().trim_end())))
+}
+
+/// The congestion controls of this kernel.
+#[derive(Debug, Clone, Default)]
+pub struct CongestionControls {
+    /// Loaded: a socket may use any of them (emu runs as root).
+    pub available: Vec<String>,
+    /// Those the kernel also lets a namespace other than the first take
+    /// as its default (tcp_allowed_congestion_control); for any other,
+    /// setting the default there fails with EPERM.
+    pub allowed: Vec<String>,
+}
+
+impl CongestionControls {
+    pub fn of_this_kernel() -> CongestionControls {
+        let read = |name: &str| {
+            std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        };
+        CongestionControls {
+            available: read("tcp_available_congestion_control"),
+            allowed: read("tcp_allowed_congestion_control"),
+        }
+    }
+}
+
+/// Checks what one key cannot (host names, congestion controls, queue
+/// specs, traces) and resolves every default. `base` is the directory
+/// relative paths are read from; `available` the kernel's congestion
+/// controls.
+pub fn plan(
+    experiment: &Experiment,
+    source: &Source,
+    default_name: &str,
+    base: &Path,
+    controls: &CongestionControls,
+) -> Result<Plan, ExperimentError> {
+    let available = &controls.available;
+    let run = &experiment.run;
+    if run.runs == 0 {
+        return Err(source.key("run.runs", "must be at least 1"));
+    }
+    if run.sample_interval.0 < 10_000_000 {
+        return Err(source.key("run.sample_interval", "must be at least 10ms"));
+    }
+    if run.duration.0 == 0 {
+        return Err(source.key("run.duration", "must be longer than 0"));
+    }
+    if !(576..=9000).contains(&run.mtu) {
+        return Err(source.key("run.mtu", "must be between 576 and 9000"));
+    }
+    if experiment.hosts.is_empty() {
+        return Err(source.key("hosts", "an experiment needs at least two hosts"));
+    }
+    if experiment.hosts.len() > 250 {
+        return Err(source.key("hosts", "at most 250 hosts"));
+    }
+    let check_cc = |cc: &Spanned<String>, key: &str| -> Result<(), ExperimentError> {
+        if available.iter().any(|a| a == cc.get_ref()) {
+            return Ok(());
+        }
+        Err(source.at(
+            cc,
+            key,
+            format!(
+                "congestion control '{}' is not available in this kernel (available: {}); load its module (modprobe tcp_{}) or pick one of those",
+                cc.get_ref(),
+                available.join(", "),
+                cc.get_ref()
+            ),
+        ))
+    };
+    let mut hosts = Vec::new();
+    for (index, (name, host)) in experiment.hosts.iter().enumerate() {
+        check_name(name).map_err(|m| source.key(&format!("hosts.{name}"), m))?;
+        let mut sysctls = Vec::new();
+        if let Some(cc) = &host.cc {
+            check_cc(cc, &format!("hosts.{name}.cc"))?;
+            // The host's TCP flows get it by name in any case; the
+            // namespace's default is set where the kernel allows it.
+            if controls.allowed.contains(cc.get_ref()) {
+                sysctls.push((
+                    "net.ipv4.tcp_congestion_control".to_string(),
+                    cc.get_ref().clone(),
+                ));
+            }
+        }
+        if let Some(ecn) = host.tcp_ecn {
+            if ecn > 2 {
+                return Err(source.key(&format!("hosts.{name}.tcp_ecn"), "must be 0, 1 or 2"));
+            }
+            sysctls.push(("net.ipv4.tcp_ecn".to_string(), ecn.to_string()));
+        }
+        for (key, value) in &host.sysctl {
+            if !key.starts_with("net.") {
+                return Err(source.key(
+                    &format!("hosts.{name}.sysctl"),
+                    format!("'{key}': only net.* sysctls belong to a host's namespace"),
+                ));
+            }
+            sysctls.push((key.clone(), value.to_string()));
+        }
+        let shared = DirectionSection {
+            delay: host.delay,
+            rate: host.rate,
+            trace: host.trace.clone(),
+            queue: host.queue.clone(),
+            loss: host.loss,
+            overhead: host.overhead,
+        };
+        let key = format!("hosts.{name}");
+        hosts.push(HostPlan {
+            name: name.clone(),
+            side: host.side,
+            address: Ipv4Addr::new(10, 0, 0, index as u8 + 1),
+            sysctls,
+            up: direction(&host.up, &shared, source, &format!("{key}.up"), base)?,
+            down: direction(&host.down, &shared, source, &format!("{key}.down"), base)?,
+        });
+    }
+    let mut bottlenecks = Vec::new();
+    for (b, link) in experiment.bottleneck.iter().enumerate() {
+        let shared = DirectionSection {
+            delay: link.delay,
+            rate: link.rate,
+            trace: link.trace.clone(),
+            queue: link.queue.clone(),
+            loss: link.loss,
+            overhead: link.overhead,
+        };
+        let key = if experiment.bottleneck.len() == 1 {
+            "bottleneck".to_string()
+        } else {
+            format!("bottleneck.{b}")
+        };
+        bottlenecks.push([
+            direction(
+                &link.forward,
+                &shared,
+                source,
+                &format!("{key}.forward"),
+                base,
+            )?,
+            direction(
+                &link.reverse,
+                &shared,
+                source,
+                &format!("{key}.reverse"),
+                base,
+            )?,
+        ]);
+    }
+    let host_index = |name: &Spanned<String>, key: &str| -> Result<usize, ExperimentError> {
+        experiment
+            .hosts
+            .keys()
+            .position(|h| h == name.get_ref())
+            .ok_or_else(|| {
+                source.at(
+                    name,
+                    key,
+                    format!(
+                        "no host named '{}' (hosts: {})",
+                        name.get_ref(),
+                        experiment
+                            .hosts
+                            .keys()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })
+    };
+    let mut flows = Vec::new();
+    let mut port = FIRST_PORT;
+    for (f, flow) in experiment.flows.iter().enumerate() {
+        let key = format!("flows.{f}");
+        let from = host_index(&flow.from, &format!("{key}.from"))?;
+        let to = match &flow.to {
+            Some(to) => Some(host_index(to, &format!("{key}.to"))?),
+            None if flow.kind == FlowKind::Command => None,
+            None => return Err(source.key(&format!("{key}.to"), "missing: the receiving host")),
+        };
+        if to == Some(from) {
+            return Err(source.key(
+                &format!("{key}.to"),
+                "a flow's ends must be different hosts",
+            ));
+        }
+        let mut allowed: Vec<&str> = Vec::new();
+        match flow.kind {
+            FlowKind::Tcp => {
+                allowed.extend(["cc", "bytes", "omit"]);
+                if let Some(cc) = &flow.cc {
+                    check_cc(cc, &format!("{key}.cc"))?;
+                }
+            }
+            FlowKind::Udp => {
+                allowed.extend(["rate", "ecn", "size", "omit"]);
+                if flow.rate.is_none() {
+                    return Err(
+                        source.key(&format!("{key}.rate"), "missing: a UDP flow needs a rate")
+                    );
+                }
+            }
+            FlowKind::Ping => allowed.push("interval"),
+            FlowKind::Command => {
+                allowed.push("command");
+                if flow.command.is_none() {
+                    return Err(source.key(
+                        &format!("{key}.command"),
+                        "missing: the command to run (with sh -c)",
+                    ));
+                }
+            }
+        }
+        for (name, given) in [
+            ("cc", flow.cc.is_some()),
+            ("bytes", flow.bytes.is_some()),
+            ("rate", flow.rate.is_some()),
+            ("ecn", flow.ecn.is_some()),
+            ("size", flow.size.is_some()),
+            ("interval", flow.interval.is_some()),
+            ("command", flow.command.is_some()),
+            ("omit", flow.omit.is_some()),
+        ] {
+            if given && !allowed.contains(&name) {
+                return Err(source.key(
+                    &format!("{key}.{name}"),
+                    format!(
+                        "does not apply to a {} flow (it takes: {})",
+                        kind_name(flow.kind),
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+        if flow.start.0 >= run.duration.0 {
+            return Err(source.key(&format!("{key}.start"), "starts after the run ends"));
+        }
+        let duration = flow
+            .duration
+            .map(|d| d.0)
+            .unwrap_or(run.duration.0 - flow.start.0);
+        if duration < NS_PER_SEC && flow.kind != FlowKind::Command && flow.bytes.is_none() {
+            return Err(source.key(&format!("{key}.duration"), "must be at least 1s"));
+        }
+        let omit = flow.omit.map_or(0, |o| o.0);
+        if omit % NS_PER_SEC != 0 || omit + NS_PER_SEC > duration {
+            return Err(source.key(
+                &format!("{key}.omit"),
+                "whole seconds, at least one second shorter than the flow",
+            ));
+        }
+        if flow.count == 0 {
+            return Err(source.key(&format!("{key}.count"), "must be at least 1"));
+        }
+        let base_name = match &flow.name {
+            Some(name) => {
+                check_name(name).map_err(|m| source.key(&format!("{key}.name"), m))?;
+                name.clone()
+            }
+            None => {
+                let to = to
+                    .map(|t| format!("-{}", hosts[t].name))
+                    .unwrap_or_default();
+                format!("{f}-{}-{}{to}", kind_name(flow.kind), hosts[from].name)
+            }
+        };
+        for copy in 0..flow.count {
+            let name = if flow.count == 1 {
+                base_name.clone()
+            } else {
+                format!("{base_name}.{copy}")
+            };
+            if flows.iter().any(|p: &FlowPlan| p.name == name) {
+                return Err(source.key(
+                    &format!("{key}.name"),
+                    format!("two flows are named '{name}'"),
+                ));
+            }
+            flows.push(FlowPlan {
+                name,
+                kind: flow.kind,
+                from,
+                to,
+                cc: flow
+                    .cc
+                    .as_ref()
+                    .or(experiment
+                        .hosts
+                        .values()
+                        .nth(from)
+                        .and_then(|h| h.cc.as_ref()))
+                    .map(|c| c.get_ref().clone()),
+                rate: flow.rate,
+                ecn: flow.ecn.unwrap_or_default(),
+                size: flow.size.unwrap_or(1200),
+                interval: flow.interval.map(|i| i.0).unwrap_or(100_000_000),
+                command: flow.command.clone(),
+                start: flow.start.0,
+                duration,
+                bytes: flow.bytes.map(|b| b.0),
+                omit,
+                port,
+            });
+            port = port
+                .checked_add(1)
+                .ok_or_else(|| source.key("flows", "too many flows"))?;
+        }
+    }
+    if flows.is_empty() {
+        return Err(source.key("flows", "an experiment needs at least one flow"));
+    }
+    Ok(Plan {
+        name: run.name.clone().unwrap_or_else(|| default_name.to_string()),
+        run: run.clone(),
+        hosts,
+        bottlenecks,
+        flows,
+    })
+}
+
+pub fn kind_name(kind: FlowKind) -> &'static str {
+    match kind {
+        FlowKind::Tcp => "tcp",
+        FlowKind::Udp => "udp",
+        FlowKind::Ping => "ping",
+        FlowKind::Command => "command",
+    }
+}
+
+/// Names become file and directory names.
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty()
+        || name.len() > 40
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+    {
+        return Err(format!(
+            "'{name}' is not a usable name: letters, digits, '-', '_' and '.', at most 40"
+        ));
+    }
+    Ok(())
+}
+
+fn direction(
+    own: &DirectionSection,
+    shared: &DirectionSection,
+    source: &Source,
+    key: &str,
+    base: &Path,
+) -> Result<DirectionPlan, ExperimentError> {
+    let rate = own.rate.or(shared.rate);
+    let trace = own.trace.as_ref().or(shared.trace.as_ref());
+    let server = match (rate, trace) {
+        (Some(_), Some(trace)) => {
+            return Err(source.at(trace, key, "give a rate or a trace, not both"));
+        }
+        (Some(rate), None) => Server::Rate(rate.0),
+        (None, Some(trace)) => {
+            let path = base.join(trace.get_ref());
+            let loaded =
+                Trace::load(&path).map_err(|e| source.at(trace, &format!("{key}.trace"), e))?;
+            Server::Trace {
+                trace: Arc::new(loaded),
+                repeat: true,
+            }
+        }
+        (None, None) => Server::Unlimited,
+    };
+    let queue = own.queue.as_ref().or(shared.queue.as_ref());
+    let queue = match queue {
+        Some(q) => aqm::QueueSpec::parse(q.get_ref())
+            .map_err(|e| source.at(q, &format!("{key}.queue"), e))?,
+        None => aqm::QueueSpec::Infinite,
+    };
+    let loss = own.loss.or(shared.loss).unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&loss) {
+        return Err(source.key(&format!("{key}.loss"), "a probability between 0 and 1"));
+    }
+    Ok(DirectionPlan {
+        delay: own.delay.or(shared.delay).map(|d| d.0).unwrap_or(0),
+        server,
+        queue,
+        loss,
+        overhead: own.overhead.or(shared.overhead).unwrap_or(0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn available() -> CongestionControls {
+        CongestionControls {
+            available: ["reno", "cubic", "bbr"].map(String::from).to_vec(),
+            allowed: ["reno", "bbr"].map(String::from).to_vec(),
+        }
+    }
+
+    fn plan_of(text: &str) -> Result<Plan, ExperimentError> {
+        let source = Source {
+            file: "x.toml",
+            text,
+        };
+        let experiment = parse(&source)?;
+        plan(&experiment, &source, "x", Path::new("."), &available())
+    }
+
+    const TWO_HOSTS: &str = r#"
+[hosts.a]
+side = "left"
+delay = "10ms"
+up = { delay = "5ms" }
+
+[hosts.b]
+side = "right"
+tcp_ecn = 1
+
+[bottleneck]
+rate = "50mbit"
+queue = "droptail packets 100"
+reverse = { rate = "10mbit" }
+"#;
+
+    #[test]
+    fn defaults_and_overrides_resolve_per_direction() {
+        let plan = plan_of(&format!(
+            "{TWO_HOSTS}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\ncount = 2\n"
+        ))
+        .unwrap();
+        assert_eq!(plan.name, "x");
+        assert_eq!(plan.run.duration.0, 10 * NS_PER_SEC);
+        assert_eq!(plan.hosts[0].up.delay, 5_000_000);
+        assert_eq!(plan.hosts[0].down.delay, 10_000_000);
+        assert_eq!(plan.hosts[1].address, Ipv4Addr::new(10, 0, 0, 2));
+        assert_eq!(
+            plan.hosts[1].sysctls,
+            vec![("net.ipv4.tcp_ecn".into(), "1".into())]
+        );
+        let [forward, reverse] = &plan.bottlenecks[0];
+        assert!(matches!(forward.server, Server::Rate(r) if r.bits_per_sec() == 50_000_000));
+        assert!(matches!(reverse.server, Server::Rate(r) if r.bits_per_sec() == 10_000_000));
+        assert_eq!(
+            reverse.queue,
+            aqm::QueueSpec::parse("droptail packets 100").unwrap()
+        );
+        assert_eq!(plan.flows.len(), 2);
+        assert_eq!(plan.flows[0].name, "0-tcp-a-b.0");
+        assert_eq!(
+            (plan.flows[0].port, plan.flows[1].port),
+            (FIRST_PORT, FIRST_PORT + 1)
+        );
+        assert_eq!(plan.flows[1].duration, 10 * NS_PER_SEC);
+    }
+
+    /// A namespace other than the first may only default to an allowed
+    /// congestion control; the host's flows get any other by name.
+    #[test]
+    fn a_hosts_congestion_control_reaches_its_flows() {
+        let text = TWO_HOSTS.replace("side = \"left\"", "side = \"left\"\ncc = \"cubic\"");
+        let plan = plan_of(&format!("{text}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n")).unwrap();
+        assert!(
+            plan.hosts[0].sysctls.is_empty(),
+            "cubic is not allowed as a default"
+        );
+        assert_eq!(plan.flows[0].cc.as_deref(), Some("cubic"));
+        let text = TWO_HOSTS.replace("side = \"left\"", "side = \"left\"\ncc = \"reno\"");
+        let plan = plan_of(&format!(
+            "{text}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\ncc = \"bbr\"\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            plan.hosts[0].sysctls,
+            vec![("net.ipv4.tcp_congestion_control".into(), "reno".into())]
+        );
+        assert_eq!(plan.flows[0].cc.as_deref(), Some("bbr"));
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_its_line() {
+        let error = plan_of(&TWO_HOSTS.replace("tcp_ecn = 1", "tcp_ecm = 1"))
+            .unwrap_err()
+            .0;
+        assert!(error.contains("line 9"), "{error}");
+        assert!(error.contains("tcp_ecm"), "{error}");
+    }
+
+    #[test]
+    fn a_missing_congestion_control_lists_the_available_ones() {
+        let error = plan_of(&format!(
+            "{TWO_HOSTS}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\ncc = \"vegas\"\n"
+        ))
+        .unwrap_err()
+        .0;
+        assert!(error.contains("line 19"), "{error}");
+        assert!(error.contains("flows.0.cc"), "{error}");
+        assert!(error.contains("available: reno, cubic, bbr"), "{error}");
+    }
+
+    #[test]
+    fn an_unknown_host_and_a_bad_queue_are_reported_where_they_are() {
+        let error = plan_of(&format!(
+            "{TWO_HOSTS}\n[[flows]]\nfrom = \"a\"\nto = \"c\"\n"
+        ))
+        .unwrap_err()
+        .0;
+        assert!(
+            error.contains("line 18") && error.contains("no host named 'c'"),
+            "{error}"
+        );
+        let error = plan_of(&format!(
+            "{}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n",
+            TWO_HOSTS.replace("droptail packets 100", "droptail pakets 100")
+        ))
+        .unwrap_err()
+        .0;
+        assert!(error.contains("bottleneck.forward.queue"), "{error}");
+        assert!(error.contains("line 13"), "{error}");
+    }
+
+    #[test]
+    fn keys_of_another_kind_of_flow_are_refused() {
+        let error = plan_of(&format!(
+            "{TWO_HOSTS}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\nrate = \"1mbit\"\n"
+        ))
+        .unwrap_err()
+        .0;
+        assert!(
+            error.contains("flows.0.rate") && error.contains("tcp flow"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn bottlenecks_in_series_are_an_array_of_tables() {
+        let text = TWO_HOSTS.replace(
+            "[bottleneck]\nrate = \"50mbit\"\nqueue = \"droptail packets 100\"\nreverse = { rate = \"10mbit\" }",
+            "[[bottleneck]]\nrate = \"50mbit\"\n[[bottleneck]]\ndelay = \"3ms\"",
+        );
+        let plan = plan_of(&format!(
+            "{text}\n[[flows]]\nkind = \"ping\"\nfrom = \"b\"\nto = \"a\"\n"
+        ))
+        .unwrap();
+        assert_eq!(plan.bottlenecks.len(), 2);
+        assert_eq!(plan.bottlenecks[1][1].delay, 3_000_000);
+        assert_eq!(plan.flows[0].kind, FlowKind::Ping);
+    }
+}

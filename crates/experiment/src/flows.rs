@@ -1,0 +1,342 @@
+//! The programs behind each kind of flow, and what their output says.
+//!
+//! TCP and UDP flows are iperf3 (a one-off server on the receiving host, a
+//! client on the sending host, JSON output); a latency probe is ping; a
+//! command flow is the user's own command through `sh -c`, told the
+//! experiment's addresses in its environment.
+
+use crate::config::{FlowKind, FlowPlan, Plan};
+use emu_core::time::NS_PER_SEC;
+use shells::netns::NetNs;
+use shells::tcp_info::TcpSample;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+/// A program to run in a host, and where its output goes.
+#[derive(Debug, Clone)]
+pub struct CommandLine {
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+}
+
+/// Where a flow's sending program writes its output.
+pub fn output_path(dir: &Path, flow: &FlowPlan) -> PathBuf {
+    let extension = match flow.kind {
+        FlowKind::Tcp | FlowKind::Udp => "json",
+        FlowKind::Ping | FlowKind::Command => "out",
+    };
+    dir.join("flows").join(format!("{}.{extension}", flow.name))
+}
+
+/// Whole seconds, at least one (iperf3 and ping count in seconds).
+fn seconds(ns: u64) -> String {
+    ns.div_ceil(NS_PER_SEC).max(1).to_string()
+}
+
+/// The receiving side of a flow, if it has one.
+pub fn receiver(plan: &Plan, flow: &FlowPlan, dir: &Path) -> Option<CommandLine> {
+    if !matches!(flow.kind, FlowKind::Tcp | FlowKind::Udp) {
+        return None;
+    }
+    let to = plan.hosts[flow.to?].address.to_string();
+    let base = dir.join("flows").join(&flow.name);
+    Some(CommandLine {
+        argv: [
+            "iperf3",
+            "--server",
+            "--one-off",
+            "--port",
+            &flow.port.to_string(),
+            "--bind",
+            &to,
+        ]
+        .map(String::from)
+        .to_vec(),
+        env: Vec::new(),
+        stdout: base.with_extension("server.out"),
+        stderr: base.with_extension("server.err"),
+    })
+}
+
+/// The sending side of a flow.
+pub fn sender(plan: &Plan, flow: &FlowPlan, dir: &Path) -> CommandLine {
+    let from = plan.hosts[flow.from].address.to_string();
+    let to = flow.to.map(|t| plan.hosts[t].address.to_string());
+    let stdout = output_path(dir, flow);
+    let stderr = dir.join("flows").join(format!("{}.err", flow.name));
+    let mut argv: Vec<String> = Vec::new();
+    let mut env = Vec::new();
+    match flow.kind {
+        FlowKind::Tcp | FlowKind::Udp => {
+            argv.extend(
+                [
+                    "iperf3",
+                    "--client",
+                    to.as_deref().expect("checked: a receiver"),
+                    "--port",
+                    &flow.port.to_string(),
+                    "--bind",
+                    &from,
+                    "--json",
+                ]
+                .map(String::from),
+            );
+            match flow.bytes {
+                Some(bytes) => argv.extend(["--bytes".into(), bytes.to_string()]),
+                None => argv.extend(["--time".into(), seconds(flow.duration - flow.omit)]),
+            }
+            if flow.omit > 0 {
+                argv.extend(["--omit".into(), seconds(flow.omit)]);
+            }
+            if flow.kind == FlowKind::Tcp {
+                if let Some(cc) = &flow.cc {
+                    argv.extend(["--congestion".into(), cc.clone()]);
+                }
+            } else {
+                let rate = flow.rate.expect("checked: a UDP rate").0.bits_per_sec();
+                argv.extend([
+                    "--udp".into(),
+                    "--bitrate".into(),
+                    rate.to_string(),
+                    "--length".into(),
+                    flow.size.to_string(),
+                    "--tos".into(),
+                    flow.ecn.bits().to_string(),
+                ]);
+            }
+        }
+        FlowKind::Ping => {
+            let interval = flow.interval as f64 / NS_PER_SEC as f64;
+            argv.extend(
+                [
+                    "ping",
+                    "-n",
+                    "-i",
+                    &format!("{interval}"),
+                    "-w",
+                    &seconds(flow.duration),
+                    "-I",
+                    &from,
+                    to.as_deref().expect("checked: a receiver"),
+                ]
+                .map(String::from),
+            );
+        }
+        FlowKind::Command => {
+            argv.extend([
+                "sh".into(),
+                "-c".into(),
+                flow.command.clone().expect("checked: a command"),
+            ]);
+            env.push(("EMU_HOST".into(), plan.hosts[flow.from].name.clone()));
+            env.push(("EMU_ADDR".into(), from));
+            if let Some(to) = to {
+                env.push(("EMU_PEER".into(), to));
+            }
+            env.push(("EMU_PORT".into(), flow.port.to_string()));
+            if let Some(cc) = &flow.cc {
+                env.push(("EMU_CC".into(), cc.clone()));
+            }
+            env.push((
+                "EMU_DURATION".into(),
+                format!("{}", flow.duration as f64 / NS_PER_SEC as f64),
+            ));
+            for host in &plan.hosts {
+                env.push((
+                    format!(
+                        "EMU_HOST_{}",
+                        host.name.to_uppercase().replace(['-', '.'], "_")
+                    ),
+                    host.address.to_string(),
+                ));
+            }
+        }
+    }
+    CommandLine {
+        argv,
+        env,
+        stdout,
+        stderr,
+    }
+}
+
+/// Starts `command` inside `namespace`.
+pub fn spawn(namespace: &NetNs, command: &CommandLine) -> Result<tokio::process::Child, String> {
+    let open = |path: &Path| {
+        std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))
+    };
+    let mut std_command = namespace.command(&command.argv[0]);
+    std_command
+        .args(&command.argv[1..])
+        .envs(command.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(open(&command.stdout)?)
+        .stderr(open(&command.stderr)?);
+    let mut tokio_command = tokio::process::Command::from(std_command);
+    tokio_command.kill_on_drop(true);
+    tokio_command.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            format!(
+                "'{}' was not found: install it (Debian/Ubuntu: apt-get install {})",
+                command.argv[0],
+                match command.argv[0].as_str() {
+                    "ping" => "iputils-ping",
+                    other => other,
+                }
+            )
+        } else {
+            format!("starting {}: {e}", command.argv[0])
+        }
+    })
+}
+
+/// How a program ended, in words.
+pub fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        _ => "ended".to_string(),
+    }
+}
+
+/// What iperf3's JSON says about a flow.
+#[derive(Debug, Default, PartialEq)]
+pub struct IperfReport {
+    pub goodput_bps: Option<f64>,
+    pub lost_percent: Option<f64>,
+    pub retransmits: Option<u64>,
+}
+
+/// Reads a client's `--json` output: the receiver's goodput (for UDP, the
+/// datagrams that arrived), retransmits and loss.
+pub fn iperf_report(output: &str, kind: FlowKind) -> IperfReport {
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(output) else {
+        return IperfReport::default();
+    };
+    let end = &json["end"];
+    match kind {
+        FlowKind::Tcp => IperfReport {
+            goodput_bps: end["sum_received"]["bits_per_second"].as_f64(),
+            lost_percent: None,
+            retransmits: end["sum_sent"]["retransmits"].as_u64(),
+        },
+        _ => {
+            let lost = end["sum"]["lost_percent"].as_f64();
+            let received = end["sum_received"]["bits_per_second"].as_f64();
+            let sent = end["sum"]["bits_per_second"].as_f64();
+            IperfReport {
+                goodput_bps: received.or_else(|| Some(sent? * (1.0 - lost? / 100.0))),
+                lost_percent: lost,
+                retransmits: None,
+            }
+        }
+    }
+}
+
+/// Round trips (ms) and loss (%) from ping's output.
+pub fn ping_report(output: &str) -> (Vec<f64>, Option<f64>) {
+    let rtts = output
+        .lines()
+        .filter(|l| l.contains("icmp_seq="))
+        .filter_map(|l| {
+            let at = l.find("time=")? + 5;
+            l[at..].split_whitespace().next()?.parse::<f64>().ok()
+        })
+        .collect();
+    let lost = output
+        .lines()
+        .find(|l| l.contains("packet loss"))
+        .and_then(|l| {
+            l.split(',')
+                .find(|part| part.contains("packet loss"))?
+                .trim()
+                .split('%')
+                .next()?
+                .parse::<f64>()
+                .ok()
+        });
+    (rtts, lost)
+}
+
+/// Columns of the per-flow TCP_INFO samples.
+pub const CSV_HEADER: &str = "time_s,inode,src,sport,dst,dport,state,congestion_control,srtt_us,rttvar_us,min_rtt_us,cwnd,ssthresh,mss,unacked,lost,total_retrans,pacing_rate_Bps,delivery_rate_Bps,bytes_acked,bytes_received,bytes_sent,bytes_retrans,delivered,delivered_ce,ecn,ecn_seen";
+
+pub fn csv_row(time: f64, s: &TcpSample) -> String {
+    format!(
+        "{time:.4},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        s.inode,
+        s.src,
+        s.sport,
+        s.dst,
+        s.dport,
+        s.state,
+        s.congestion_control,
+        s.srtt_us,
+        s.rttvar_us,
+        s.min_rtt_us,
+        s.cwnd,
+        s.ssthresh,
+        s.mss,
+        s.unacked,
+        s.lost,
+        s.total_retrans,
+        s.pacing_rate,
+        s.delivery_rate,
+        s.bytes_acked,
+        s.bytes_received,
+        s.bytes_sent,
+        s.bytes_retrans,
+        s.delivered,
+        s.delivered_ce,
+        u8::from(s.ecn),
+        u8::from(s.ecn_seen),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iperf_goodput_is_the_receivers() {
+        let tcp = r#"{"end": {"sum_sent": {"bits_per_second": 11e6, "retransmits": 4},
+                              "sum_received": {"bits_per_second": 10e6}}}"#;
+        assert_eq!(
+            iperf_report(tcp, FlowKind::Tcp),
+            IperfReport {
+                goodput_bps: Some(10e6),
+                lost_percent: None,
+                retransmits: Some(4)
+            }
+        );
+        let udp = r#"{"end": {"sum": {"bits_per_second": 20e6, "lost_percent": 25.0}}}"#;
+        let report = iperf_report(udp, FlowKind::Udp);
+        assert_eq!(report.goodput_bps, Some(15e6));
+        assert_eq!(report.lost_percent, Some(25.0));
+        assert_eq!(
+            iperf_report("iperf3: error", FlowKind::Tcp),
+            IperfReport::default()
+        );
+    }
+
+    #[test]
+    fn ping_output_gives_round_trips_and_loss() {
+        let output = "PING 10.0.0.2 (10.0.0.2) from 10.0.0.1 : 56(84) bytes of data.\n\
+64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=40.3 ms\n\
+64 bytes from 10.0.0.2: icmp_seq=2 ttl=64 time=41 ms\n\
+\n--- 10.0.0.2 ping statistics ---\n\
+3 packets transmitted, 2 received, 33.3333% packet loss, time 2003ms\n";
+        let (rtts, lost) = ping_report(output);
+        assert_eq!(rtts, vec![40.3, 41.0]);
+        assert_eq!(lost, Some(33.3333));
+    }
+
+    #[test]
+    fn every_sample_row_has_a_column_per_header() {
+        let row = csv_row(1.5, &TcpSample::default());
+        assert_eq!(row.split(',').count(), CSV_HEADER.split(',').count());
+    }
+}

@@ -1,0 +1,15 @@
+//! `emu run`: experiments on a dumbbell of hosts.
+//!
+//! An experiment file names hosts on two sides of one or more bottlenecks,
+//! the links between them and the flows to run; [`config`] reads and
+//! checks it, [`sweep`] makes a grid of cells from its lists, [`runner`]
+//! runs one repetition of one cell on real namespaces with emu's fabric,
+//! and [`results`] turns what happened into the numbers papers print.
+
+pub mod config;
+pub mod flows;
+pub mod results;
+pub mod runner;
+pub mod session;
+pub mod sweep;
+pub mod units;

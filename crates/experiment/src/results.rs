@@ -1,0 +1,330 @@
+//! What a run measured, per flow and per run, and the figures across
+//! repetitions (mean and standard deviation, as papers print them).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Mean and percentiles of a series.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Distribution {
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub min: f64,
+    pub max: f64,
+    pub samples: usize,
+}
+
+impl Distribution {
+    /// None for an empty series. Percentiles by nearest rank.
+    pub fn of(values: &[f64]) -> Option<Distribution> {
+        if values.is_empty() {
+            return None;
+        }
+        let mut sorted = values.to_vec();
+        sorted.sort_by(f64::total_cmp);
+        Some(Distribution {
+            mean: sorted.iter().sum::<f64>() / sorted.len() as f64,
+            p50: nearest_rank(&sorted, 0.50),
+            p95: nearest_rank(&sorted, 0.95),
+            p99: nearest_rank(&sorted, 0.99),
+            min: sorted[0],
+            max: sorted[sorted.len() - 1],
+            samples: sorted.len(),
+        })
+    }
+}
+
+/// The smallest value with at least `q` of the series at or below it.
+pub fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
+    let rank = (q * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+/// Jain's fairness index, (Σx)² / (n Σx²): 1 when all are equal, 1/n when
+/// one flow has everything. None without flows or without any traffic.
+pub fn jain(values: &[f64]) -> Option<f64> {
+    let sum: f64 = values.iter().sum();
+    let squares: f64 = values.iter().map(|v| v * v).sum();
+    if values.is_empty() || squares == 0.0 {
+        return None;
+    }
+    Some(sum * sum / (values.len() as f64 * squares))
+}
+
+/// Mean and sample standard deviation (n − 1); the deviation is 0 for one
+/// value.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub mean: f64,
+    pub stddev: f64,
+    pub n: usize,
+}
+
+impl Spread {
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        let n = values.len();
+        let mean = values.iter().sum::<f64>() / n as f64;
+        let stddev = if n > 1 {
+            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        Some(Spread { mean, stddev, n })
+    }
+}
+
+/// One flow of one run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct FlowResult {
+    pub name: String,
+    pub kind: String,
+    pub from: String,
+    pub to: Option<String>,
+    pub congestion_control: Option<String>,
+    /// Bits per second the receiver got (TCP and UDP flows).
+    pub goodput_bps: Option<f64>,
+    /// The sender's smoothed RTT over the samples, in milliseconds (TCP).
+    pub srtt_ms: Option<Distribution>,
+    /// The kernel's minimum RTT at the end, in milliseconds (TCP).
+    pub min_rtt_ms: Option<f64>,
+    pub retransmits: Option<u64>,
+    /// Packets the sender saw echoed as CE-marked (TCP with ECN).
+    pub ce_marks: Option<u64>,
+    /// Round trips of ping probes, in milliseconds.
+    pub ping_rtt_ms: Option<Distribution>,
+    /// Share of datagrams (UDP) or probes (ping) lost, in percent.
+    pub lost_percent: Option<f64>,
+    /// How the flow's program ended: `exit 0`, `killed at its end`, ...
+    pub ended: String,
+}
+
+/// One repetition of one cell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub cell: usize,
+    pub cell_label: String,
+    pub run: u32,
+    pub seed: u64,
+    pub flows: Vec<FlowResult>,
+    /// Over the goodputs of the TCP and UDP flows.
+    pub jain_index: Option<f64>,
+    /// Every link direction's accounting held (see `links.json`).
+    pub accounting_ok: bool,
+}
+
+impl RunResult {
+    pub fn with_jain(mut self) -> RunResult {
+        let goodputs: Vec<f64> = self.flows.iter().filter_map(|f| f.goodput_bps).collect();
+        self.jain_index = jain(&goodputs);
+        self
+    }
+}
+
+/// A flow's figures across the repetitions of a cell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FlowSummary {
+    pub name: String,
+    pub goodput_bps: Option<Spread>,
+    pub srtt_mean_ms: Option<Spread>,
+    pub srtt_p95_ms: Option<Spread>,
+    pub retransmits: Option<Spread>,
+    pub ce_marks: Option<Spread>,
+    pub ping_rtt_mean_ms: Option<Spread>,
+}
+
+/// A cell's figures across its repetitions.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CellSummary {
+    pub cell: usize,
+    pub label: String,
+    pub runs: usize,
+    pub flows: Vec<FlowSummary>,
+    pub jain_index: Option<Spread>,
+}
+
+/// Gathers the runs of one cell.
+pub fn summarize_cell(cell: usize, label: &str, runs: &[RunResult]) -> CellSummary {
+    let mut names: Vec<String> = Vec::new();
+    let mut by_flow: BTreeMap<String, Vec<&FlowResult>> = BTreeMap::new();
+    for run in runs {
+        for flow in &run.flows {
+            if !names.contains(&flow.name) {
+                names.push(flow.name.clone());
+            }
+            by_flow.entry(flow.name.clone()).or_default().push(flow);
+        }
+    }
+    let spread = |flows: &[&FlowResult], get: &dyn Fn(&FlowResult) -> Option<f64>| {
+        Spread::of(&flows.iter().filter_map(|f| get(f)).collect::<Vec<_>>())
+    };
+    let flows = names
+        .iter()
+        .map(|name| {
+            let flows = &by_flow[name];
+            FlowSummary {
+                name: name.clone(),
+                goodput_bps: spread(flows, &|f| f.goodput_bps),
+                srtt_mean_ms: spread(flows, &|f| f.srtt_ms.map(|d| d.mean)),
+                srtt_p95_ms: spread(flows, &|f| f.srtt_ms.map(|d| d.p95)),
+                retransmits: spread(flows, &|f| f.retransmits.map(|r| r as f64)),
+                ce_marks: spread(flows, &|f| f.ce_marks.map(|r| r as f64)),
+                ping_rtt_mean_ms: spread(flows, &|f| f.ping_rtt_ms.map(|d| d.mean)),
+            }
+        })
+        .collect();
+    CellSummary {
+        cell,
+        label: label.to_string(),
+        runs: runs.len(),
+        flows,
+        jain_index: Spread::of(&runs.iter().filter_map(|r| r.jain_index).collect::<Vec<_>>()),
+    }
+}
+
+fn show(spread: Option<Spread>, scale: f64, digits: usize) -> String {
+    match spread {
+        None => "-".to_string(),
+        Some(s) if s.n > 1 => format!(
+            "{:.digits$} ± {:.digits$}",
+            s.mean * scale,
+            s.stddev * scale
+        ),
+        Some(s) => format!("{:.digits$}", s.mean * scale),
+    }
+}
+
+/// The table printed at the end: one block per cell.
+pub fn table(cells: &[CellSummary]) -> String {
+    let mut out = String::new();
+    for cell in cells {
+        out += &format!(
+            "cell {} ({}), {} run{}; Jain's index {}\n",
+            cell.cell,
+            cell.label,
+            cell.runs,
+            if cell.runs == 1 { "" } else { "s" },
+            show(cell.jain_index, 1.0, 3)
+        );
+        let rows: Vec<[String; 6]> = cell
+            .flows
+            .iter()
+            .map(|f| {
+                [
+                    f.name.clone(),
+                    show(f.goodput_bps, 1e-6, 2),
+                    show(f.srtt_mean_ms.or(f.ping_rtt_mean_ms), 1.0, 1),
+                    show(f.srtt_p95_ms, 1.0, 1),
+                    show(f.retransmits, 1.0, 0),
+                    show(f.ce_marks, 1.0, 0),
+                ]
+            })
+            .collect();
+        let header = [
+            "flow".to_string(),
+            "goodput Mbit/s".into(),
+            "rtt mean ms".into(),
+            "srtt p95 ms".into(),
+            "retransmits".into(),
+            "CE marks".into(),
+        ];
+        let mut widths = header.clone().map(|h| h.len());
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        for row in std::iter::once(&header).chain(&rows) {
+            let line: Vec<String> = row
+                .iter()
+                .zip(widths)
+                .enumerate()
+                .map(|(i, (c, w))| {
+                    if i == 0 {
+                        format!("{c:<w$}")
+                    } else {
+                        format!("{c:>w$}")
+                    }
+                })
+                .collect();
+            out += &format!("  {}\n", line.join("  "));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jain_is_one_for_equal_shares_and_one_over_n_for_a_hog() {
+        assert_eq!(jain(&[5.0, 5.0, 5.0, 5.0]), Some(1.0));
+        assert!((jain(&[10.0, 0.0, 0.0, 0.0]).unwrap() - 0.25).abs() < 1e-12);
+        // (1+2+3)^2 / (3 * 14) = 36/42
+        assert!((jain(&[1.0, 2.0, 3.0]).unwrap() - 36.0 / 42.0).abs() < 1e-12);
+        assert_eq!(jain(&[]), None);
+        assert_eq!(jain(&[0.0, 0.0]), None);
+    }
+
+    #[test]
+    fn spread_uses_the_sample_deviation() {
+        let s = Spread::of(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert_eq!(s.mean, 5.0);
+        assert!((s.stddev - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        assert_eq!(Spread::of(&[3.0]).unwrap().stddev, 0.0);
+        assert_eq!(Spread::of(&[]), None);
+    }
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let values: Vec<f64> = (1..=100).map(f64::from).collect();
+        let d = Distribution::of(&values).unwrap();
+        assert_eq!(
+            (d.p50, d.p95, d.p99, d.min, d.max),
+            (50.0, 95.0, 99.0, 1.0, 100.0)
+        );
+        assert_eq!(d.mean, 50.5);
+        assert_eq!(Distribution::of(&[7.0]).unwrap().p99, 7.0);
+    }
+
+    #[test]
+    fn a_cell_summary_spans_its_runs() {
+        let run = |goodput: f64| {
+            RunResult {
+                cell: 0,
+                cell_label: "x".into(),
+                run: 0,
+                seed: 1,
+                flows: vec![
+                    FlowResult {
+                        name: "a".into(),
+                        goodput_bps: Some(goodput),
+                        ..FlowResult::default()
+                    },
+                    FlowResult {
+                        name: "b".into(),
+                        goodput_bps: Some(10e6),
+                        ..FlowResult::default()
+                    },
+                ],
+                jain_index: None,
+                accounting_ok: true,
+            }
+            .with_jain()
+        };
+        let runs = [run(10e6), run(30e6)];
+        assert_eq!(runs[0].jain_index, Some(1.0));
+        let cell = summarize_cell(0, "x", &runs);
+        let a = cell.flows[0].goodput_bps.unwrap();
+        assert_eq!((a.mean, a.n), (20e6, 2));
+        assert!((a.stddev - (200e12f64).sqrt()).abs() < 1.0);
+        let text = table(&[cell]);
+        assert!(text.contains("20.00 ± 14.14"), "{text}");
+        assert!(text.contains("2 runs"), "{text}");
+    }
+}

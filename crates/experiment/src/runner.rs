@@ -1,0 +1,629 @@
+//! One repetition of one cell, on real namespaces.
+//!
+//! The hosts are made, every link direction becomes a `link::Link` with its
+//! own log, and one fabric thread carries the packets (see
+//! `shells::dumbbell`). The control plane — starting each flow's programs
+//! at their times, sampling TCP_INFO, timeouts, signals — runs on a
+//! single-threaded tokio runtime and never touches a packet. When the run
+//! ends, every process left in the hosts is killed, the fabric stops and
+//! each link's accounting is written next to its log.
+
+use crate::config::{kind_name, DirectionPlan, FlowKind, FlowPlan, Plan, Side};
+use crate::flows;
+use crate::results::{Distribution, FlowResult, RunResult};
+use emu_core::log::{Direction, DropReason, LogHeader, LogWriter, TraceFile};
+use emu_core::time::{monotonic_now, realtime_now, NS_PER_SEC};
+use emu_core::Nanos;
+use fabric::{Fabric, Topology};
+use link::{Link, LinkConfig, Loss, Pattern, Server};
+use shells::dumbbell::{FabricThread, Host, HostSetup};
+use shells::guardian::Guardian;
+use shells::netns;
+use shells::tcp_info::{DiagSocket, TcpSample};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long before a due time the fabric thread stops sleeping and spins
+/// (the shells' default).
+const SPIN: Nanos = 500_000;
+/// Time the receivers get to start listening before the first flow.
+const RECEIVER_HEAD_START: Duration = Duration::from_millis(300);
+/// How long a flow's program may run past its end before it is killed.
+const GRACE: Duration = Duration::from_secs(10);
+
+/// The control plane's runtime and the signals that stop a run, made once
+/// per session: installed before the first host exists, Ctrl-C never
+/// finds emu without its handler.
+pub struct ControlPlane {
+    runtime: tokio::runtime::Runtime,
+    sigint: tokio::signal::unix::Signal,
+    sigterm: tokio::signal::unix::Signal,
+    interrupted: bool,
+}
+
+impl ControlPlane {
+    /// A single-threaded runtime (it starts no thread of its own, so the
+    /// guardian may be forked before or after it).
+    pub fn new() -> Result<ControlPlane, String> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("starting the control runtime: {e}"))?;
+        let _entered = runtime.enter();
+        let sigint =
+            signal(SignalKind::interrupt()).map_err(|e| format!("handling SIGINT: {e}"))?;
+        let sigterm =
+            signal(SignalKind::terminate()).map_err(|e| format!("handling SIGTERM: {e}"))?;
+        drop(_entered);
+        Ok(ControlPlane {
+            runtime,
+            sigint,
+            sigterm,
+            interrupted: false,
+        })
+    }
+
+    /// Ctrl-C or SIGTERM arrived.
+    pub fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+}
+
+/// Which run this is, for the progress line and the results.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    pub cell: usize,
+    pub cells: usize,
+    pub cell_label: String,
+    pub run: u32,
+    pub runs: u32,
+    pub seed: u64,
+    /// Seconds the runs still to come after this one will take.
+    pub later_seconds: f64,
+}
+
+/// Why a run did not finish.
+#[derive(Debug)]
+pub enum RunError {
+    /// Ctrl-C or SIGTERM: the run stopped early; its results are partial.
+    Interrupted,
+    Failed(String),
+}
+
+impl From<shells::ShellError> for RunError {
+    fn from(e: shells::ShellError) -> RunError {
+        RunError::Failed(e.to_string())
+    }
+}
+
+fn io_error(doing: &str, path: &Path) -> impl FnOnce(std::io::Error) -> RunError {
+    let what = format!("{doing} {}", path.display());
+    move |e| RunError::Failed(format!("{what}: {e}"))
+}
+
+/// Runs `plan` once, writing into `dir`. `interrupted` is set by the
+/// caller's signal handling; the run then stops as soon as it can.
+pub fn run_once(
+    plan: &Plan,
+    dir: &Path,
+    info: &RunInfo,
+    guardian: &mut Guardian,
+    control: &mut ControlPlane,
+) -> Result<RunResult, RunError> {
+    for sub in ["links", "flows", "tcp"] {
+        let path = dir.join(sub);
+        std::fs::create_dir_all(&path).map_err(io_error("creating", &path))?;
+    }
+    let mut hosts = Vec::new();
+    for host in &plan.hosts {
+        hosts.push(Host::create(
+            &HostSetup {
+                name: host.name.clone(),
+                address: host.address,
+                prefix: 24,
+                mtu: plan.run.mtu,
+                sysctls: host.sysctls.clone(),
+            },
+            guardian,
+        )?);
+    }
+    let identities: Vec<(u64, u64)> = hosts
+        .iter()
+        .filter_map(|h| h.namespace.identity().ok())
+        .collect();
+    let outcome = run_with_hosts(plan, dir, info, &hosts, control);
+    // Whatever is left in the hosts goes, whatever happened.
+    netns::kill_processes_in(&identities);
+    drop(hosts);
+    outcome
+}
+
+/// The links of a run, in the fabric's order, with their names and logs.
+struct Links {
+    models: Vec<Link>,
+    /// Per link (both directions): name, and its (uplink, downlink) ids.
+    names: Vec<(String, [usize; 2])>,
+    writer: LogWriter,
+    start: Nanos,
+}
+
+fn build_links(plan: &Plan, dir: &Path, seed: u64) -> Result<Links, RunError> {
+    let mut writer = LogWriter::new();
+    let start = monotonic_now();
+    let hosts = plan.hosts.len();
+    let mut slots: Vec<Option<Link>> = (0..2 * hosts + 2 * plan.bottlenecks.len())
+        .map(|_| None)
+        .collect();
+    let mut names = Vec::new();
+    let mut link_specs: Vec<(String, String, [&DirectionPlan; 2], [usize; 2])> = Vec::new();
+    for (h, host) in plan.hosts.iter().enumerate() {
+        link_specs.push((
+            format!("side-{}", host.name),
+            format!(
+                "side link of {}: uplink from the host, downlink to it",
+                host.name
+            ),
+            [&host.up, &host.down],
+            [2 * h, 2 * h + 1],
+        ));
+    }
+    for (b, [forward, reverse]) in plan.bottlenecks.iter().enumerate() {
+        link_specs.push((
+            format!("bottleneck-{b}"),
+            format!("bottleneck {b}: uplink left to right, downlink right to left"),
+            [forward, reverse],
+            [2 * hosts + 2 * b, 2 * hosts + 2 * b + 1],
+        ));
+    }
+    for (name, description, directions, ids) in link_specs {
+        let link_dir = dir.join("links").join(&name);
+        std::fs::create_dir_all(&link_dir).map_err(io_error("creating", &link_dir))?;
+        let mut traces = [None, None];
+        for (d, direction) in Direction::BOTH.into_iter().enumerate() {
+            if let Server::Trace { trace, repeat } = &directions[d].server {
+                let file = format!("0-{}.trace", direction.name());
+                let path = link_dir.join(&file);
+                std::fs::write(&path, trace.to_emu_text()).map_err(io_error("writing", &path))?;
+                traces[d] = Some(TraceFile {
+                    file,
+                    repeat: *repeat,
+                });
+            }
+        }
+        let header = LogHeader {
+            shell: 0,
+            description: format!("{description}; seed {seed}"),
+            monotonic_origin_ns: start,
+            realtime_origin_ns: realtime_now(),
+            rate_bps: Some(directions.map(|d| match d.server {
+                Server::Rate(r) => Some(r.bits_per_sec()),
+                _ => None,
+            })),
+            command_line: format!("emu run ({})", plan.name),
+            traces: traces.iter().any(Option::is_some).then_some(traces),
+            queues: Some(directions.map(|d| serde_json::to_value(&d.queue).ok())),
+            shaper_bps: Some(directions.map(|d| d.queue.shaper_bps())),
+        };
+        let path = link_dir.join("0-link.emulog");
+        let file = writer
+            .add_file(&path, &header)
+            .map_err(io_error("creating", &path))?;
+        for (d, direction) in Direction::BOTH.into_iter().enumerate() {
+            let spec = directions[d];
+            let queue = spec.queue.build();
+            let loss = (spec.loss > 0.0)
+                .then(|| Loss::with_pattern(Pattern::Bernoulli(spec.loss), seed, ids[d] as u64));
+            slots[ids[d]] = Some(Link::new(
+                LinkConfig {
+                    shell: 0,
+                    direction,
+                    delay: spec.delay,
+                    server: spec.server.clone(),
+                    queue,
+                    loss,
+                    max_packet: plan.run.mtu as usize,
+                    overhead: spec.overhead,
+                },
+                start,
+                writer.sink(file),
+            ));
+        }
+        names.push((name, ids));
+    }
+    let models = slots
+        .into_iter()
+        .map(|l| l.expect("every link direction was built"))
+        .collect();
+    Ok(Links {
+        models,
+        names,
+        writer,
+        start,
+    })
+}
+
+fn run_with_hosts(
+    plan: &Plan,
+    dir: &Path,
+    info: &RunInfo,
+    hosts: &[Host],
+    control: &mut ControlPlane,
+) -> Result<RunResult, RunError> {
+    let Links {
+        models,
+        names,
+        mut writer,
+        start,
+    } = build_links(plan, dir, info.seed)?;
+    let topology = Topology::new(
+        plan.hosts
+            .iter()
+            .map(|h| {
+                let side = match h.side {
+                    Side::Left => fabric::Side::Left,
+                    Side::Right => fabric::Side::Right,
+                };
+                (side, h.address)
+            })
+            .collect(),
+        plan.bottlenecks.len(),
+    )
+    .map_err(|e| RunError::Failed(e.to_string()))?;
+    let fabric = Fabric::new(topology, models).map_err(|e| RunError::Failed(e.to_string()))?;
+    writer.start();
+    let thread = FabricThread::start(fabric, hosts, SPIN)?;
+
+    let ControlPlane {
+        runtime,
+        sigint,
+        sigterm,
+        interrupted,
+    } = control;
+    let control = runtime.block_on(run_flows(plan, dir, info, hosts, sigint, sigterm));
+    if matches!(control, Err(RunError::Interrupted)) {
+        *interrupted = true;
+    }
+
+    let identities: Vec<(u64, u64)> = hosts
+        .iter()
+        .filter_map(|h| h.namespace.identity().ok())
+        .collect();
+    netns::kill_processes_in(&identities);
+    let result = thread.stop()?;
+    let (_, lost) = writer
+        .finish()
+        .map_err(|e| RunError::Failed(format!("writing the packet logs: {e}")))?;
+    let accounting_ok = write_accounting(plan, dir, (&names, start), &result, lost)?;
+    let flows = control?;
+    Ok(RunResult {
+        cell: info.cell,
+        cell_label: info.cell_label.clone(),
+        run: info.run,
+        seed: info.seed,
+        flows,
+        jain_index: None,
+        accounting_ok,
+    }
+    .with_jain())
+}
+
+/// Per link direction: read or arrived = delivered + dropped + queued.
+fn write_accounting(
+    plan: &Plan,
+    dir: &Path,
+    (names, origin): (&[(String, [usize; 2])], Nanos),
+    result: &shells::dumbbell::FabricResult,
+    log_lost: u64,
+) -> Result<bool, RunError> {
+    let fabric = &result.fabric;
+    let mut ok = true;
+    let mut entries = Vec::new();
+    for (name, ids) in names {
+        for (d, direction) in Direction::BOTH.into_iter().enumerate() {
+            let link = fabric.link(ids[d]);
+            let c = link.counters();
+            let queued = link.packets_inside();
+            let holds = c.arrived == c.delivered + c.dropped_total() + queued;
+            ok &= holds;
+            let dropped: serde_json::Map<String, serde_json::Value> = DropReason::ALL
+                .iter()
+                .map(|r| (r.name().to_string(), c.dropped_by(*r).into()))
+                .collect();
+            let mut entry = serde_json::json!({
+                "link": name,
+                "direction": direction.name(),
+                "arrived": c.arrived,
+                "arrived_bytes": c.arrived_bytes,
+                "delivered": c.delivered,
+                "delivered_bytes": c.delivered_bytes,
+                "dropped": dropped,
+                "queued_at_exit": queued,
+                "marked_ce": c.marked_ce,
+                "marked_ect1": c.marked_ect1,
+                "queue": link.queue_description(),
+                "accounting_holds": holds,
+            });
+            let host = ids[0] / 2;
+            if ids[0] < 2 * plan.hosts.len() {
+                match direction {
+                    Direction::Uplink => entry["read_from_host"] = result.read[host].into(),
+                    Direction::Downlink => {
+                        entry["write_errors"] = result.write_errors[host].into();
+                        entry["delivery_lateness"] = result.lateness[host].to_json();
+                    }
+                }
+            }
+            entries.push(entry);
+        }
+    }
+    // Every packet read from a host entered its side link or was counted
+    // as addressed to nobody.
+    let read: u64 = result.read.iter().sum();
+    let entered: u64 = (0..plan.hosts.len())
+        .map(|h| fabric.link(2 * h).counters().arrived)
+        .sum();
+    ok &= read == entered + fabric.unroutable();
+    let json = serde_json::json!({
+        "read_from_hosts": read,
+        "unroutable": fabric.unroutable(),
+        "log_records_lost": log_lost,
+        "monotonic_origin_ns": origin,
+        "accounting_holds": ok,
+        "links": entries,
+    });
+    let path = dir.join("links.json");
+    std::fs::write(&path, format!("{json:#}\n")).map_err(io_error("writing", &path))?;
+    Ok(ok)
+}
+
+/// What the control plane keeps of one flow while it runs.
+struct FlowState {
+    samples: Vec<(f64, TcpSample)>,
+    csv: std::fs::File,
+}
+
+async fn run_flows(
+    plan: &Plan,
+    dir: &Path,
+    info: &RunInfo,
+    hosts: &[Host],
+    sigint: &mut tokio::signal::unix::Signal,
+    sigterm: &mut tokio::signal::unix::Signal,
+) -> Result<Vec<FlowResult>, RunError> {
+    let mut interrupted = false;
+
+    // Receivers first.
+    let mut servers = Vec::new();
+    for flow in &plan.flows {
+        if let Some(command) = flows::receiver(plan, flow, dir) {
+            let host = &hosts[flow.to.expect("a receiver has a host")];
+            servers.push(flows::spawn(&host.namespace, &command).map_err(RunError::Failed)?);
+        }
+    }
+    tokio::time::sleep(RECEIVER_HEAD_START).await;
+    let t0 = tokio::time::Instant::now();
+    let t0_mono = monotonic_now();
+    let meta = serde_json::json!({ "flows_started_monotonic_ns": t0_mono });
+    let path = dir.join("clock.json");
+    std::fs::write(&path, format!("{meta:#}\n")).map_err(io_error("writing", &path))?;
+
+    let mut tasks = tokio::task::JoinSet::new();
+    for (index, flow) in plan.flows.iter().enumerate() {
+        let command = flows::sender(plan, flow, dir);
+        let namespace = hosts[flow.from].namespace.clone();
+        let start = t0 + Duration::from_nanos(flow.start);
+        let end = start + Duration::from_nanos(flow.duration);
+        let is_command = flow.kind == FlowKind::Command;
+        tasks.spawn(async move {
+            tokio::time::sleep_until(start).await;
+            let mut child = match flows::spawn(&namespace, &command) {
+                Ok(child) => child,
+                Err(e) => return (index, format!("did not start: {e}")),
+            };
+            // A command is stopped at its end; the others end by
+            // themselves and are stopped only if they overstay.
+            let deadline = if is_command { end } else { end + GRACE };
+            let ended = tokio::select! {
+                status = child.wait() => match status {
+                    Ok(s) => flows::describe(s),
+                    Err(e) => format!("could not be waited for: {e}"),
+                },
+                _ = tokio::time::sleep_until(deadline) => {
+                    let _ = child.start_kill();
+                    let _ = child.wait().await;
+                    if is_command { "stopped at its end".to_string() } else { "killed: ran past its end".to_string() }
+                }
+            };
+            (index, ended)
+        });
+    }
+
+    let mut states: Vec<Option<FlowState>> = Vec::new();
+    for flow in &plan.flows {
+        if flow.kind == FlowKind::Tcp {
+            let path = dir.join("tcp").join(format!("{}.csv", flow.name));
+            let mut csv = std::fs::File::create(&path).map_err(io_error("creating", &path))?;
+            writeln!(csv, "{}", flows::CSV_HEADER).map_err(io_error("writing", &path))?;
+            states.push(Some(FlowState {
+                samples: Vec::new(),
+                csv,
+            }));
+        } else {
+            states.push(None);
+        }
+    }
+    let mut sockets: BTreeMap<usize, DiagSocket> = BTreeMap::new();
+    for flow in plan.flows.iter().filter(|f| f.kind == FlowKind::Tcp) {
+        if let std::collections::btree_map::Entry::Vacant(slot) = sockets.entry(flow.from) {
+            slot.insert(DiagSocket::open_in(&hosts[flow.from].namespace)?);
+        }
+    }
+    let mut ticker = tokio::time::interval(Duration::from_nanos(plan.run.sample_interval.0));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut progress = tokio::time::interval(Duration::from_secs(1));
+    progress.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let show_progress = unsafe { libc::isatty(2) } == 1;
+    let mut ended: Vec<String> = vec![String::new(); plan.flows.len()];
+    let mut last_acked: Vec<u64> = vec![0; plan.flows.len()];
+    loop {
+        tokio::select! {
+            done = tasks.join_next() => match done {
+                Some(Ok((index, how))) => ended[index] = how,
+                Some(Err(e)) => return Err(RunError::Failed(format!("a flow's task failed: {e}"))),
+                None => break,
+            },
+            _ = ticker.tick() => {
+                let elapsed = t0.elapsed().as_secs_f64();
+                for (host, socket) in sockets.iter_mut() {
+                    let Ok(samples) = socket.tcp_sockets() else { continue };
+                    for sample in samples {
+                        let Some(f) = plan.flows.iter().position(|f| {
+                            f.kind == FlowKind::Tcp && f.from == *host && f.port == sample.dport
+                        }) else { continue };
+                        if let Some(state) = states[f].as_mut() {
+                            let _ = writeln!(state.csv, "{}", flows::csv_row(elapsed, &sample));
+                            state.samples.push((elapsed, sample));
+                        }
+                    }
+                }
+            },
+            _ = progress.tick(), if show_progress => {
+                eprint!("\r\x1b[K{}", progress_line(plan, info, t0.elapsed().as_secs_f64(), &states, &mut last_acked));
+            },
+            _ = sigint.recv() => interrupted = true,
+            _ = sigterm.recv() => interrupted = true,
+        }
+        if interrupted {
+            tasks.abort_all();
+            break;
+        }
+    }
+    if show_progress {
+        eprint!("\r\x1b[K");
+    }
+    for mut server in servers {
+        let _ = server.start_kill();
+        let _ = server.wait().await;
+    }
+    if interrupted {
+        return Err(RunError::Interrupted);
+    }
+    Ok(plan
+        .flows
+        .iter()
+        .zip(states)
+        .zip(ended)
+        .map(|((flow, state), ended)| flow_result(plan, flow, dir, state.map(|s| s.samples), ended))
+        .collect())
+}
+
+fn progress_line(
+    plan: &Plan,
+    info: &RunInfo,
+    elapsed: f64,
+    states: &[Option<FlowState>],
+    last_acked: &mut [u64],
+) -> String {
+    let total = plan.run.duration.0 as f64 / NS_PER_SEC as f64;
+    let mut rates = Vec::new();
+    for (f, state) in states.iter().enumerate() {
+        let Some(state) = state else { continue };
+        let acked = data_socket(&state.samples)
+            .and_then(|inode| {
+                state
+                    .samples
+                    .iter()
+                    .rev()
+                    .find(|(_, s)| s.inode == inode)
+                    .map(|(_, s)| s.bytes_acked)
+            })
+            .unwrap_or(0);
+        let delta = acked.saturating_sub(last_acked[f]);
+        last_acked[f] = acked;
+        rates.push(format!(
+            "{} {:.1}",
+            plan.flows[f].name,
+            delta as f64 * 8.0 / 1e6
+        ));
+    }
+    let left = (total - elapsed).max(0.0) + info.later_seconds;
+    format!(
+        "cell {}/{} run {}/{}  {:.0}/{:.0} s  {} Mbit/s  ~{:.0} s left",
+        info.cell + 1,
+        info.cells,
+        info.run + 1,
+        info.runs,
+        elapsed.min(total),
+        total,
+        rates.join("  "),
+        left
+    )
+}
+
+/// The socket of a flow that carried its data (iperf3 also opens a
+/// control connection to the same port): the one with most bytes acked.
+fn data_socket(samples: &[(f64, TcpSample)]) -> Option<u32> {
+    samples
+        .iter()
+        .max_by_key(|(_, s)| s.bytes_acked)
+        .map(|(_, s)| s.inode)
+}
+
+fn flow_result(
+    plan: &Plan,
+    flow: &FlowPlan,
+    dir: &Path,
+    samples: Option<Vec<(f64, TcpSample)>>,
+    ended: String,
+) -> FlowResult {
+    let mut result = FlowResult {
+        name: flow.name.clone(),
+        kind: kind_name(flow.kind).to_string(),
+        from: plan.hosts[flow.from].name.clone(),
+        to: flow.to.map(|t| plan.hosts[t].name.clone()),
+        congestion_control: None,
+        ended,
+        ..FlowResult::default()
+    };
+    let output = std::fs::read_to_string(flows::output_path(dir, flow)).unwrap_or_default();
+    match flow.kind {
+        FlowKind::Tcp | FlowKind::Udp => {
+            let report = flows::iperf_report(&output, flow.kind);
+            result.goodput_bps = report.goodput_bps;
+            result.lost_percent = report.lost_percent;
+            result.retransmits = report.retransmits;
+        }
+        FlowKind::Ping => {
+            let (rtts, lost) = flows::ping_report(&output);
+            result.ping_rtt_ms = Distribution::of(&rtts);
+            result.lost_percent = lost;
+        }
+        FlowKind::Command => {}
+    }
+    if let Some(samples) = samples {
+        if let Some(inode) = data_socket(&samples) {
+            let own: Vec<&TcpSample> = samples
+                .iter()
+                .filter(|(_, s)| s.inode == inode && s.srtt_us > 0)
+                .map(|(_, s)| s)
+                .collect();
+            let srtts: Vec<f64> = own.iter().map(|s| s.srtt_us as f64 / 1e3).collect();
+            result.srtt_ms = Distribution::of(&srtts);
+            if let Some(last) = own.last() {
+                result.min_rtt_ms = Some(last.min_rtt_us as f64 / 1e3);
+                result.ce_marks = Some(last.delivered_ce as u64);
+                result.congestion_control = Some(last.congestion_control.clone());
+                result.retransmits = result.retransmits.or(Some(last.total_retrans as u64));
+            }
+        }
+    }
+    result
+}
+
+/// Where a run of a cell goes: `OUT/cell-K/run-R`.
+pub fn run_dir(out: &Path, cell: usize, run: u32) -> PathBuf {
+    out.join(format!("cell-{cell}")).join(format!("run-{run}"))
+}

@@ -1,0 +1,397 @@
+//! `emu run FILE`: every cell of the grid (or the one `--cell` names),
+//! each repeated, one at a time; then the figures across repetitions.
+//!
+//! Cells run one after another on purpose: concurrent real-time emulation
+//! on shared cores bends the results. To spread a grid over machines, run
+//! `--cell K` for each K that `--list-cells` prints.
+
+use crate::config::{self, Experiment, ExperimentError, Plan, Source};
+use crate::results::{self, CellSummary, RunResult};
+use crate::runner::{self, ControlPlane, RunError, RunInfo};
+use crate::sweep::{Cell, Grid};
+use emu_core::time::NS_PER_SEC;
+use std::path::{Path, PathBuf};
+
+/// What the command line asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub file: PathBuf,
+    pub sets: Vec<String>,
+    pub runs: Option<u32>,
+    pub out: Option<PathBuf>,
+    pub cell: Option<usize>,
+    pub list_cells: bool,
+    pub json: bool,
+}
+
+/// A cell, read and planned.
+struct Planned {
+    cell: Cell,
+    experiment: Experiment,
+    plan: Plan,
+}
+
+/// Reads the file and plans every cell: all errors come before anything
+/// starts.
+fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
+    let file = options.file.display().to_string();
+    let text = std::fs::read_to_string(&options.file)
+        .map_err(|e| ExperimentError(format!("{file}: cannot read the experiment file: {e}")))?;
+    let grid = Grid::new(&file, &text, &options.sets)?;
+    let base = options
+        .file
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let stem = options
+        .file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "experiment".into());
+    let available = config::CongestionControls::of_this_kernel();
+    let mut planned = Vec::new();
+    for index in 0..grid.len() {
+        let cell = grid.cell(index);
+        let source = Source {
+            file: &file,
+            text: &cell.text,
+        };
+        let mut experiment = config::parse(&source).map_err(|e| in_cell(e, &cell, &grid))?;
+        if let Some(runs) = options.runs {
+            experiment.run.runs = runs;
+        }
+        let plan = config::plan(&experiment, &source, &stem, &base, &available)
+            .map_err(|e| in_cell(e, &cell, &grid))?;
+        planned.push(Planned {
+            cell,
+            experiment,
+            plan,
+        });
+    }
+    if let Some(k) = options.cell {
+        if k >= grid.len() {
+            return Err(ExperimentError(format!(
+                "--cell {k}: the experiment has {} cell{} (0 to {})",
+                grid.len(),
+                if grid.len() == 1 { "" } else { "s" },
+                grid.len() - 1
+            )));
+        }
+    }
+    Ok((grid, planned))
+}
+
+fn in_cell(error: ExperimentError, cell: &Cell, grid: &Grid) -> ExperimentError {
+    if grid.len() == 1 {
+        error
+    } else {
+        ExperimentError(format!(
+            "{} (in sweep cell {}: {})",
+            error.0,
+            cell.index,
+            cell.label()
+        ))
+    }
+}
+
+/// Runs the command; returns the exit status.
+pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
+    let (grid, planned) = prepare(options)?;
+    if options.list_cells {
+        print_cells(&planned, options.json);
+        return Ok(0);
+    }
+    shells::privilege::check().map_err(|e| ExperimentError(e.to_string()))?;
+    let first = &planned[0].plan;
+    let root = options
+        .out
+        .clone()
+        .or_else(|| first.run.out.clone())
+        .unwrap_or_else(|| PathBuf::from("runs"))
+        .join(&first.name);
+    std::fs::create_dir_all(&root)
+        .map_err(|e| ExperimentError(format!("creating {}: {e}", root.display())))?;
+    let selected: Vec<&Planned> = planned
+        .iter()
+        .filter(|p| options.cell.is_none_or(|k| k == p.cell.index))
+        .collect();
+    write_meta(&root, options, &grid, &selected)?;
+
+    // The guardian is forked while this process still has one thread.
+    let mut guardian =
+        shells::guardian::Guardian::start().map_err(|e| ExperimentError(e.to_string()))?;
+    let outcome = run_cells(&root, &selected, grid.len(), &mut guardian);
+    guardian.release();
+    let (summaries, missing, failure) = outcome?;
+
+    let mut all: Vec<CellSummary> = Vec::new();
+    let summary_path = root.join("summary.json");
+    // Cells run elsewhere (--cell on other machines) or earlier are kept.
+    if let Ok(text) = std::fs::read_to_string(&summary_path) {
+        if let Ok(old) = serde_json::from_str::<serde_json::Value>(&text) {
+            if let Ok(cells) = serde_json::from_value::<Vec<CellSummary>>(old["cells"].clone()) {
+                all.extend(
+                    cells
+                        .into_iter()
+                        .filter(|c| !summaries.iter().any(|s| s.cell == c.cell)),
+                );
+            }
+        }
+    }
+    all.extend(summaries.iter().cloned());
+    all.sort_by_key(|c| c.cell);
+    let json = serde_json::json!({ "experiment": first.name, "cells": all });
+    std::fs::write(&summary_path, format!("{json:#}\n"))
+        .map_err(|e| ExperimentError(format!("writing {}: {e}", summary_path.display())))?;
+
+    if options.json {
+        let json = serde_json::json!({
+            "directory": root.display().to_string(),
+            "cells": summaries,
+            "missing": missing,
+        });
+        say(&format!("{json:#}\n"));
+    } else {
+        say(&results::table(&summaries));
+        say(&format!("results in {}\n", root.display()));
+    }
+    if let Some(failure) = failure {
+        return Err(ExperimentError(failure));
+    }
+    if !missing.is_empty() {
+        eprintln!(
+            "emu run: interrupted; cells not finished: {}",
+            missing
+                .iter()
+                .map(|k| k.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        return Ok(130);
+    }
+    Ok(0)
+}
+
+type CellsOutcome = (Vec<CellSummary>, Vec<usize>, Option<String>);
+
+fn run_cells(
+    root: &Path,
+    selected: &[&Planned],
+    cells: usize,
+    guardian: &mut shells::guardian::Guardian,
+) -> Result<CellsOutcome, ExperimentError> {
+    let mut control = ControlPlane::new().map_err(ExperimentError)?;
+    let run_seconds = |p: &Planned| p.plan.run.duration.0 as f64 / NS_PER_SEC as f64 + 1.5;
+    let total_runs: u32 = selected.iter().map(|p| p.plan.run.runs).sum();
+    let mut done_runs = 0u32;
+    let mut later: f64 = selected
+        .iter()
+        .map(|p| run_seconds(p) * p.plan.run.runs as f64)
+        .sum();
+    let mut summaries = Vec::new();
+    let mut missing = Vec::new();
+    let mut failure = None;
+    for planned in selected {
+        let cell_dir = root.join(format!("cell-{}", planned.cell.index));
+        write_cell_files(&cell_dir, planned)?;
+        let mut results: Vec<RunResult> = Vec::new();
+        let mut finished = true;
+        for run in 0..planned.plan.run.runs {
+            if control.interrupted() || failure.is_some() {
+                finished = false;
+                break;
+            }
+            later -= run_seconds(planned);
+            let info = RunInfo {
+                cell: planned.cell.index,
+                cells,
+                cell_label: planned.cell.label(),
+                run,
+                runs: planned.plan.run.runs,
+                seed: planned.plan.run.seed.wrapping_add(run as u64),
+                later_seconds: later.max(0.0),
+            };
+            let dir = runner::run_dir(root, planned.cell.index, run);
+            // A directory left by an earlier, interrupted attempt goes.
+            let _ = std::fs::remove_dir_all(&dir);
+            match runner::run_once(&planned.plan, &dir, &info, guardian, &mut control) {
+                Ok(result) => {
+                    let path = dir.join("result.json");
+                    let json = serde_json::to_string_pretty(&result).expect("results serialize");
+                    std::fs::write(&path, json + "\n")
+                        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))?;
+                    if !result.accounting_ok {
+                        eprintln!(
+                            "emu run: warning: cell {} run {run}: a link's packet accounting does not add up; see {}",
+                            planned.cell.index,
+                            dir.join("links.json").display()
+                        );
+                    }
+                    results.push(result);
+                    done_runs += 1;
+                }
+                Err(RunError::Interrupted) => {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    finished = false;
+                }
+                Err(RunError::Failed(message)) => {
+                    failure = Some(format!("cell {} run {run}: {message}", planned.cell.index));
+                    finished = false;
+                }
+            }
+        }
+        if finished {
+            let summary =
+                results::summarize_cell(planned.cell.index, &planned.cell.label(), &results);
+            let path = cell_dir.join("summary.json");
+            let json = serde_json::to_string_pretty(&summary).expect("summaries serialize");
+            std::fs::write(&path, json + "\n")
+                .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))?;
+            summaries.push(summary);
+        } else {
+            missing.push(planned.cell.index);
+        }
+    }
+    let _ = (done_runs, total_runs);
+    Ok((summaries, missing, failure))
+}
+
+fn print_cells(planned: &[Planned], json: bool) {
+    if json {
+        let cells: Vec<serde_json::Value> = planned
+            .iter()
+            .map(|p| {
+                let values: serde_json::Map<String, serde_json::Value> = p
+                    .cell
+                    .assignments
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone().into()))
+                    .collect();
+                serde_json::json!({ "cell": p.cell.index, "values": values, "runs": p.plan.run.runs })
+            })
+            .collect();
+        say(&format!("{:#}\n", serde_json::Value::Array(cells)));
+    } else {
+        let lines: String = planned
+            .iter()
+            .map(|p| format!("{}\t{}\n", p.cell.index, p.cell.label()))
+            .collect();
+        say(&lines);
+    }
+}
+
+/// Prints to standard output; a reader that went away (`| head`) is not
+/// an error worth a panic.
+fn say(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn write_meta(
+    root: &Path,
+    options: &Options,
+    grid: &Grid,
+    selected: &[&Planned],
+) -> Result<(), ExperimentError> {
+    let meta = serde_json::json!({
+        "emu_version": env!("CARGO_PKG_VERSION"),
+        "kernel": kernel_release(),
+        "file": options.file.display().to_string(),
+        "set": options.sets,
+        "cells_in_grid": grid.len(),
+        "cells_here": selected.iter().map(|p| p.cell.index).collect::<Vec<_>>(),
+        "swept_keys": grid.axes().iter().map(|a| a.key.clone()).collect::<Vec<_>>(),
+        "started_unix_ns": emu_core::time::realtime_now(),
+    });
+    let name = match options.cell {
+        Some(k) => format!("meta-cell-{k}.json"),
+        None => "meta.json".to_string(),
+    };
+    let path = root.join(name);
+    std::fs::write(&path, format!("{meta:#}\n"))
+        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))
+}
+
+/// The cell's experiment with every default filled in, as TOML and as
+/// the plan the runs follow.
+fn write_cell_files(dir: &Path, planned: &Planned) -> Result<(), ExperimentError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| ExperimentError(format!("creating {}: {e}", dir.display())))?;
+    let toml = toml::to_string(&planned.experiment)
+        .map_err(|e| ExperimentError(format!("writing the resolved experiment: {e}")))?;
+    let path = dir.join("experiment.toml");
+    let header = format!(
+        "# cell {}: {}\n# emu {}, kernel {}\n",
+        planned.cell.index,
+        planned.cell.label(),
+        env!("CARGO_PKG_VERSION"),
+        kernel_release()
+    );
+    std::fs::write(&path, header + &toml)
+        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))?;
+    let path = dir.join("plan.json");
+    let json = plan_json(&planned.plan);
+    std::fs::write(&path, format!("{json:#}\n"))
+        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))
+}
+
+fn plan_json(plan: &Plan) -> serde_json::Value {
+    use emu_core::time::format_duration;
+    let direction = |d: &config::DirectionPlan| {
+        let server = match &d.server {
+            link::Server::Unlimited => "unlimited".to_string(),
+            link::Server::Rate(r) => format!("{} bit/s", r.bits_per_sec()),
+            link::Server::Trace { trace, .. } => {
+                format!("trace, period {}", format_duration(trace.period()))
+            }
+        };
+        serde_json::json!({
+            "delay": format_duration(d.delay),
+            "server": server,
+            "queue": serde_json::to_value(&d.queue).unwrap_or_default(),
+            "loss": d.loss,
+            "overhead": d.overhead,
+        })
+    };
+    serde_json::json!({
+        "name": plan.name,
+        "duration": format_duration(plan.run.duration.0),
+        "seed": plan.run.seed,
+        "runs": plan.run.runs,
+        "sample_interval": format_duration(plan.run.sample_interval.0),
+        "mtu": plan.run.mtu,
+        "hosts": plan.hosts.iter().map(|h| serde_json::json!({
+            "name": h.name,
+            "side": format!("{:?}", h.side).to_lowercase(),
+            "address": h.address.to_string(),
+            "sysctls": h.sysctls,
+            "up": direction(&h.up),
+            "down": direction(&h.down),
+        })).collect::<Vec<_>>(),
+        "bottlenecks": plan.bottlenecks.iter().map(|[f, r]| serde_json::json!({
+            "forward": direction(f),
+            "reverse": direction(r),
+        })).collect::<Vec<_>>(),
+        "flows": plan.flows.iter().map(|f| serde_json::json!({
+            "name": f.name,
+            "kind": config::kind_name(f.kind),
+            "from": plan.hosts[f.from].name,
+            "to": f.to.map(|t| plan.hosts[t].name.clone()),
+            "cc": f.cc,
+            "rate_bps": f.rate.map(|r| r.0.bits_per_sec()),
+            "ecn": format!("{:?}", f.ecn),
+            "start": format_duration(f.start),
+            "duration": format_duration(f.duration),
+            "bytes": f.bytes,
+            "port": f.port,
+            "command": f.command,
+        })).collect::<Vec<_>>(),
+    })
+}

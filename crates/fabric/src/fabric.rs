@@ -1,0 +1,441 @@
+//! Moving packets across link models in global time order.
+//!
+//! A packet that leaves one link at its due time `t` arrives at the next
+//! link at exactly `t`. For that arrival to be exact, the next link must not
+//! have been advanced past `t` already; so the fabric always settles the
+//! link with the earliest pending event first ([`Fabric::run_until`]), and a
+//! host's new packet is admitted only after everything due before its
+//! arrival stamp has moved on ([`Fabric::send`]). A caller that runs late
+//! (a real-time thread woken after the due time) then delivers late, but
+//! every link's schedule, and its log, stays as if it had run on time.
+
+use crate::topology::{HostId, LinkId, Next, Topology};
+use emu_core::{Nanos, Packet};
+use link::Link;
+use std::fmt;
+
+/// A packet that has crossed its last link and is due at its host.
+#[derive(Debug)]
+pub struct Delivery {
+    pub host: HostId,
+    pub packet: Packet,
+    /// When it left the last link (the model's departure time).
+    pub due: Nanos,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FabricError(pub String);
+
+impl fmt::Display for FabricError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FabricError {}
+
+/// Every link of a topology, and the routing between them.
+pub struct Fabric {
+    topology: Topology,
+    links: Vec<Link>,
+    /// Packets read from a host addressed to no host: counted, not carried.
+    unroutable: u64,
+}
+
+impl Fabric {
+    /// `links` in the topology's numbering (see [`Topology::index`]).
+    pub fn new(topology: Topology, links: Vec<Link>) -> Result<Fabric, FabricError> {
+        if links.len() != topology.link_count() {
+            return Err(FabricError(format!(
+                "the topology has {} link directions but {} models were given",
+                topology.link_count(),
+                links.len()
+            )));
+        }
+        Ok(Fabric {
+            topology,
+            links,
+            unroutable: 0,
+        })
+    }
+
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    pub fn link(&self, id: LinkId) -> &Link {
+        &self.links[id]
+    }
+
+    pub fn into_links(self) -> Vec<Link> {
+        self.links
+    }
+
+    pub fn unroutable(&self) -> u64 {
+        self.unroutable
+    }
+
+    /// A packet `from` a host, read at `packet.arrival`. Anything due
+    /// before then moves first; deliveries go to `out`. Returns false if the
+    /// packet is addressed to no host (it is counted as unroutable).
+    pub fn send(&mut self, from: HostId, packet: Packet, out: &mut Vec<Delivery>) -> bool {
+        self.run_until(packet.arrival, out);
+        if self.topology.destination(&packet.data).is_none() {
+            self.unroutable += 1;
+            return false;
+        }
+        let up = self.topology.index(crate::Hop::HostUp(from));
+        self.links[up].arrive(packet);
+        true
+    }
+
+    /// The earliest time any link has something to do, and which link.
+    pub fn next_event(&self) -> Option<(Nanos, LinkId)> {
+        earliest(self.links.iter().map(Link::next_event))
+    }
+
+    /// Runs every link up to `now`, in time order: each packet leaving a
+    /// link enters the next at its departure time, or goes to `out` if it
+    /// has reached its host.
+    pub fn run_until(&mut self, now: Nanos, out: &mut Vec<Delivery>) {
+        while let Some((at, id)) = self.next_event() {
+            if at > now {
+                return;
+            }
+            let before = (
+                self.links[id].packets_inside(),
+                self.links[id].counters().delivered,
+            );
+            self.links[id].advance(at);
+            while let Some((packet, due)) = self.links[id].pop_due(at) {
+                self.forward(id, packet, due, out);
+            }
+            let after = (
+                self.links[id].packets_inside(),
+                self.links[id].counters().delivered,
+            );
+            if before == after && self.links[id].next_event() == Some(at) {
+                // The link announced an event it then did not take (a
+                // shaper rounding its own schedule): it settles at `now`,
+                // which the next call sees anyway; looping here would not end.
+                self.links[id].advance(now);
+                while let Some((packet, due)) = self.links[id].pop_due(now) {
+                    self.forward(id, packet, due, out);
+                }
+                return;
+            }
+        }
+    }
+
+    fn forward(&mut self, from: LinkId, mut packet: Packet, due: Nanos, out: &mut Vec<Delivery>) {
+        let hop = self.topology.hop(from);
+        // Routable on entry, and nothing on the way rewrites addresses.
+        let destination = self
+            .topology
+            .destination(&packet.data)
+            .expect("a packet in the fabric has a destination host");
+        match self.topology.next(hop, destination) {
+            Next::Link(next) => {
+                packet.arrival = due;
+                let id = self.topology.index(next);
+                self.links[id].arrive(packet);
+            }
+            Next::Deliver(host) => out.push(Delivery { host, packet, due }),
+        }
+    }
+}
+
+/// The smallest time among `times`, with its position; ties go to the
+/// lowest position, so the order of a run is reproducible.
+fn earliest(times: impl Iterator<Item = Option<Nanos>>) -> Option<(Nanos, LinkId)> {
+    let mut best: Option<(Nanos, LinkId)> = None;
+    for (id, time) in times.enumerate() {
+        if let Some(t) = time {
+            if best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, id));
+            }
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::{Hop, Side};
+    use emu_core::log::{Direction, Event, LogSink, Record};
+    use emu_core::packet::build::ipv4_udp;
+    use emu_core::ring::Consumer;
+    use emu_core::time::NS_PER_MS;
+    use emu_core::Rate;
+    use link::{LinkConfig, Server};
+    use std::net::Ipv4Addr;
+
+    const A: [u8; 4] = [10, 0, 0, 1];
+    const B: [u8; 4] = [10, 0, 0, 2];
+    const C: [u8; 4] = [10, 0, 0, 3];
+
+    struct Spec {
+        delay: Nanos,
+        rate: Option<u64>,
+        queue: &'static str,
+    }
+
+    fn spec(delay_ms: u64, rate: Option<u64>) -> Spec {
+        Spec {
+            delay: delay_ms * NS_PER_MS,
+            rate,
+            queue: "infinite",
+        }
+    }
+
+    /// Hosts A and B on the left, C on the right, one bottleneck; `specs`
+    /// in link order (A up, A down, B up, B down, C up, C down, fwd, rev).
+    fn fabric(specs: Vec<Spec>) -> (Fabric, Vec<Consumer<Record>>) {
+        let topology = Topology::new(
+            vec![
+                (Side::Left, Ipv4Addr::from(A)),
+                (Side::Left, Ipv4Addr::from(B)),
+                (Side::Right, Ipv4Addr::from(C)),
+            ],
+            1,
+        )
+        .unwrap();
+        let mut logs = Vec::new();
+        let links = specs
+            .into_iter()
+            .enumerate()
+            .map(|(id, s)| {
+                let (sink, log) = LogSink::in_memory(1 << 16);
+                logs.push(log);
+                Link::new(
+                    LinkConfig {
+                        shell: id as u8,
+                        direction: Direction::Uplink,
+                        delay: s.delay,
+                        server: match s.rate {
+                            Some(bps) => Server::Rate(Rate::from_bits_per_sec(bps).unwrap()),
+                            None => Server::Unlimited,
+                        },
+                        queue: aqm::build_queue(s.queue).unwrap(),
+                        loss: None,
+                        max_packet: 1500,
+                        overhead: 0,
+                    },
+                    0,
+                    sink,
+                )
+            })
+            .collect();
+        (Fabric::new(topology, links).unwrap(), logs)
+    }
+
+    fn packet(src: [u8; 4], dst: [u8; 4], sport: u16, len: usize, at: Nanos) -> Packet {
+        Packet::new(ipv4_udp(src, dst, sport, 9, 0, len), at)
+    }
+
+    fn events(log: &mut Consumer<Record>, event: Event) -> Vec<(Nanos, u32)> {
+        let mut out = Vec::new();
+        while let Ok(r) = log.pop() {
+            if r.event == event {
+                out.push((r.time, r.flow));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn delays_add_up_hop_by_hop() {
+        let (mut f, mut logs) = fabric(vec![
+            spec(10, None),
+            spec(0, None),
+            spec(0, None),
+            spec(0, None),
+            spec(0, None),
+            spec(30, None),
+            spec(5, None),
+            spec(0, None),
+        ]);
+        let mut out = Vec::new();
+        assert!(f.send(0, packet(A, C, 1, 100, 1_000), &mut out));
+        f.run_until(44 * NS_PER_MS, &mut out);
+        assert!(out.is_empty(), "not due before 45 ms");
+        f.run_until(100 * NS_PER_MS, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].host, 2);
+        assert_eq!(out[0].due, 1_000 + 45 * NS_PER_MS);
+        // The bottleneck saw it arrive when A's side link let it go.
+        let arrivals = events(&mut logs[6], Event::Arrive);
+        assert_eq!(arrivals.len(), 1);
+        assert_eq!(arrivals[0].0, 1_000 + 10 * NS_PER_MS);
+        assert_eq!(f.next_event(), None);
+    }
+
+    #[test]
+    fn the_bottleneck_serves_packets_in_the_order_they_reach_it() {
+        // A's side link is 50 ms, B's 10 ms; A sends first (t = 0), B 20 ms
+        // later, so B's packet reaches the bottleneck first (30 ms vs 50 ms)
+        // even though the fabric is only run after both were sent.
+        let (mut f, mut logs) = fabric(vec![
+            spec(50, None),
+            spec(0, None),
+            spec(10, None),
+            spec(0, None),
+            spec(0, None),
+            spec(0, None),
+            spec(0, Some(12_000_000)),
+            spec(0, None),
+        ]);
+        let mut out = Vec::new();
+        f.send(0, packet(A, C, 1, 1500, 0), &mut out);
+        f.send(1, packet(B, C, 2, 1500, 20 * NS_PER_MS), &mut out);
+        f.run_until(200 * NS_PER_MS, &mut out);
+        let served: Vec<Nanos> = out.iter().map(|d| d.due).collect();
+        // 1500 bytes at 12 Mbit/s take 1 ms.
+        assert_eq!(served, vec![31 * NS_PER_MS, 51 * NS_PER_MS]);
+        let sources: Vec<[u8; 4]> = out
+            .iter()
+            .map(|d| d.packet.data[12..16].try_into().unwrap())
+            .collect();
+        assert_eq!(sources, vec![B, A]);
+        let arrivals = events(&mut logs[6], Event::Arrive);
+        assert_eq!(
+            arrivals.iter().map(|a| a.0).collect::<Vec<_>>(),
+            vec![30 * NS_PER_MS, 50 * NS_PER_MS]
+        );
+    }
+
+    #[test]
+    fn a_busy_bottleneck_queues_the_second_flow_behind_the_first() {
+        let (mut f, _) = fabric(vec![
+            spec(0, None),
+            spec(0, None),
+            spec(0, None),
+            spec(0, None),
+            spec(0, None),
+            spec(0, None),
+            spec(0, Some(12_000_000)),
+            spec(0, None),
+        ]);
+        let mut out = Vec::new();
+        f.send(0, packet(A, C, 1, 1500, 0), &mut out);
+        f.send(1, packet(B, C, 2, 1500, 100_000), &mut out);
+        f.run_until(NS_PER_MS * 10, &mut out);
+        let due: Vec<Nanos> = out.iter().map(|d| d.due).collect();
+        assert_eq!(due, vec![NS_PER_MS, 2 * NS_PER_MS]);
+    }
+
+    #[test]
+    fn replies_cross_the_bottleneck_in_reverse() {
+        let mut specs: Vec<Spec> = (0..8).map(|_| spec(0, None)).collect();
+        specs[7] = spec(7, None);
+        let (mut f, _) = fabric(specs);
+        let mut out = Vec::new();
+        f.send(2, packet(C, B, 1, 60, 0), &mut out);
+        f.run_until(NS_PER_MS * 10, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].host, out[0].due), (1, 7 * NS_PER_MS));
+        assert_eq!(
+            f.link(f.topology().index(Hop::Reverse(0)))
+                .counters()
+                .delivered,
+            1
+        );
+        assert_eq!(
+            f.link(f.topology().index(Hop::Forward(0)))
+                .counters()
+                .arrived,
+            0
+        );
+    }
+
+    #[test]
+    fn next_event_is_the_earliest_across_links() {
+        let (mut f, _) = fabric(vec![
+            spec(30, None),
+            spec(0, None),
+            spec(20, None),
+            spec(0, None),
+            spec(0, None),
+            spec(0, None),
+            spec(0, None),
+            spec(0, None),
+        ]);
+        let mut out = Vec::new();
+        f.send(0, packet(A, C, 1, 100, 0), &mut out);
+        f.send(1, packet(B, C, 1, 100, 0), &mut out);
+        assert_eq!(f.next_event(), Some((20 * NS_PER_MS, 2)));
+        f.run_until(20 * NS_PER_MS, &mut out);
+        assert_eq!(f.next_event(), Some((30 * NS_PER_MS, 0)));
+    }
+
+    #[test]
+    fn unaddressed_packets_are_counted_not_carried() {
+        let (mut f, _) = fabric((0..8).map(|_| spec(0, None)).collect());
+        let mut out = Vec::new();
+        assert!(!f.send(0, packet(A, [192, 0, 2, 1], 1, 100, 0), &mut out));
+        assert_eq!(f.unroutable(), 1);
+        assert_eq!(f.next_event(), None);
+        assert_eq!(f.link(0).counters().arrived, 0);
+    }
+
+    /// Overload a small drop-tail bottleneck from two hosts: on every link,
+    /// arrived = delivered + dropped + queued, and each link passes on to
+    /// the next exactly what it delivered.
+    #[test]
+    fn every_packet_is_accounted_for_on_every_link() {
+        let mut specs: Vec<Spec> = (0..8).map(|_| spec(1, None)).collect();
+        specs[6] = Spec {
+            delay: 2 * NS_PER_MS,
+            rate: Some(10_000_000),
+            queue: "droptail packets 20",
+        };
+        let (mut f, _) = fabric(specs);
+        let mut out = Vec::new();
+        let mut sent = 0u64;
+        for k in 0..2_000u64 {
+            let (from, src) = if k % 3 == 0 { (1, B) } else { (0, A) };
+            let at = k * 200_000; // 60 Mbit/s of 1500-byte packets in
+            f.send(from, packet(src, C, k as u16, 1500, at), &mut out);
+            sent += 1;
+            if k % 500 == 0 {
+                f.send(2, packet(C, A, 7, 60, at), &mut out);
+                sent += 1;
+            }
+        }
+        f.run_until(300 * NS_PER_MS, &mut out);
+        let mut delivered_to_hosts = 0;
+        for id in 0..f.topology().link_count() {
+            let link = f.link(id);
+            let c = link.counters();
+            assert_eq!(
+                c.arrived,
+                c.delivered + c.dropped_total() + link.packets_inside(),
+                "link {id}"
+            );
+            if let Hop::HostDown(_) = f.topology().hop(id) {
+                delivered_to_hosts += c.delivered;
+            }
+        }
+        let t = f.topology();
+        let up = |h| f.link(t.index(Hop::HostUp(h))).counters().delivered;
+        assert_eq!(
+            up(0) + up(1),
+            f.link(t.index(Hop::Forward(0))).counters().arrived
+        );
+        assert_eq!(
+            f.link(t.index(Hop::Forward(0))).counters().delivered,
+            f.link(t.index(Hop::HostDown(2))).counters().arrived
+        );
+        let bottleneck = f.link(t.index(Hop::Forward(0))).counters();
+        assert!(bottleneck.dropped_total() > 0, "the queue overflowed");
+        let dropped: u64 = (0..t.link_count())
+            .map(|id| f.link(id).counters().dropped_total())
+            .sum();
+        assert_eq!(out.len() as u64, delivered_to_hosts);
+        let queued: u64 = (0..t.link_count())
+            .map(|id| f.link(id).packets_inside())
+            .sum();
+        assert_eq!(sent, delivered_to_hosts + dropped + queued);
+    }
+}

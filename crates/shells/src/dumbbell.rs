@@ -1,0 +1,276 @@
+//! The hosts of an experiment and the thread that carries their packets.
+//!
+//! Each host is a network namespace whose only way out is one TUN device.
+//! One thread serves every host's device: it reads each packet once,
+//! stamps its arrival, hands it to the pure `fabric::Fabric` (side link →
+//! bottlenecks → the receiver's side link, each an exact `link::Link`) and
+//! writes it once into the receiving host's device when its last link lets
+//! it go. It waits with `ppoll` on all devices at once, until the earliest
+//! due time across all links (then spins the last stretch, as the shells'
+//! pumps do); it does not grow a thread per link or per host.
+
+use crate::error::{Result, ShellError};
+use crate::guardian::Guardian;
+use crate::lateness::Lateness;
+use crate::netns::NetNs;
+use crate::tun::{read_packet, write_packet, Tun};
+use emu_core::time::{monotonic_now, Nanos};
+use emu_core::Packet;
+use fabric::{Delivery, Fabric, HostId};
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// The device inside every host.
+pub const HOST_DEVICE: &str = "emu0";
+/// Packets taken from one device before the others get their turn.
+const READ_BATCH: usize = 64;
+/// Longest sleep, so a stop request is seen promptly.
+const MAX_SLEEP: Nanos = 20_000_000;
+
+/// A host as the experiment asks for it.
+#[derive(Debug, Clone)]
+pub struct HostSetup {
+    pub name: String,
+    pub address: Ipv4Addr,
+    /// Prefix length of the experiment's subnet: every other host's address
+    /// is reached through the device.
+    pub prefix: u8,
+    pub mtu: u32,
+    /// `net.*` sysctls set in the host's namespace, e.g.
+    /// (`net.ipv4.tcp_ecn`, `1`).
+    pub sysctls: Vec<(String, String)>,
+}
+
+/// A running host: its namespace and device. Dropping it closes both; a
+/// namespace without processes then vanishes.
+pub struct Host {
+    pub name: String,
+    pub address: Ipv4Addr,
+    pub namespace: Arc<NetNs>,
+    tun: Tun,
+}
+
+impl Host {
+    /// Creates the namespace, its device and addresses, and sets its
+    /// sysctls. The guardian learns of the namespace before anything can
+    /// run in it.
+    pub fn create(setup: &HostSetup, guardian: &mut Guardian) -> Result<Host> {
+        let namespace = Arc::new(NetNs::create()?);
+        guardian.watch_namespace(namespace.identity()?);
+        namespace.exec("ip", &["link", "set", "dev", "lo", "up"])?;
+        let tun = namespace.run(|| Tun::create(HOST_DEVICE, false))?;
+        // The experiment is IPv4: no IPv6 housekeeping packets on the path.
+        set_sysctl(
+            &namespace,
+            &format!("net.ipv6.conf.{HOST_DEVICE}.disable_ipv6"),
+            "1",
+        )
+        .ok();
+        let mtu = setup.mtu.to_string();
+        namespace.exec(
+            "ip",
+            &["link", "set", "dev", HOST_DEVICE, "mtu", &mtu, "up"],
+        )?;
+        namespace.exec(
+            "ip",
+            &[
+                "addr",
+                "add",
+                &format!("{}/{}", setup.address, setup.prefix),
+                "dev",
+                HOST_DEVICE,
+            ],
+        )?;
+        for (key, value) in &setup.sysctls {
+            set_sysctl(&namespace, key, value)
+                .map_err(|e| ShellError::new(format!("host {}: {e}", setup.name)))?;
+        }
+        Ok(Host {
+            name: setup.name.clone(),
+            address: setup.address,
+            namespace,
+            tun,
+        })
+    }
+}
+
+/// Writes a `net.*` sysctl inside `namespace`. Other sysctls are refused:
+/// they are not per namespace, and setting one would change the machine.
+pub fn set_sysctl(namespace: &NetNs, key: &str, value: &str) -> Result<()> {
+    if !key.starts_with("net.") || key.contains("..") || key.contains('/') {
+        return Err(ShellError::new(format!(
+            "sysctl '{key}': only net.* settings can be given to a host (they belong to its namespace; others would change the whole machine)"
+        )));
+    }
+    let path = format!("/proc/sys/{}", key.replace('.', "/"));
+    let value = value.to_string();
+    let key = key.to_string();
+    namespace.run(move || {
+        if !std::path::Path::new(&path).exists() {
+            return Err(ShellError::new(format!(
+                "sysctl '{key}' does not exist in a network namespace of this kernel"
+            )));
+        }
+        std::fs::write(&path, &value)
+            .map_err(|e| ShellError::os(&format!("setting sysctl {key} = {value}"), e))
+    })
+}
+
+/// What the fabric thread did, read after it stopped.
+pub struct FabricResult {
+    pub fabric: Fabric,
+    /// Packets read from each host's device.
+    pub read: Vec<u64>,
+    /// Writes the kernel refused, per receiving host.
+    pub write_errors: Vec<u64>,
+    /// How late each packet was written against its due time, per
+    /// receiving host (the error of its last link; the hops before it are
+    /// exact in the model's time).
+    pub lateness: Vec<Lateness>,
+}
+
+/// The thread that carries every host's packets.
+pub struct FabricThread {
+    handle: JoinHandle<FabricResult>,
+    stop: Arc<AtomicBool>,
+}
+
+impl FabricThread {
+    /// Starts carrying packets between `hosts` (in the fabric's host order)
+    /// through `fabric`. `spin`: how long before a due time the thread
+    /// stops sleeping and spins.
+    pub fn start(fabric: Fabric, hosts: &[Host], spin: Nanos) -> Result<FabricThread> {
+        if hosts.len() != fabric.topology().hosts() {
+            return Err(ShellError::new(format!(
+                "{} hosts for a fabric of {}",
+                hosts.len(),
+                fabric.topology().hosts()
+            )));
+        }
+        let fds: Vec<RawFd> = hosts.iter().map(|h| h.tun.raw_fd()).collect();
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = {
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name("emu-fabric".into())
+                .spawn(move || carry(fabric, fds, stop, spin))
+                .map_err(|e| ShellError::os("starting the fabric thread", e))?
+        };
+        Ok(FabricThread { handle, stop })
+    }
+
+    /// Stops reading and returns the fabric with everything still in it
+    /// (counted as queued by its links).
+    pub fn stop(self) -> Result<FabricResult> {
+        self.stop.store(true, Ordering::Release);
+        self.handle
+            .join()
+            .map_err(|_| ShellError::new("the fabric thread panicked"))
+    }
+}
+
+fn carry(mut fabric: Fabric, fds: Vec<RawFd>, stop: Arc<AtomicBool>, spin: Nanos) -> FabricResult {
+    // Wake-ups to the nanosecond instead of the default 50 µs slack.
+    // SAFETY: prctl on the calling thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    let hosts = fds.len();
+    let mut read = vec![0u64; hosts];
+    let mut write_errors = vec![0u64; hosts];
+    let mut lateness: Vec<Lateness> = (0..hosts).map(|_| Lateness::default()).collect();
+    let mut buffer = vec![0u8; 65_536];
+    let mut out: Vec<Delivery> = Vec::with_capacity(256);
+    let mut polls: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    loop {
+        let mut took = 0;
+        for (host, &fd) in fds.iter().enumerate() {
+            for _ in 0..READ_BATCH {
+                match read_packet(fd, &mut buffer) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        read[host] += 1;
+                        took += 1;
+                        let packet = Packet::new(buffer[..n].to_vec(), monotonic_now());
+                        fabric.send(host as HostId, packet, &mut out);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break, // WouldBlock, or the device is gone
+                }
+            }
+        }
+        let now = monotonic_now();
+        fabric.run_until(now, &mut out);
+        if !out.is_empty() {
+            deliver(&fds, &mut out, &mut write_errors, &mut lateness);
+        }
+        if stop.load(Ordering::Acquire) {
+            return FabricResult {
+                fabric,
+                read,
+                write_errors,
+                lateness,
+            };
+        }
+        if took > 0 {
+            continue;
+        }
+        let now = monotonic_now();
+        let wait = match fabric.next_event() {
+            Some((due, _)) if due <= now => continue,
+            Some((due, _)) => due - now,
+            None => MAX_SLEEP,
+        };
+        if wait <= spin {
+            let deadline = now + wait;
+            while monotonic_now() < deadline && !any_readable(&mut polls, 0) {
+                std::thread::yield_now();
+            }
+        } else {
+            any_readable(&mut polls, (wait - spin).min(MAX_SLEEP));
+        }
+    }
+}
+
+/// Writes the packets that reached their hosts, in the order they came due.
+fn deliver(
+    fds: &[RawFd],
+    out: &mut Vec<Delivery>,
+    write_errors: &mut [u64],
+    lateness: &mut [Lateness],
+) {
+    for delivery in out.drain(..) {
+        let now = monotonic_now();
+        lateness[delivery.host].record(now.saturating_sub(delivery.due));
+        if write_packet(fds[delivery.host], &delivery.packet.data, false).is_err() {
+            write_errors[delivery.host] += 1;
+        }
+    }
+}
+
+/// Waits up to `timeout` for any device to become readable.
+fn any_readable(polls: &mut [libc::pollfd], timeout: Nanos) -> bool {
+    let timeout = libc::timespec {
+        tv_sec: (timeout / 1_000_000_000) as libc::time_t,
+        tv_nsec: (timeout % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: valid pollfds and timespec for the length given.
+    let n = unsafe {
+        libc::ppoll(
+            polls.as_mut_ptr(),
+            polls.len() as libc::nfds_t,
+            &timeout,
+            std::ptr::null(),
+        )
+    };
+    n > 0
+}

@@ -1,0 +1,497 @@
+//! Integration tests of `emu run`: experiments on real namespaces, carried
+//! by emu's fabric, driven by the `emu` binary as a user would run it.
+//!
+//! They need root and iperf3 and ping, as the shells' tests do (and share
+//! their helpers and opt-out, EMU_SKIP_PRIVILEGED=1, which CI never sets).
+//! Each runs a few seconds of traffic.
+
+mod support;
+
+use emu_core::log::{Direction, Event, LogReader};
+use emu_core::Nanos;
+use std::collections::{HashMap, VecDeque};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+use support::{start, temp_dir, text};
+
+fn emu_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("run")
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .arg("--json")
+        .args(extra)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running emu")
+}
+
+/// Writes `toml` as `name.toml` in `dir`, runs it and returns the result
+/// of its only run.
+fn run_experiment(dir: &Path, name: &str, toml: &str) -> serde_json::Value {
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(&file, toml).unwrap();
+    let out = dir.join("out");
+    let output = emu_run(&file, &out, &[]);
+    assert!(
+        output.status.success(),
+        "emu run failed: {}\n{}",
+        text(&output.stderr),
+        text(&output.stdout)
+    );
+    let result = out.join(name).join("cell-0/run-0/result.json");
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    assert_eq!(result["accounting_ok"], true, "{result:#}");
+    nothing_left();
+    result
+}
+
+fn flow<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    result["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("no flow {name} in {result:#}"))
+}
+
+fn our_namespace() -> (u64, u64) {
+    let meta = std::fs::metadata("/proc/self/ns/net").unwrap();
+    (meta.dev(), meta.ino())
+}
+
+/// Processes in some other network namespace than ours, with their
+/// command names.
+fn foreign_processes() -> Vec<(i32, String)> {
+    let ours = our_namespace();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(meta) = std::fs::metadata(format!("/proc/{pid}/ns/net")) else {
+            continue;
+        };
+        if (meta.dev(), meta.ino()) != ours {
+            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            found.push((pid, name.trim().to_string()));
+        }
+    }
+    found
+}
+
+/// No process of an experiment (iperf3, ping, sh) is left in a namespace
+/// of its own, and no TUN device of ours is left here.
+fn nothing_left() {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let left: Vec<(i32, String)> = foreign_processes()
+            .into_iter()
+            .filter(|(_, name)| ["iperf3", "ping", "sleep", "emu"].contains(&name.as_str()))
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "left behind: {left:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let tun = Command::new("ip")
+        .args(["-o", "link", "show", "type", "tun"])
+        .output()
+        .unwrap();
+    assert!(
+        !text(&tun.stdout).contains("emu0"),
+        "a host device is left: {}",
+        text(&tun.stdout)
+    );
+}
+
+/// Two flows through one bottleneck whose senders' side links differ by
+/// 50 ms each way: their smoothed RTTs differ by 100 ms.
+#[test]
+fn side_links_50_ms_apart_give_srtts_100_ms_apart() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("rtt");
+    let result = run_experiment(
+        &dir,
+        "rtt",
+        r#"
+[run]
+duration = "4s"
+[hosts.near]
+side = "left"
+delay = "5ms"
+[hosts.far]
+side = "left"
+delay = "55ms"
+[hosts.sink]
+side = "right"
+delay = "5ms"
+[bottleneck]
+rate = "40mbit"
+queue = "droptail packets 10"
+[[flows]]
+name = "near"
+from = "near"
+to = "sink"
+[[flows]]
+name = "far"
+from = "far"
+to = "sink"
+"#,
+    );
+    let srtt = |name: &str| flow(&result, name)["srtt_ms"]["mean"].as_f64().unwrap();
+    let min_rtt = |name: &str| flow(&result, name)["min_rtt_ms"].as_f64().unwrap();
+    let (near, far) = (srtt("near"), srtt("far"));
+    eprintln!(
+        "srtt near {near:.2} ms, far {far:.2} ms; min_rtt near {:.2}, far {:.2}",
+        min_rtt("near"),
+        min_rtt("far")
+    );
+    assert!((far - near - 100.0).abs() <= 2.0, "srtt {near} vs {far}");
+    assert!(
+        (min_rtt("far") - min_rtt("near") - 100.0).abs() <= 2.0,
+        "min_rtt {} vs {}",
+        min_rtt("near"),
+        min_rtt("far")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Cake with triple-isolate shares the bottleneck equally between two
+/// senders' flows (with ECN, so COBALT marks rather than drops; their
+/// start-up is left out).
+#[test]
+fn cake_triple_isolate_gives_two_flows_equal_goodput() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("cake");
+    let result = run_experiment(
+        &dir,
+        "cake",
+        r#"
+[run]
+duration = "8s"
+[hosts.a]
+tcp_ecn = 1
+side = "left"
+delay = "5ms"
+cc = "cubic"
+[hosts.b]
+tcp_ecn = 1
+side = "left"
+delay = "5ms"
+cc = "cubic"
+[hosts.c]
+tcp_ecn = 1
+side = "right"
+delay = "5ms"
+[hosts.d]
+tcp_ecn = 1
+side = "right"
+delay = "5ms"
+[bottleneck]
+queue = "cake bandwidth 20mbit triple-isolate"
+[[flows]]
+name = "one"
+from = "a"
+to = "c"
+omit = "2s"
+[[flows]]
+name = "two"
+from = "b"
+to = "d"
+omit = "2s"
+"#,
+    );
+    let goodput = |name: &str| flow(&result, name)["goodput_bps"].as_f64().unwrap();
+    let (one, two) = (goodput("one"), goodput("two"));
+    eprintln!("cake triple-isolate: {one:.0} bit/s and {two:.0} bit/s");
+    assert!(one > 5e6 && two > 5e6, "both flows run: {one} {two}");
+    assert!(
+        (one - two).abs() / one.max(two) <= 0.02,
+        "goodputs differ by more than 2%: {one} vs {two}"
+    );
+    // The hosts' congestion control reached the flows.
+    assert_eq!(flow(&result, "one")["congestion_control"], "cubic");
+    assert_eq!(flow(&result, "two")["congestion_control"], "cubic");
+    assert!(result["jain_index"].as_f64().unwrap() > 0.999);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The smallest time each link held a packet of `direction`, from its
+/// log (arrival to departure, matched by fingerprint in order).
+fn min_link_delay(log: &Path, direction: Direction) -> Nanos {
+    let mut waiting: HashMap<u32, VecDeque<Nanos>> = HashMap::new();
+    let mut min = Nanos::MAX;
+    for record in LogReader::open(log).unwrap() {
+        let record = record.unwrap();
+        if record.direction != direction {
+            continue;
+        }
+        match record.event {
+            Event::Arrive => waiting
+                .entry(record.fingerprint)
+                .or_default()
+                .push_back(record.time),
+            Event::Depart => {
+                if let Some(at) = waiting
+                    .get_mut(&record.fingerprint)
+                    .and_then(VecDeque::pop_front)
+                {
+                    min = min.min(record.time - at);
+                }
+            }
+            _ => {}
+        }
+    }
+    min
+}
+
+/// The kernel's RTT of a flow agrees with the delays emu's link logs
+/// show along the way out and back, and each link's log holds its
+/// configured delay.
+#[test]
+fn sampled_rtt_agrees_with_the_link_logs() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("logs");
+    let result = run_experiment(
+        &dir,
+        "logs",
+        r#"
+[run]
+duration = "3s"
+sample_interval = "20ms"
+[hosts.a]
+side = "left"
+delay = "7ms"
+[hosts.b]
+side = "right"
+up = { delay = "3ms" }
+down = { delay = "11ms" }
+[bottleneck]
+rate = "30mbit"
+delay = "4ms"
+queue = "droptail packets 30"
+[[flows]]
+name = "f"
+from = "a"
+to = "b"
+"#,
+    );
+    let run = dir.join("out/logs/cell-0/run-0");
+    let log = |link: &str| run.join("links").join(link).join("0-link.emulog");
+    // Out: a's uplink, the bottleneck forward, b's downlink; back: b's
+    // uplink, the bottleneck in reverse, a's downlink.
+    let out = min_link_delay(&log("side-a"), Direction::Uplink)
+        + min_link_delay(&log("bottleneck-0"), Direction::Uplink)
+        + min_link_delay(&log("side-b"), Direction::Downlink);
+    let back = min_link_delay(&log("side-b"), Direction::Uplink)
+        + min_link_delay(&log("bottleneck-0"), Direction::Downlink)
+        + min_link_delay(&log("side-a"), Direction::Downlink);
+    let logs_ms = (out + back) as f64 / 1e6;
+    let f = flow(&result, "f");
+    let min_rtt = f["min_rtt_ms"].as_f64().unwrap();
+    eprintln!("logs: out {out} ns + back {back} ns = {logs_ms:.3} ms; kernel min_rtt {min_rtt:.3} ms, srtt {}", f["srtt_ms"]);
+    // 7 + 4 + 11 out, 3 + 4 + 7 back, plus the bottleneck's serialization.
+    assert!((logs_ms - 36.0).abs() < 0.5, "{logs_ms}");
+    assert!(
+        (min_rtt - logs_ms).abs() <= 2.0,
+        "kernel {min_rtt} ms vs logs {logs_ms} ms"
+    );
+    let srtt = f["srtt_ms"]["min"].as_f64().unwrap();
+    assert!(
+        srtt >= logs_ms - 1.0,
+        "srtt {srtt} below the path's {logs_ms}"
+    );
+    let samples = std::fs::read_to_string(run.join("tcp/f.csv")).unwrap();
+    assert!(samples.lines().count() > 50, "sampled every 20 ms for 3 s");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const TWO_HOSTS: &str = r#"
+[run]
+duration = "2s"
+
+[hosts.a]
+side = "left"
+
+[hosts.b]
+side = "right"
+"#;
+
+#[test]
+fn an_unavailable_congestion_control_fails_before_anything_starts() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("cc");
+    let file = dir.join("cc.toml");
+    std::fs::write(
+        &file,
+        format!("{TWO_HOSTS}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\ncc = \"vegas-nonexistent\"\n"),
+    )
+    .unwrap();
+    let output = emu_run(&file, &dir.join("out"), &[]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("vegas-nonexistent"), "{stderr}");
+    assert!(stderr.contains("line 14"), "{stderr}");
+    let available =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
+    for cc in available.split_whitespace() {
+        assert!(stderr.contains(cc), "lists {cc}: {stderr}");
+    }
+    assert!(!dir.join("out").exists(), "nothing was created");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_malformed_file_is_reported_with_its_line_and_key() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("malformed");
+    let file = dir.join("bad.toml");
+    std::fs::write(
+        &file,
+        TWO_HOSTS.replace("side = \"right\"", "side = \"right\"\nrtae = \"10mbit\""),
+    )
+    .unwrap();
+    let output = emu_run(&file, &dir.join("out"), &[]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("line 10"), "{stderr}");
+    assert!(stderr.contains("rtae"), "{stderr}");
+    assert!(stderr.contains("bad.toml"), "{stderr}");
+    // Bad syntax too.
+    std::fs::write(&file, "[hosts.a\nside = 1\n").unwrap();
+    let output = emu_run(&file, &dir.join("out"), &[]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("line 1"), "{stderr}");
+    assert!(!dir.join("out").exists(), "nothing was created");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A sweep lists its cells; --cell runs one; its UDP flow carries the
+/// chosen ECN codepoint (the bottleneck's log sees ECT(1)).
+#[test]
+fn a_sweep_lists_its_cells_and_runs_one_of_them() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("sweep");
+    let file = dir.join("sweep.toml");
+    std::fs::write(
+        &file,
+        r#"
+[run]
+duration = "2s"
+[hosts.a]
+side = "left"
+[hosts.b]
+side = "right"
+[bottleneck]
+rate = ["5mbit", "10mbit"]
+delay = ["1ms", "2ms"]
+[[flows]]
+kind = "udp"
+from = "a"
+to = "b"
+rate = "2mbit"
+ecn = "ect1"
+"#,
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let list = emu_run(&file, &out, &["--list-cells"]);
+    let cells: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(cells.as_array().unwrap().len(), 4);
+    assert_eq!(cells[3]["values"]["bottleneck.rate"], "10mbit");
+    assert_eq!(cells[3]["values"]["bottleneck.delay"], "2ms");
+    let output = emu_run(&file, &out, &["--cell", "2", "--set", "run.seed=5"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let result: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("sweep/cell-2/run-0/result.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["seed"], 5);
+    let goodput = result["flows"][0]["goodput_bps"].as_f64().unwrap();
+    assert!((goodput - 2e6).abs() < 0.1e6, "{goodput}");
+    assert!(!out.join("sweep/cell-0").exists(), "only cell 2 ran");
+    let log = out.join("sweep/cell-2/run-0/links/bottleneck-0/0-link.emulog");
+    let ect1 = LogReader::open(&log)
+        .unwrap()
+        .map(|r| r.unwrap())
+        .filter(|r| r.event == Event::Arrive && r.direction == Direction::Uplink && r.ecn == 1)
+        .count();
+    assert!(ect1 > 300, "ECT(1) datagrams on the bottleneck: {ect1}");
+    nothing_left();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `kill -9` of `emu run` leaves no process in the hosts (the guardian
+/// kills them) and no device (they go with the namespaces).
+#[test]
+fn nothing_is_left_after_kill_9() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("kill");
+    let file = dir.join("kill.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "{}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n[[flows]]\nkind = \"command\"\nfrom = \"b\"\ncommand = \"sleep 60\"\n",
+            TWO_HOSTS.replace("\"2s\"", "\"30s\"")
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let samples = out.join("kill/cell-0/run-0/tcp/0-tcp-a-b.csv");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let running = loop {
+        let running: Vec<(i32, String)> = foreign_processes()
+            .into_iter()
+            .filter(|(_, n)| n == "iperf3" || n == "sleep")
+            .collect();
+        let sampled = std::fs::read_to_string(&samples).map_or(0, |s| s.lines().count());
+        if running.len() >= 3 && sampled > 3 {
+            break running;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the flows did not start: {running:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let alive: Vec<&(i32, String)> = running
+            .iter()
+            .filter(|(pid, _)| Path::new(&format!("/proc/{pid}")).exists())
+            .collect();
+        if alive.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still running after kill -9: {alive:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    nothing_left();
+    let _ = std::fs::remove_dir_all(&dir);
+}
