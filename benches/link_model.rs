@@ -43,6 +43,7 @@ fn link(server: Server, queue: &str, loss: Option<Loss>) -> Link {
             loss,
             max_packet: 1500,
             overhead: 0,
+            dynamics: Default::default(),
         },
         0,
         LogSink::disabled(),

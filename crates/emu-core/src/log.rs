@@ -56,6 +56,15 @@ pub enum Event {
     Drop = 3,
     /// ECN field rewritten by a queue, with a [`Mark`] in `detail`.
     Mark = 4,
+    /// A copy of the packet made by the path (netem's duplicate); the copy
+    /// then has its own enqueue, depart or drop records.
+    Duplicate = 5,
+    /// One bit of the packet flipped past its IP header (netem's corrupt).
+    Corrupt = 6,
+    /// A parameter of the path changed: the [`Change`] in `detail`, its new
+    /// value in the record's `sojourn` slot (see [`Record::value`]). Not
+    /// about a packet: flow, fingerprint and bytes are 0.
+    Change = 7,
 }
 
 impl Event {
@@ -66,6 +75,9 @@ impl Event {
             Event::Depart => "depart",
             Event::Drop => "drop",
             Event::Mark => "mark",
+            Event::Duplicate => "duplicate",
+            Event::Corrupt => "corrupt",
+            Event::Change => "change",
         }
     }
 
@@ -76,6 +88,9 @@ impl Event {
             2 => Event::Depart,
             3 => Event::Drop,
             4 => Event::Mark,
+            5 => Event::Duplicate,
+            6 => Event::Corrupt,
+            7 => Event::Change,
             _ => return None,
         })
     }
@@ -150,6 +165,48 @@ impl Mark {
     }
 }
 
+/// Which parameter of the path a [`Event::Change`] record is about, and
+/// the unit of its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Change {
+    /// The base propagation delay, in ns (jitter comes on top).
+    Delay = 1,
+    /// The bottleneck's rate, in bit/s.
+    Rate = 2,
+    /// The bottleneck went down; the value is the outage's length in ns.
+    OutageStart = 3,
+    /// The bottleneck is up again; the value is 0.
+    OutageEnd = 4,
+    /// The loss model's Markov state: Gilbert-Elliott 1 good, 2 bad; the
+    /// four-state model 1 to 4 as netem numbers them.
+    LossState = 5,
+}
+
+impl Change {
+    pub const ALL: [Change; 5] = [
+        Change::Delay,
+        Change::Rate,
+        Change::OutageStart,
+        Change::OutageEnd,
+        Change::LossState,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Change::Delay => "delay",
+            Change::Rate => "rate",
+            Change::OutageStart => "outage_start",
+            Change::OutageEnd => "outage_end",
+            Change::LossState => "loss_state",
+        }
+    }
+
+    pub fn from_u8(value: u8) -> Option<Change> {
+        Change::ALL.into_iter().find(|c| *c as u8 == value)
+    }
+}
+
 /// One event in a packet's life. Encoded little-endian in 48 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record {
@@ -179,6 +236,47 @@ impl Record {
         (self.event == Event::Drop)
             .then(|| DropReason::from_u8(self.detail))
             .flatten()
+    }
+
+    /// A record of a parameter change at `time`.
+    pub fn change(
+        time: Nanos,
+        shell: u8,
+        direction: Direction,
+        change: Change,
+        value: u64,
+    ) -> Record {
+        Record {
+            time,
+            sojourn: value,
+            flow: 0,
+            fingerprint: 0,
+            bytes: 0,
+            queue_bytes: 0,
+            queue_packets: 0,
+            shell,
+            direction,
+            event: Event::Change,
+            detail: change as u8,
+            ecn: 0,
+        }
+    }
+
+    /// What a change record changed.
+    pub fn change_kind(&self) -> Option<Change> {
+        (self.event == Event::Change)
+            .then(|| Change::from_u8(self.detail))
+            .flatten()
+    }
+
+    /// The new value of a change record (its unit is the [`Change`]'s), 0
+    /// for other records.
+    pub fn value(&self) -> u64 {
+        if self.event == Event::Change {
+            self.sojourn
+        } else {
+            0
+        }
     }
 
     pub fn encode(&self, out: &mut [u8; RECORD_SIZE]) {
@@ -232,6 +330,7 @@ impl Record {
                 17 => Mark::Ect1.name(),
                 _ => "unknown",
             },
+            Event::Change => Change::from_u8(self.detail).map_or("unknown", Change::name),
             _ => "",
         }
     }
@@ -570,7 +669,7 @@ pub enum DumpFormat {
 }
 
 /// The text columns of a record: name, and whether JSON quotes the value.
-const COLUMNS: [(&str, bool); 12] = [
+const COLUMNS: [(&str, bool); 13] = [
     ("time_ns", false),
     ("shell", false),
     ("direction", true),
@@ -583,10 +682,11 @@ const COLUMNS: [(&str, bool); 12] = [
     ("queue_packets", false),
     ("sojourn_ns", false),
     ("ecn", false),
+    ("value", false),
 ];
 
 /// The values of a record in the order of [`COLUMNS`].
-fn column_values(r: &Record) -> [String; 12] {
+fn column_values(r: &Record) -> [String; 13] {
     [
         r.time.to_string(),
         r.shell.to_string(),
@@ -598,8 +698,14 @@ fn column_values(r: &Record) -> [String; 12] {
         format!("{:08x}", r.fingerprint),
         r.queue_bytes.to_string(),
         r.queue_packets.to_string(),
-        r.sojourn.to_string(),
+        if r.event == Event::Change {
+            0
+        } else {
+            r.sojourn
+        }
+        .to_string(),
         r.ecn.to_string(),
+        r.value().to_string(),
     ]
 }
 
@@ -658,6 +764,23 @@ mod tests {
             detail: DropReason::Aqm as u8,
             ecn: 3,
         }
+    }
+
+    #[test]
+    fn change_records_round_trip_and_dump_their_value() {
+        let record = Record::change(5, 2, Direction::Uplink, Change::Rate, 20_000_000);
+        let mut bytes = [0u8; RECORD_SIZE];
+        record.encode(&mut bytes);
+        let back = Record::decode(&bytes).unwrap();
+        assert_eq!(back, record);
+        assert_eq!(back.change_kind(), Some(Change::Rate));
+        assert_eq!((back.value(), back.detail_name()), (20_000_000, "rate"));
+        let values = column_values(&back);
+        assert_eq!(values[3], "change");
+        assert_eq!(values[10], "0", "sojourn_ns is no packet's");
+        assert_eq!(values[12], "20000000");
+        // A record of the first format version decodes as before.
+        assert_eq!(sample(3).value(), 0);
     }
 
     #[test]

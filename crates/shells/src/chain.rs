@@ -32,6 +32,9 @@ pub struct DirectionSpec {
     pub loss: link::Pattern,
     /// Bytes of framing charged per packet by the server.
     pub overhead: u32,
+    /// Jitter, schedules, outages, duplication, corruption (seed and
+    /// stream are filled in by the chain).
+    pub dynamics: link::Dynamics,
 }
 
 /// One shell as the user asked for it.
@@ -396,6 +399,11 @@ fn build_shell(
                 loss,
                 max_packet: options.mtu as usize,
                 overhead: dir_spec.overhead,
+                dynamics: link::Dynamics {
+                    seed: spec.seed,
+                    stream: (index * 2 + d) as u64,
+                    ..dir_spec.dynamics.clone()
+                },
             },
             start,
             std::mem::replace(&mut sinks[d], LogSink::disabled()),
@@ -704,6 +712,7 @@ mod tests {
                 queue: "infinite".into(),
                 loss: link::Pattern::Bernoulli(0.0),
                 overhead: 0,
+                dynamics: Default::default(),
             }),
             seed: 0,
         };
@@ -717,6 +726,7 @@ mod tests {
                 loss: None,
                 max_packet: 1500,
                 overhead: 0,
+                dynamics: Default::default(),
             },
             0,
             LogSink::disabled(),
