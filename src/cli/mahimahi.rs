@@ -81,6 +81,7 @@ fn direction(delay: Nanos, server: Server, queue: String, loss: Pattern) -> Dire
         queue,
         loss,
         overhead: 0,
+        dynamics: link::Dynamics::default(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `emu [global options] SHELL ARGS [-- SHELL ARGS]... [-- COMMAND ARGS...]`
 //! and the tool subcommands (`emu report`, `emu log dump`, `emu queues`).
 
+mod dynamics_args;
 mod log_command;
 mod mahimahi;
 mod report_command;

@@ -542,7 +542,8 @@ struct Summary {
     json: String,
 }
 
-/// Per direction: read = delivered + dropped (by reason) + queued at exit.
+/// Per direction: read (+ duplicated, when the path makes copies) =
+/// delivered + dropped (by reason) + queued at exit.
 fn summarize(
     shells: &[ShellSpec],
     depth: usize,
@@ -562,9 +563,14 @@ fn summarize(
             .collect();
         let description = &shells[index - depth].description;
         text += &format!(
-            "emu: [{description}] {}: read {} = delivered {} + dropped {}{} + queued {}{}; written late by mean {:.1} us, p99 {:.1} us\n",
+            "emu: [{description}] {}: read {}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us\n",
             direction.name(),
             r.read,
+            if c.duplicated > 0 {
+                format!(" + duplicated {}", c.duplicated)
+            } else {
+                String::new()
+            },
             c.delivered,
             c.dropped_total(),
             if drops.is_empty() {
@@ -573,6 +579,11 @@ fn summarize(
                 format!(" ({})", drops.join(", "))
             },
             queued,
+            if c.corrupted > 0 {
+                format!(" ({} corrupted)", c.corrupted)
+            } else {
+                String::new()
+            },
             if r.write_errors > 0 {
                 format!(" ({} writes refused by the kernel)", r.write_errors)
             } else {
@@ -597,6 +608,8 @@ fn summarize(
             "queued_at_exit": queued,
             "marked_ce": c.marked_ce,
             "marked_ect1": c.marked_ect1,
+            "duplicated": c.duplicated,
+            "corrupted": c.corrupted,
             "write_errors": r.write_errors,
             "queue": r.link.queue_description(),
             "departure_lateness": r.lateness.to_json(),
