@@ -19,7 +19,7 @@ pub enum RateCurve {
     /// bit/s, for ever.
     Constant(u64),
     /// bit/s from a schedule.
-    Scheduled(Cursor),
+    Scheduled(Box<Cursor>),
 }
 
 impl RateCurve {
@@ -98,7 +98,9 @@ mod tests {
 
     fn curve(points: Vec<(Nanos, u64)>) -> ServiceCurve {
         ServiceCurve {
-            rate: RateCurve::Scheduled(Schedule::steps(points, false, false).cursor(0, 0)),
+            rate: RateCurve::Scheduled(Box::new(
+                Schedule::steps(points, false, false).cursor(0, 0),
+            )),
         }
     }
 

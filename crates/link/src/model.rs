@@ -223,7 +223,9 @@ impl Link {
                 ServerState::Rate {
                     serializer: Serializer::new(first),
                     busy_until: start,
-                    curve: Some(curve(RateCurve::Scheduled(schedule.cursor(start, stream)))),
+                    curve: Some(curve(RateCurve::Scheduled(Box::new(
+                        schedule.cursor(start, stream),
+                    )))),
                 }
             }
             Server::Trace { trace, repeat } => ServerState::Trace {

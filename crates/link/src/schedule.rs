@@ -93,7 +93,7 @@ impl Schedule {
                 let mut rng = ChaCha8Rng::seed_from_u64(*seed ^ 0x7761_6c6b);
                 rng.set_stream(stream);
                 State::Walk {
-                    rng,
+                    rng: Box::new(rng),
                     value: *first,
                     next: start + every,
                 }
@@ -117,7 +117,7 @@ enum State {
         period: Nanos,
     },
     Walk {
-        rng: ChaCha8Rng,
+        rng: Box<ChaCha8Rng>,
         value: u64,
         next: Nanos,
     },
