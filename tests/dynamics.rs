@@ -118,8 +118,8 @@ fn ping_rtt_follows_a_square_wave_delay() {
         assert_eq!(*value as i64, if k % 2 == 0 { 10 * MS } else { 40 * MS });
     }
     // Each reply: "[1700000000.123456] 64 bytes from …: icmp_seq=3 ttl=64 time=20.1 ms".
-    let mut levels = [0usize; 3];
-    let mut checked = 0;
+    // Errors against the square wave, per level (20, 50 across a switch, 80 ms).
+    let mut levels: [Vec<f64>; 3] = Default::default();
     for line in stdout.lines().filter(|l| l.contains("time=")) {
         let stamp: f64 = line[1..line.find(']').unwrap()].parse().unwrap();
         let rtt: f64 = line
@@ -140,10 +140,13 @@ fn ping_rtt_follows_a_square_wave_delay() {
         if near_an_edge(sent) || near_an_edge(sent + there) {
             continue;
         }
-        checked += 1;
         let error = rtt - expected as f64 / 1e6;
+        // Never early (ping rounds to 0.1 ms), and at the level of the
+        // moment it was sent: the levels are 30 ms apart, so a ping timed
+        // against the wrong level is far off. A loaded machine may hold a
+        // ping back now and then, which the medians below tolerate.
         assert!(
-            error.abs() < 0.2,
+            (-0.1..5.0).contains(&error),
             "ping sent {:.3} s after the start: RTT {rtt} ms, the square wave gives {} ms\n{stdout}",
             sent as f64 / 1e9,
             expected / MS
@@ -152,13 +155,22 @@ fn ping_rtt_follows_a_square_wave_delay() {
             20 => 0,
             50 => 1,
             _ => 2,
-        }] += 1;
+        }]
+        .push(error);
     }
-    eprintln!(
-        "square wave: {checked} pings checked; at 20 / 50 (across a switch) / 80 ms: {levels:?}"
-    );
-    assert!(checked >= 40, "{stdout}");
-    assert!(levels[0] >= 10 && levels[2] >= 10, "{levels:?}");
+    let counts = levels.each_ref().map(Vec::len);
+    eprintln!("square wave: pings at 20 / 50 (across a switch) / 80 ms: {counts:?}");
+    assert!(counts[0] >= 10 && counts[2] >= 10, "{counts:?}\n{stdout}");
+    for (level, errors) in levels.iter_mut().enumerate().filter(|(_, e)| !e.is_empty()) {
+        errors.sort_by(f64::total_cmp);
+        let median = errors[errors.len() / 2];
+        eprintln!("  level {level}: median {median:+.3} ms over the square wave");
+        // Within 0.2 ms (ping prints 0.1 ms, so 80.2 may be 80.249).
+        assert!(
+            median < 0.25,
+            "level {level}: median error {median} ms\n{stdout}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -173,7 +185,12 @@ fn tcp_goodput_follows_a_rate_step() {
     let receiver = {
         let received = received.clone();
         std::thread::spawn(move || {
+            // The shell is gone before the sender's FIN can cross it, so
+            // the end of the data is a quiet second, not end-of-file.
             let (mut stream, _) = listener.accept().unwrap();
+            stream
+                .set_read_timeout(Some(std::time::Duration::from_secs(1)))
+                .unwrap();
             let mut buffer = vec![0u8; 1 << 16];
             while let Ok(n) = stream.read(&mut buffer) {
                 if n == 0 {
@@ -207,7 +224,11 @@ fn tcp_goodput_follows_a_rate_step() {
         "python3",
         &sender.display().to_string(),
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    if !out.status.success() {
+        // Unblock the receiver if the sender never connected.
+        let _ = std::net::TcpStream::connect(("127.0.0.1", port));
+        panic!("{}", text(&out.stderr));
+    }
     receiver.join().unwrap();
     let ((mono_origin, _), changes) = changes(&dir.join("0-link.emulog"));
     assert!(
