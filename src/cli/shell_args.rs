@@ -3,17 +3,22 @@
 
 use super::dynamics_args::{probability, DelayDynamicsArgs, LinkDynamicsArgs, LossDynamicsArgs};
 use super::UsageError;
+use aqm::QueueSpec;
 use clap::Parser;
 use emu_core::time::{format_duration, parse_duration, realtime_now, Nanos};
+use emu_core::trace::Trace;
 use emu_core::Rate;
-use link::{Server, Trace};
+use link::Server;
 use shells::{DirectionSpec, ShellSpec};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The queue a link gets when none is given: a Linux interface's default
-/// transmit queue of 1000 packets, tail-drop.
-pub const DEFAULT_LINK_QUEUE: &str = "droptail packets 1000";
+/// transmit queue of 1000 packets, tail-drop (`droptail packets 1000`).
+pub const DEFAULT_LINK_QUEUE: QueueSpec = QueueSpec::Droptail(aqm::Limits {
+    packets: Some(1000),
+    bytes: None,
+});
 
 #[derive(Parser)]
 #[command(
@@ -185,11 +190,11 @@ fn per_direction<'a>(
     Ok([pick(up, "uplink")?, pick(down, "downlink")?])
 }
 
-fn plain(delay: Nanos, server: Server, queue: &str, loss: link::Pattern) -> DirectionSpec {
+fn plain(delay: Nanos, server: Server, queue: QueueSpec, loss: link::Pattern) -> DirectionSpec {
     DirectionSpec {
         delay,
         server,
-        queue: queue.to_string(),
+        queue,
         loss,
         overhead: 0,
         dynamics: link::Dynamics::default(),
@@ -244,7 +249,7 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
         ..plain(
             d,
             Server::Unlimited,
-            "infinite",
+            QueueSpec::Infinite,
             link::Pattern::Bernoulli(0.0),
         )
     });
@@ -316,14 +321,12 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
             "link: --once needs a trace or a rate schedule (--uplink-trace, --downlink-trace, --rate-steps or --rate-trace)".into(),
         ));
     }
-    let both = args.queue.as_deref().unwrap_or(DEFAULT_LINK_QUEUE);
-    let queues = [
-        args.uplink_queue.as_deref().unwrap_or(both),
-        args.downlink_queue.as_deref().unwrap_or(both),
-    ];
-    for queue in queues {
-        aqm::parse_queue(queue).map_err(|e| UsageError(format!("link: --queue: {e}")))?;
-    }
+    // Each direction's own queue, else the shared one, else the default.
+    let queue = |own: &Option<String>| match own.as_deref().or(args.queue.as_deref()) {
+        Some(text) => QueueSpec::parse(text).map_err(|e| UsageError(format!("link: --queue: {e}"))),
+        None => Ok(DEFAULT_LINK_QUEUE),
+    };
+    let queues = [queue(&args.uplink_queue)?, queue(&args.downlink_queue)?];
     let mut description = if words[0] == words[1] {
         format!("link {}", words[0])
     } else {
@@ -336,10 +339,10 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
         description += word;
     }
     let mut servers = servers.into_iter();
-    let mut direction = |queue: &str| DirectionSpec {
+    let mut direction = |queue: QueueSpec| DirectionSpec {
         delay: 0,
         server: servers.next().expect("two servers"),
-        queue: queue.to_string(),
+        queue,
         loss: link::Pattern::Bernoulli(0.0),
         overhead: args.overhead,
         dynamics: link::Dynamics {
@@ -351,7 +354,8 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
             ..Default::default()
         },
     };
-    let directions = [direction(queues[0]), direction(queues[1])];
+    let [uplink_queue, downlink_queue] = queues;
+    let directions = [direction(uplink_queue), direction(downlink_queue)];
     Ok(ShellSpec {
         kind: "link",
         description,
@@ -412,7 +416,7 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
         ..plain(
             0,
             Server::Unlimited,
-            "infinite",
+            QueueSpec::Infinite,
             pattern.unwrap_or(link::Pattern::Bernoulli(p)),
         )
     });

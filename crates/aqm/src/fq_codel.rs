@@ -4,13 +4,19 @@
 //! active (new flows) priority over those with a standing queue (old flows).
 
 use crate::codel::{describe_codel, CodelParams, CodelVars, FlowQueue};
+use crate::spec::catalogue::Opt;
+use crate::spec::words::Words;
+use crate::spec::SpecError;
+use crate::{codel, flow_queues};
 use crate::{Outcome, Queue};
 use emu_core::log::DropReason;
+use emu_core::size::parse_count;
 use emu_core::{Nanos, Packet};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Parameters of fq_codel beyond CoDel's own (RFC 8290 §4, §5; tc-fq_codel).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FqCodelParams {
     pub codel: CodelParams,
     pub flows: usize,
@@ -253,6 +259,47 @@ impl Queue for FqCodel {
             ),
         )
     }
+}
+
+/// The options only fq_codel has.
+pub(crate) const OWN_OPTIONS: &[Opt] = &[
+    (
+        "drop_batch",
+        "N",
+        "64",
+        "most packets dropped from the fattest flow on overflow",
+    ),
+    (
+        "ecn | noecn",
+        "",
+        "ecn",
+        "mark ECT packets instead of dropping them",
+    ),
+];
+
+/// Reads fq_codel's options.
+pub(crate) fn parse(words: &mut Words) -> Result<FqCodelParams, SpecError> {
+    let mut p = FqCodelParams::default();
+    while let Some(keyword) = words.next_keyword() {
+        let queues = (
+            &mut p.limit,
+            &mut p.flows,
+            &mut p.quantum,
+            &mut p.memory_limit,
+        );
+        if flow_queues::option(words, keyword, queues)? {
+            continue;
+        }
+        match keyword {
+            "drop_batch" => p.drop_batch = words.value(keyword, parse_count)?.max(1) as u32,
+            _ => {
+                if !codel::option(words, keyword, &mut p.codel)? {
+                    return Err(words.unknown(keyword));
+                }
+            }
+        }
+    }
+    Ok(p)
 }
 
 #[cfg(test)]

@@ -7,14 +7,20 @@
 
 use crate::ecn::set_ce;
 use crate::pie::{PieParams, PieVars, UpdateTimer, MAX_PROB};
+use crate::spec::catalogue::Opt;
+use crate::spec::words::Words;
+use crate::spec::SpecError;
+use crate::{flow_queues, pie};
 use crate::{Outcome, Queue};
 use emu_core::log::{DropReason, Mark};
+use emu_core::size::parse_count;
 use emu_core::{Nanos, Packet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FqPieParams {
     /// PIE's parameters; `pie.limit` is the whole qdisc's packet limit.
     pub pie: PieParams,
@@ -209,6 +215,39 @@ impl Queue for FqPie {
             if p.pie.dq_rate_estimator { " dq_rate_estimator" } else { "" },
         )
     }
+}
+
+/// The options only fq_pie has.
+pub(crate) const OWN_OPTIONS: &[Opt] = &[(
+    "ecn_prob",
+    "PERCENT",
+    "10",
+    "mark rather than drop while p is at most this",
+)];
+
+/// Reads fq_pie's options.
+pub(crate) fn parse(words: &mut Words) -> Result<FqPieParams, SpecError> {
+    let mut p = FqPieParams::default();
+    while let Some(keyword) = words.next_keyword() {
+        let queues = (
+            &mut p.pie.limit,
+            &mut p.flows,
+            &mut p.quantum,
+            &mut p.memory_limit,
+        );
+        if flow_queues::option(words, keyword, queues)? {
+            continue;
+        }
+        match keyword {
+            "ecn_prob" => p.ecn_prob = words.value(keyword, parse_count)?.min(100) as u32,
+            _ => {
+                if !pie::option(words, keyword, &mut p.pie)? {
+                    return Err(words.unknown(keyword));
+                }
+            }
+        }
+    }
+    Ok(p)
 }
 
 #[cfg(test)]

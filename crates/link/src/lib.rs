@@ -15,7 +15,6 @@ mod model;
 pub mod outage;
 pub mod propagation;
 pub mod schedule;
-pub mod trace;
 
 pub use distribution::{Distribution, DistributionError};
 pub use jitter::JitterSpec;
@@ -24,4 +23,3 @@ pub use model::{Counters, Dynamics, Link, LinkConfig, Server};
 pub use outage::Outages;
 pub use propagation::DelayDynamics;
 pub use schedule::Schedule;
-pub use trace::{Trace, TraceError};

@@ -22,10 +22,10 @@ use crate::mangle::Mangle;
 use crate::outage::{OutageCursor, Outages};
 use crate::propagation::{DelayDynamics, Propagation};
 use crate::schedule::Schedule;
-use crate::trace::Trace;
 use aqm::{Outcome, Queue};
 use emu_core::log::{Change, Direction, DropReason, Event, LogSink, Record};
 use emu_core::rate::Serializer;
+use emu_core::trace::{Opportunities, Trace};
 use emu_core::{Nanos, Packet, Rate};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -138,13 +138,8 @@ enum ServerState {
         curve: Option<Box<ServiceCurve>>,
     },
     Trace {
-        trace: Arc<Trace>,
-        repeat: bool,
-        /// Absolute time of offset 0 of the current period.
-        period_start: Nanos,
-        next: usize,
+        opportunities: Opportunities,
         transit: Option<Transit>,
-        ended: bool,
     },
 }
 
@@ -229,12 +224,8 @@ impl Link {
                 }
             }
             Server::Trace { trace, repeat } => ServerState::Trace {
-                trace,
-                repeat,
-                period_start: start,
-                next: 0,
+                opportunities: trace.opportunities(start, repeat),
                 transit: None,
-                ended: false,
             },
         };
         let propagation = (!dynamics.delay.is_none()).then(|| {
@@ -310,7 +301,10 @@ impl Link {
 
     /// True once a trace run with `--once` has used its last opportunity.
     pub fn trace_ended(&self) -> bool {
-        matches!(self.server, ServerState::Trace { ended: true, .. })
+        match &self.server {
+            ServerState::Trace { opportunities, .. } => opportunities.is_ended(),
+            _ => false,
+        }
     }
 
     /// A packet arrives at `packet.arrival`.
@@ -469,49 +463,26 @@ impl Link {
                 }
             }
             ServerState::Trace {
-                trace,
-                repeat,
-                period_start,
-                next,
+                opportunities,
                 transit,
-                ended,
             } => {
-                while !*ended {
-                    let (offset, size) = trace.opportunity(*next);
-                    let when = *period_start + offset;
+                while let Some((when, size)) = opportunities.peek() {
                     if when > now {
                         break;
                     }
                     if transit.is_none() && self.queue.is_empty() {
                         // Nothing to send: every opportunity up to `now` is
                         // lost unused, so jump past them in one step.
-                        let period = trace.period();
-                        let elapsed = now - *period_start;
-                        if !*repeat && elapsed >= period {
-                            *ended = true;
-                            break;
-                        }
-                        *period_start += elapsed / period * period;
-                        *next = trace.first_after(now - *period_start);
-                        if *next == trace.len() {
-                            *next = 0;
-                            *period_start += period;
-                        }
+                        opportunities.skip_through(now);
                         break;
                     }
                     // Use this opportunity. As in Mahimahi, the opportunity
                     // is consumed first; reaching the end of a trace that
                     // does not repeat ends the link before its last
                     // opportunity delivers anything.
-                    *next += 1;
-                    if *next == trace.len() {
-                        *next = 0;
-                        if *repeat {
-                            *period_start += trace.period();
-                        } else {
-                            *ended = true;
-                            break;
-                        }
+                    opportunities.next();
+                    if opportunities.is_ended() {
+                        break;
                     }
                     if self.outage.as_deref_mut().is_some_and(|o| o.is_down(when)) {
                         continue; // an opportunity during an outage is lost
@@ -562,23 +533,17 @@ impl Link {
             ServerState::Rate { busy_until, .. } => (!self.queue.is_empty())
                 .then(|| (*busy_until).max(self.queue.next_ready().unwrap_or(0))),
             ServerState::Trace {
-                trace,
-                repeat,
-                period_start,
-                next,
+                opportunities,
                 transit,
-                ended,
             } => {
-                if *ended {
-                    None
-                } else if transit.is_some() || !self.queue.is_empty() {
-                    Some(*period_start + trace.opportunity(*next).0)
-                } else if !*repeat {
+                if transit.is_some() || !self.queue.is_empty() {
+                    opportunities.peek().map(|(when, _)| when)
+                } else {
                     // Idle, but the end of a trace run once is an event of
                     // its own: the shell stops there.
-                    Some(*period_start + trace.period())
-                } else {
-                    None
+                    opportunities
+                        .ends_at()
+                        .filter(|_| !opportunities.is_ended())
                 }
             }
         };

@@ -3,7 +3,7 @@
 //! rate steps and outages in the service, duplication and corruption in the
 //! accounting, and change records in the log.
 
-use aqm::parse_queue;
+use aqm::build_queue;
 use emu_core::log::{Change, Direction, Event, LogSink, Record};
 use emu_core::packet::build::ipv4_udp;
 use emu_core::{Nanos, Packet, Rate};
@@ -40,7 +40,7 @@ fn make(
             direction: Direction::Uplink,
             delay,
             server,
-            queue: parse_queue(queue).unwrap(),
+            queue: build_queue(queue).unwrap(),
             loss,
             max_packet: 1500,
             overhead: 0,
@@ -406,7 +406,7 @@ fn parameter_changes_are_logged_at_their_instants() {
 
 #[test]
 fn trace_opportunities_during_an_outage_are_lost() {
-    let trace = link::Trace::parse("#emu-trace us\n1000\n").unwrap();
+    let trace = emu_core::trace::Trace::parse("#emu-trace us\n1000\n").unwrap();
     let mut link = make(
         Server::Trace {
             trace: std::sync::Arc::new(trace),

@@ -9,6 +9,7 @@
 //! times, its capacity. The readers ([`crate::emu_input`],
 //! [`crate::mahimahi_input`]) turn their log formats into both.
 
+use crate::capacity::{trace_opportunities, Capacity};
 use crate::histogram::{Histogram, Rank};
 use crate::mahimahi_figures::{MahimahiFigures, MmAccumulator};
 use crate::series::{Bins, Step};
@@ -16,7 +17,6 @@ use emu_core::log::{Direction, DropReason, Mark};
 use emu_core::Nanos;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 const NS_PER_S: f64 = 1e9;
 
@@ -55,24 +55,6 @@ pub enum FlowSelection {
     Top(usize),
     /// These flow ids.
     Ids(Vec<u32>),
-}
-
-/// Where a shell's capacity comes from.
-#[derive(Debug, Clone)]
-pub enum Capacity {
-    /// No bottleneck (a delay or loss shell), or not recorded.
-    Unknown,
-    /// A constant rate in bit/s.
-    Rate(u64),
-    /// A delivery trace starting at `start` (from the report's time 0,
-    /// negative for a shell that started before it).
-    Trace {
-        trace: Arc<link::Trace>,
-        repeat: bool,
-        start: i64,
-    },
-    /// Delivery opportunities that appear in the log itself (Mahimahi's `#`).
-    Logged,
 }
 
 #[derive(Debug, Clone)]
@@ -914,48 +896,10 @@ fn capacity_bins(
             start,
         } => {
             let mut out = vec![0u64; bins];
-            for_each_opportunity(trace, *repeat, *start, from, to, |t, bytes| {
+            for (t, bytes) in trace_opportunities(trace, *repeat, *start, from, to) {
                 out[((t - from) / bin) as usize] += bytes as u64;
-            });
+            }
             Some(out)
-        }
-    }
-}
-
-/// Calls `f(time, bytes)` for every opportunity of a trace started at
-/// `start` that falls in `[from, to)`.
-pub(crate) fn for_each_opportunity(
-    trace: &link::Trace,
-    repeat: bool,
-    start: i64,
-    from: Nanos,
-    to: Nanos,
-    mut f: impl FnMut(Nanos, u32),
-) {
-    let period = trace.period() as i64;
-    let (from_i, to_i) = (from as i64, to as i64);
-    let first_lap = if repeat {
-        (from_i - start).max(0) / period
-    } else {
-        0
-    };
-    for lap in first_lap.. {
-        if !repeat && lap > 0 {
-            break;
-        }
-        let base = start + lap * period;
-        if base >= to_i {
-            break;
-        }
-        for i in 0..trace.len() {
-            let (offset, bytes) = trace.opportunity(i);
-            let t = base + offset as i64;
-            if t >= to_i {
-                break;
-            }
-            if t >= from_i {
-                f(t as Nanos, bytes);
-            }
         }
     }
 }
@@ -1001,24 +945,4 @@ fn shell_summary(acc: ShellAcc, from: Nanos, to: Nanos, bins: usize, bin: Nanos)
         mahimahi,
     };
     (summary, capacity, (bytes_mean, bytes_max))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn trace_opportunities_are_placed_from_the_shell_start() {
-        const MS: Nanos = 1_000_000;
-        let trace = link::Trace::parse("5\n10\n").unwrap();
-        let times = |repeat, start: i64| {
-            let mut out = Vec::new();
-            for_each_opportunity(&trace, repeat, start, 0, 20 * MS, |t, _| out.push(t / MS));
-            out
-        };
-        // Started 3 ms before time 0: opportunities at 2, 7, 12, 17 ms.
-        assert_eq!(times(true, -3 * (MS as i64)), vec![2, 7, 12, 17]);
-        assert_eq!(times(false, -3 * (MS as i64)), vec![2, 7]);
-        assert_eq!(times(true, 4 * MS as i64), vec![9, 14, 19]);
-    }
 }

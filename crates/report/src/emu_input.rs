@@ -10,8 +10,9 @@
 //! is bounded by what the path holds, not by the length of the log.
 
 use crate::analysis::{
-    Capacity, DirectionAnalysis, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched,
+    DirectionAnalysis, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched,
 };
+use crate::capacity::Capacity;
 use crate::keyed_fifo::pop_front;
 use emu_core::log::{Direction, Event, LogError, LogHeader, LogReader, Mark, Record};
 use emu_core::Nanos;
@@ -75,7 +76,7 @@ impl EmuRun {
                 };
                 if let Some(file) = h.traces.as_ref().and_then(|t| t[d].as_ref()) {
                     let trace_path = path.parent().unwrap_or(Path::new(".")).join(&file.file);
-                    match link::Trace::load(&trace_path) {
+                    match emu_core::trace::Trace::load(&trace_path) {
                         Ok(trace) => {
                             capacity = Capacity::Trace {
                                 trace: Arc::new(trace),

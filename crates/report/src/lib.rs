@@ -11,6 +11,7 @@
 //! [`figures`], [`plot`] and [`output`] draw and write.
 
 pub mod analysis;
+pub mod capacity;
 pub mod emu_input;
 pub mod figures;
 pub mod histogram;

@@ -9,8 +9,9 @@
 //! counts IP bytes, as for emu's own logs.
 
 use crate::analysis::{
-    Capacity, DirectionAnalysis, Options, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind,
+    DirectionAnalysis, Options, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind,
 };
+use crate::capacity::Capacity;
 use crate::mahimahi::TUN_HEADER;
 use emu_core::log::{Direction, DropReason};
 use emu_core::Nanos;

@@ -27,8 +27,8 @@ use std::time::Duration;
 pub struct DirectionSpec {
     pub delay: Nanos,
     pub server: Server,
-    /// A queue specification for `aqm::parse_queue`.
-    pub queue: String,
+    /// The queue, built when the shell's link is.
+    pub queue: aqm::QueueSpec,
     pub loss: link::Pattern,
     /// Bytes of framing charged per packet by the server.
     pub overhead: u32,
@@ -385,8 +385,7 @@ fn build_shell(
     let mut pumps = Vec::new();
     for (d, direction) in Direction::BOTH.into_iter().enumerate() {
         let dir_spec = &spec.directions[d];
-        let queue = aqm::parse_queue(&dir_spec.queue)
-            .map_err(|e| ShellError::new(format!("{}: {e}", spec.kind)))?;
+        let queue = dir_spec.queue.build();
         let loss = (!dir_spec.loss.is_none())
             .then(|| Loss::with_pattern(dir_spec.loss, spec.seed, (index * 2 + d) as u64));
         let link = Link::new(
@@ -722,7 +721,7 @@ mod tests {
             directions: std::array::from_fn(|_| DirectionSpec {
                 delay: 0,
                 server: Server::Unlimited,
-                queue: "infinite".into(),
+                queue: aqm::QueueSpec::Infinite,
                 loss: link::Pattern::Bernoulli(0.0),
                 overhead: 0,
                 dynamics: Default::default(),
@@ -735,7 +734,7 @@ mod tests {
                 direction: Direction::Uplink,
                 delay: 0,
                 server: Server::Unlimited,
-                queue: aqm::parse_queue("infinite").unwrap(),
+                queue: aqm::build_queue("infinite").unwrap(),
                 loss: None,
                 max_packet: 1500,
                 overhead: 0,
