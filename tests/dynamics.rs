@@ -144,9 +144,10 @@ fn ping_rtt_follows_a_square_wave_delay() {
         // Never early (ping rounds to 0.1 ms), and at the level of the
         // moment it was sent: the levels are 30 ms apart, so a ping timed
         // against the wrong level is far off. A loaded machine may hold a
-        // ping back now and then, which the medians below tolerate.
+        // ping back by a few ms now and then, which the medians below
+        // tolerate.
         assert!(
-            (-0.1..5.0).contains(&error),
+            (-0.1..15.0).contains(&error),
             "ping sent {:.3} s after the start: RTT {rtt} ms, the square wave gives {} ms\n{stdout}",
             sent as f64 / 1e9,
             expected / MS
