@@ -5,7 +5,7 @@ use super::dynamics_args::{probability, DelayDynamicsArgs, LinkDynamicsArgs, Los
 use super::UsageError;
 use aqm::QueueSpec;
 use clap::Parser;
-use emu_core::time::{format_duration, parse_duration, realtime_now, Nanos};
+use emu_core::time::{format_duration, parse_duration, Nanos};
 use emu_core::trace::Trace;
 use emu_core::Rate;
 use link::Server;
@@ -113,6 +113,10 @@ struct LossArgs {
     dynamics: LossDynamicsArgs,
 }
 
+/// The seed of a shell that draws no random numbers (delay, link): fixed,
+/// so its log header is the same from run to run.
+pub const NO_RANDOMNESS: Option<u64> = Some(0);
+
 pub enum Parsed {
     Spec(Box<ShellSpec>),
     /// Help or version was printed.
@@ -203,7 +207,7 @@ fn plain(delay: Nanos, server: Server, queue: QueueSpec, loss: link::Pattern) ->
 
 /// A seed from the clock when none is given (it is recorded in the log).
 fn seed_or_clock(seed: Option<u64>) -> u64 {
-    seed.unwrap_or_else(|| realtime_now() ^ ((std::process::id() as u64) << 32))
+    seed.unwrap_or_else(|| emu_core::time::realtime_now() ^ ((std::process::id() as u64) << 32))
 }
 
 fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
@@ -224,6 +228,7 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
         }
         delays[d] = parse_duration(text).map_err(|e| UsageError(format!("delay: {e}")))?;
     }
+    let random = args.dynamics.jitter.is_some() || args.dynamics.walk.is_some();
     let seed = seed_or_clock(args.dynamics.seed);
     let base = args.time.as_ref().map(|_| delays[0]);
     let (dynamics, words) = args.dynamics.parse(base, seed)?;
@@ -257,7 +262,8 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
         kind: "delay",
         description,
         directions,
-        seed,
+        // Jitter and the walk draw from the seed; else there is none.
+        seed: if random { Some(seed) } else { NO_RANDOMNESS },
     })
 }
 
@@ -270,6 +276,7 @@ pub(crate) fn load_trace(path: &std::path::Path, once: bool) -> Result<Server, U
 }
 
 fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
+    let random = args.dynamics.onoff_exp.is_some();
     let seed = seed_or_clock(args.dynamics.seed);
     let dynamics = args.dynamics.parse(args.once, seed)?;
     if dynamics.server.is_some()
@@ -360,7 +367,8 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
         kind: "link",
         description,
         directions,
-        seed,
+        // Random outages draw from the seed; else there is none.
+        seed: if random { Some(seed) } else { NO_RANDOMNESS },
     })
 }
 
@@ -396,7 +404,6 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
             "loss: a bursty loss model applies to both directions: give PROB, not --uplink/--downlink".into(),
         ));
     }
-    let seed = seed_or_clock(args.seed);
     let mut description = if markov || (mangles && args.prob.is_none()) {
         "loss".to_string()
     } else if probabilities[0] == probabilities[1] {
@@ -424,7 +431,8 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
         kind: "loss",
         description,
         directions,
-        seed,
+        // None: the shells pick one from the clock and log it.
+        seed: args.seed,
     })
 }
 
@@ -495,7 +503,7 @@ mod tests {
         let s = spec("loss 0.1 --seed 5").unwrap();
         assert_eq!(
             (s.directions[0].loss, s.seed),
-            (link::Pattern::Bernoulli(0.1), 5)
+            (link::Pattern::Bernoulli(0.1), Some(5))
         );
         assert!(spec("loss 1.5")
             .unwrap_err()
@@ -511,7 +519,7 @@ mod tests {
         assert_eq!((jitter.sigma, jitter.correlation), (5_000_000, 0.25));
         assert_eq!(jitter.distribution.name(), "pareto");
         assert_eq!(s.directions[0].delay, 40_000_000);
-        assert_eq!(s.seed, 3);
+        assert_eq!(s.seed, Some(3));
         assert!(
             s.description.contains("jitter 5 ms pareto 25%"),
             "{}",

@@ -23,7 +23,7 @@ use crate::outage::{OutageCursor, Outages};
 use crate::propagation::{DelayDynamics, Propagation};
 use crate::schedule::Schedule;
 use aqm::{Outcome, Queue};
-use emu_core::log::{Change, Direction, DropReason, Event, LogSink, Record};
+use emu_core::log::{Change, Direction, DropCounts, DropReason, Event, LogSink, Record};
 use emu_core::rate::Serializer;
 use emu_core::trace::{Opportunities, Trace};
 use emu_core::{Nanos, Packet, Rate};
@@ -95,8 +95,7 @@ pub struct Counters {
     pub arrived_bytes: u64,
     pub delivered: u64,
     pub delivered_bytes: u64,
-    /// Indexed by `DropReason as usize`.
-    pub dropped: [u64; 8],
+    pub dropped: DropCounts,
     pub marked_ce: u64,
     pub marked_ect1: u64,
     /// Copies made by the path (each then delivered, dropped or queued).
@@ -107,11 +106,11 @@ pub struct Counters {
 
 impl Counters {
     pub fn dropped_total(&self) -> u64 {
-        self.dropped.iter().sum()
+        self.dropped.total()
     }
 
     pub fn dropped_by(&self, reason: DropReason) -> u64 {
-        self.dropped[reason as usize]
+        self.dropped.get(reason)
     }
 }
 
@@ -611,7 +610,7 @@ impl Link {
     }
 
     fn drop_packet(&mut self, packet: Packet, reason: DropReason, at: Nanos, sojourn: Nanos) {
-        self.counters.dropped[reason as usize] += 1;
+        self.counters.dropped.add(reason);
         self.record(at, &packet, Event::Drop, reason as u8, sojourn);
     }
 

@@ -2,6 +2,7 @@
 //! a window: a constant rate, a delivery trace placed from the shell's
 //! start, or opportunities written in the log itself (Mahimahi's `#`).
 
+use crate::series::Bins;
 use emu_core::trace::{Opportunity, Trace};
 use emu_core::Nanos;
 use std::sync::Arc;
@@ -22,6 +23,46 @@ pub enum Capacity {
     },
     /// Delivery opportunities that appear in the log itself (Mahimahi's `#`).
     Logged,
+}
+
+impl Capacity {
+    /// Bytes the shell could deliver in each of `bins` bins of `bin` from
+    /// `from` (the last one ending at `to`), None without a capacity.
+    /// `logged` holds the opportunities a Mahimahi log wrote down.
+    pub(crate) fn per_bin(
+        &self,
+        logged: &Bins,
+        from: Nanos,
+        to: Nanos,
+        bins: usize,
+        bin: Nanos,
+    ) -> Option<Vec<u64>> {
+        match self {
+            Capacity::Unknown => None,
+            Capacity::Logged => Some(logged.dense(bins)),
+            Capacity::Rate(bps) => Some(
+                (0..bins as u64)
+                    .map(|b| {
+                        let start = from + b * bin;
+                        let stop = (start + bin).min(to);
+                        (*bps as u128 * stop.saturating_sub(start) as u128 / 8 / 1_000_000_000)
+                            as u64
+                    })
+                    .collect(),
+            ),
+            Capacity::Trace {
+                trace,
+                repeat,
+                start,
+            } => {
+                let mut out = vec![0u64; bins];
+                for (t, bytes) in trace_opportunities(trace, *repeat, *start, from, to) {
+                    out[((t - from) / bin) as usize] += bytes as u64;
+                }
+                Some(out)
+            }
+        }
+    }
 }
 
 /// The opportunities of a trace started at `start` (from the report's

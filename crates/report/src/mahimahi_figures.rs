@@ -8,7 +8,7 @@
 
 use crate::capacity::{trace_opportunities, Capacity};
 use crate::histogram::{Histogram, Rank};
-use crate::mahimahi::TUN_HEADER;
+use crate::mahimahi_writer::TUN_HEADER;
 use emu_core::Nanos;
 use serde::Serialize;
 use std::collections::HashMap;

@@ -9,10 +9,9 @@
 //! order), holding one record per file and the packets in flight: memory
 //! is bounded by what the path holds, not by the length of the log.
 
-use crate::analysis::{
-    DirectionAnalysis, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched,
-};
+use crate::analysis::DirectionAnalysis;
 use crate::capacity::Capacity;
+use crate::events::{PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched};
 use crate::keyed_fifo::pop_front;
 use emu_core::log::{Direction, Event, LogError, LogHeader, LogReader, Mark, Record};
 use emu_core::Nanos;
