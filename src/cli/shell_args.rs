@@ -5,7 +5,7 @@ use super::dynamics_args::{probability, DelayDynamicsArgs, LinkDynamicsArgs, Los
 use super::UsageError;
 use aqm::QueueSpec;
 use clap::Parser;
-use emu_core::time::{format_duration, parse_duration, Nanos};
+use emu_core::time::{format_duration, parse_duration};
 use emu_core::trace::Trace;
 use emu_core::Rate;
 use link::Server;
@@ -194,7 +194,12 @@ fn per_direction<'a>(
     Ok([pick(up, "uplink")?, pick(down, "downlink")?])
 }
 
-fn plain(delay: Nanos, server: Server, queue: QueueSpec, loss: link::Pattern) -> DirectionSpec {
+fn plain(
+    delay: emu_core::Nanos,
+    server: Server,
+    queue: QueueSpec,
+    loss: link::Pattern,
+) -> DirectionSpec {
     DirectionSpec {
         delay,
         server,
@@ -347,10 +352,8 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
     }
     let mut servers = servers.into_iter();
     let mut direction = |queue: QueueSpec| DirectionSpec {
-        delay: 0,
         server: servers.next().expect("two servers"),
         queue,
-        loss: link::Pattern::Bernoulli(0.0),
         overhead: args.overhead,
         dynamics: link::Dynamics {
             delay: link::DelayDynamics {
@@ -360,6 +363,7 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
             outages: dynamics.outages.clone(),
             ..Default::default()
         },
+        ..DirectionSpec::pass_through()
     };
     let [uplink_queue, downlink_queue] = queues;
     let directions = [direction(uplink_queue), direction(downlink_queue)];

@@ -87,7 +87,7 @@ fn run(link: &mut Link, arrivals: Vec<Packet>) -> Vec<(Nanos, u16)> {
         let c = link.counters();
         assert_eq!(
             c.arrived + c.duplicated,
-            c.delivered + c.dropped_total() + link.queued(),
+            c.delivered + c.dropped_total() + link.packets_inside(),
             "read + duplicated = delivered + dropped + queued"
         );
     }
@@ -330,7 +330,7 @@ fn duplicates_and_corruption_are_counted_and_logged() {
     let out = run(&mut link, arrivals);
     let c = link.counters().clone();
     assert_eq!(c.delivered, out.len() as u64);
-    assert_eq!(link.queued(), 0);
+    assert_eq!(link.packets_inside(), 0);
     assert_eq!(c.arrived + c.duplicated, c.delivered + c.dropped_total());
     assert!((c.duplicated as f64 / 20_000.0 - 0.1 * (1.0 - 0.032)).abs() < 0.01);
     assert!(c.dropped_total() > c.dropped_by(emu_core::log::DropReason::Loss));
