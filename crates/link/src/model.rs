@@ -185,6 +185,7 @@ impl Facts {
 ///         loss: None,
 ///         max_packet: 1500,
 ///         overhead: 0,
+///         dynamics: Default::default(),
 ///     },
 ///     0,
 ///     LogSink::disabled(),
