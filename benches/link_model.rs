@@ -8,7 +8,10 @@ use emu_core::log::{Direction, LogSink};
 use emu_core::packet::build::ipv4_udp;
 use emu_core::trace::Trace;
 use emu_core::{Packet, Rate};
-use link::{Link, LinkConfig, Loss, Server};
+use link::{
+    DelayDynamics, Distribution, Dynamics, JitterSpec, Link, LinkConfig, Loss, Outages, Schedule,
+    Server,
+};
 use std::sync::Arc;
 
 const PACKETS: usize = 10_000;
@@ -34,6 +37,10 @@ fn packets() -> Vec<Packet> {
 }
 
 fn link(server: Server, queue: &str, loss: Option<Loss>) -> Link {
+    link_with(server, queue, loss, Dynamics::default())
+}
+
+fn link_with(server: Server, queue: &str, loss: Option<Loss>, dynamics: Dynamics) -> Link {
     Link::new(
         LinkConfig {
             shell: 0,
@@ -44,6 +51,7 @@ fn link(server: Server, queue: &str, loss: Option<Loss>) -> Link {
             loss,
             max_packet: 1500,
             overhead: 0,
+            dynamics,
         },
         0,
         LogSink::disabled(),
@@ -97,6 +105,45 @@ fn bench(c: &mut Criterion) {
                     },
                     "droptail packets 1000",
                     None,
+                )
+            }),
+        ),
+        (
+            // Path dynamics: a square-wave delay with correlated jitter in
+            // FIFO order, behind a rate that steps, with outages.
+            "rate_steps_outage_square_jitter",
+            Box::new(move || {
+                let steps = Schedule::steps(
+                    vec![
+                        (0, 10_000_000_000),
+                        (5_000_000, 5_000_000_000),
+                        (10_000_000, 10_000_000_000),
+                    ],
+                    true,
+                    false,
+                );
+                link_with(
+                    Server::Schedule(steps),
+                    "droptail packets 1000",
+                    None,
+                    Dynamics {
+                        delay: DelayDynamics {
+                            schedule: Some(Schedule::square(
+                                20_000_000, 40_000_000, 4_000_000, 0.5,
+                            )),
+                            jitter: Some(JitterSpec {
+                                sigma: 1_000_000,
+                                correlation: 0.25,
+                                distribution: Distribution::Normal,
+                            }),
+                            ..Default::default()
+                        },
+                        outages: Some(Outages::Periodic {
+                            up: 3_000_000,
+                            down: 100_000,
+                        }),
+                        ..Default::default()
+                    },
                 )
             }),
         ),

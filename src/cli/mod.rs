@@ -3,6 +3,7 @@
 //! `emu completions`, `emu man`): one clap parser, so every level has its
 //! `--help`, and completions and the man page come from the same source.
 
+mod dynamics_args;
 mod log_command;
 mod mahimahi;
 mod report_command;

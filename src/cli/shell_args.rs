@@ -4,6 +4,7 @@
 //! parser as a subcommand; every later one (after `--`) by the same
 //! subcommand enum through [`parse`], so both read the same options.
 
+use super::dynamics_args::{probability, DelayDynamicsArgs, LinkDynamicsArgs, LossDynamicsArgs};
 use super::UsageError;
 use aqm::QueueSpec;
 use clap::{Args, Parser, Subcommand};
@@ -28,7 +29,10 @@ pub enum ShellCommand {
     /// One-way propagation delay in both directions.
     #[command(
         after_help = "TIME is a decimal number with an optional unit ns, us, ms or s; a bare number is milliseconds.\n\
-Example: emu delay 40 -- ping $EMU_BASE"
+A packet gets the delay in force when it enters the delay line; packets never overtake each other\n\
+unless --reorder, so a fall in delay empties the line in a burst. Jitter, schedules and the walk\n\
+apply to both directions.\n\
+Examples: emu delay 40 -- ping $EMU_BASE\n          emu delay 40ms --jitter 5ms --correlation 25% -- ping $EMU_BASE\n          emu delay --square 40ms:190ms:10s -- ping $EMU_BASE"
     )]
     Delay(DelayArgs),
     /// A bottleneck: a queue drained at a constant rate or along a delivery trace.
@@ -43,9 +47,10 @@ as tc sets it up, with no bottleneck but its shaper.\n\
 Example: emu link 10mbit --queue \"droptail packets 100\" -- iperf3 -c $EMU_BASE"
     )]
     Link(LinkArgs),
-    /// Independent random loss.
-    #[command(after_help = "PROB is a probability from 0 to 1 (0.01 = 1%).\n\
-Every run with the same --seed loses the same packets.")]
+    /// Random loss: independent, in bursts (Gilbert-Elliott, netem's 4 states); duplication, corruption.
+    #[command(after_help = "PROB is a probability written 1% or 0.01.\n\
+Every run with the same --seed loses the same packets.\n\
+Examples: emu loss 1% -- cmd; emu loss 1% --burst 4 -- cmd; emu loss --gemodel 1% 30% -- cmd")]
     Loss(LossArgs),
 }
 
@@ -60,14 +65,17 @@ pub struct Inner {
 
 #[derive(Args)]
 pub struct DelayArgs {
-    /// Delay applied in each direction.
+    /// Delay applied in each direction (optional with a schedule: its base).
+    #[arg(allow_hyphen_values = true)]
     time: Option<String>,
     /// Delay of packets leaving the shell (overrides TIME).
-    #[arg(long, value_name = "TIME")]
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     uplink: Option<String>,
     /// Delay of packets entering the shell (overrides TIME).
-    #[arg(long, value_name = "TIME")]
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     downlink: Option<String>,
+    #[command(flatten)]
+    dynamics: DelayDynamicsArgs,
     #[command(flatten)]
     pub inner: Inner,
 }
@@ -106,12 +114,14 @@ pub struct LinkArgs {
     #[arg(long, value_name = "SPEC")]
     downlink_queue: Option<String>,
     #[command(flatten)]
+    dynamics: LinkDynamicsArgs,
+    #[command(flatten)]
     pub inner: Inner,
 }
 
 #[derive(Args)]
 pub struct LossArgs {
-    /// Loss probability in both directions.
+    /// Loss probability in both directions (with --burst: the mean loss rate).
     prob: Option<String>,
     /// Loss probability of packets leaving the shell (overrides PROB).
     #[arg(long, value_name = "PROB")]
@@ -122,6 +132,8 @@ pub struct LossArgs {
     /// Seed of the random generator [default: from the clock, recorded in the log].
     #[arg(long)]
     seed: Option<u64>,
+    #[command(flatten)]
+    dynamics: LossDynamicsArgs,
     #[command(flatten)]
     pub inner: Inner,
 }
@@ -198,13 +210,36 @@ fn per_direction<'a>(
     Ok([pick(up, "uplink")?, pick(down, "downlink")?])
 }
 
+/// A seed from the clock when none is given (it is recorded in the log).
+fn seed_or_clock(seed: Option<u64>) -> u64 {
+    seed.unwrap_or_else(|| emu_core::time::realtime_now() ^ ((std::process::id() as u64) << 32))
+}
+
 fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
-    let texts = per_direction("delay", "time", &args.time, &args.uplink, &args.downlink)?;
+    let scheduled = args.dynamics.has_schedule();
+    let zero = Some("0".to_string());
+    let both = if scheduled && args.time.is_none() {
+        &zero
+    } else {
+        &args.time
+    };
+    let texts = per_direction("delay", "time", both, &args.uplink, &args.downlink)?;
     let mut delays = [0; 2];
     for (d, text) in texts.iter().enumerate() {
+        if text.trim_start().starts_with('-') {
+            return Err(UsageError(format!(
+                "delay: '{text}' is a negative delay; a delay is 0 or more (e.g. 40ms)"
+            )));
+        }
         delays[d] = parse_duration(text).map_err(|e| UsageError(format!("delay: {e}")))?;
     }
-    let description = if delays[0] == delays[1] {
+    let random = args.dynamics.jitter.is_some() || args.dynamics.walk.is_some();
+    let seed = seed_or_clock(args.dynamics.seed);
+    let base = args.time.as_ref().map(|_| delays[0]);
+    let (dynamics, words) = args.dynamics.parse(base, seed)?;
+    let mut description = if scheduled && args.time.is_none() {
+        "delay".to_string()
+    } else if delays[0] == delays[1] {
         format!("delay {}", format_duration(delays[0]))
     } else {
         format!(
@@ -213,14 +248,23 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
             format_duration(delays[1])
         )
     };
+    for word in words {
+        description += &format!(" {word}");
+    }
+    let directions = delays.map(|d| DirectionSpec {
+        dynamics: link::Dynamics {
+            delay: dynamics.clone(),
+            ..Default::default()
+        },
+        delay: d,
+        ..DirectionSpec::pass_through()
+    });
     Ok(ShellSpec {
         kind: "delay",
         description,
-        directions: delays.map(|delay| DirectionSpec {
-            delay,
-            ..DirectionSpec::pass_through()
-        }),
-        seed: NO_RANDOMNESS,
+        directions,
+        // Jitter and the walk draw from the seed; else there is none.
+        seed: if random { Some(seed) } else { NO_RANDOMNESS },
     })
 }
 
@@ -233,14 +277,32 @@ pub(crate) fn load_trace(path: &std::path::Path, once: bool) -> Result<Server, U
 }
 
 fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
+    let random = args.dynamics.onoff_exp.is_some();
+    let seed = seed_or_clock(args.dynamics.seed);
+    let dynamics = args.dynamics.parse(args.once, seed)?;
+    if dynamics.server.is_some()
+        && (args.rate.is_some()
+            || args.uplink.is_some()
+            || args.downlink.is_some()
+            || args.uplink_trace.is_some()
+            || args.downlink_trace.is_some())
+    {
+        return Err(UsageError(
+            "link: --rate-steps and --rate-trace give the rate of both directions: leave out RATE, --uplink, --downlink and the traces".into(),
+        ));
+    }
+    let mut servers = Vec::new();
+    let mut words = Vec::new();
+    if let Some(server) = &dynamics.server {
+        servers = vec![server.clone(), server.clone()];
+        words = vec![String::new(), String::new()];
+    }
     // Each direction's own queue, else the shared one, else the default.
     let queue = |own: &Option<String>| match own.as_deref().or(args.queue.as_deref()) {
         Some(text) => QueueSpec::parse(text).map_err(|e| UsageError(format!("link: --queue: {e}"))),
         None => Ok(DEFAULT_LINK_QUEUE),
     };
     let queues = [queue(&args.uplink_queue)?, queue(&args.downlink_queue)?];
-    let mut servers = Vec::new();
-    let mut words = Vec::new();
     for ((name, rate, trace), queue) in [
         ("uplink", &args.uplink, &args.uplink_trace),
         ("downlink", &args.downlink, &args.downlink_trace),
@@ -248,6 +310,9 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
     .into_iter()
     .zip(&queues)
     {
+        if dynamics.server.is_some() {
+            break;
+        }
         let server = match (rate.as_ref().or(if trace.is_none() { args.rate.as_ref() } else { None }), trace) {
             (_, Some(path)) => {
                 words.push(path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned()));
@@ -265,26 +330,44 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
                 Server::Unlimited
             }
             (None, None) => {
-                return Err(UsageError(format!("link: no rate for the {name}: give RATE, --{name} RATE, --{name}-trace FILE, or a queue that shapes (--queue \"cake bandwidth 10mbit\") (see emu link --help)")))
+                return Err(UsageError(format!("link: no rate for the {name}: give RATE, --{name} RATE, --{name}-trace FILE, a rate schedule, or a queue that shapes (--queue \"cake bandwidth 10mbit\") (see emu link --help)")))
             }
         };
         servers.push(server);
     }
-    if args.once && args.uplink_trace.is_none() && args.downlink_trace.is_none() {
+    if args.once
+        && args.uplink_trace.is_none()
+        && args.downlink_trace.is_none()
+        && dynamics.server.is_none()
+    {
         return Err(UsageError(
-            "link: --once needs a trace (--uplink-trace or --downlink-trace)".into(),
+            "link: --once needs a trace or a rate schedule (--uplink-trace, --downlink-trace, --rate-steps or --rate-trace)".into(),
         ));
     }
-    let description = if words[0] == words[1] {
+    let mut description = if words[0] == words[1] {
         format!("link {}", words[0])
     } else {
         format!("link up {} down {}", words[0], words[1])
     };
+    for word in &dynamics.words {
+        if !description.ends_with(' ') {
+            description.push(' ');
+        }
+        description += word;
+    }
     let mut servers = servers.into_iter();
     let mut direction = |queue: QueueSpec| DirectionSpec {
         server: servers.next().expect("two servers"),
         queue,
         overhead: args.overhead,
+        dynamics: link::Dynamics {
+            delay: link::DelayDynamics {
+                aggregate: dynamics.aggregate,
+                ..Default::default()
+            },
+            outages: dynamics.outages.clone(),
+            ..Default::default()
+        },
         ..DirectionSpec::pass_through()
     };
     let [uplink_queue, downlink_queue] = queues;
@@ -293,32 +376,66 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
         kind: "link",
         description,
         directions,
-        seed: NO_RANDOMNESS,
+        // Random outages draw from the seed; else there is none.
+        seed: if random { Some(seed) } else { NO_RANDOMNESS },
     })
 }
 
 fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
-    let texts = per_direction("loss", "prob", &args.prob, &args.uplink, &args.downlink)?;
+    let markov = args.dynamics.is_markov();
+    let mangles = args.dynamics.duplicate.is_some() || args.dynamics.corrupt.is_some();
+    let none = Some("0".to_string());
+    // With a Markov model or only duplication/corruption, PROB may be left out.
+    let both = if (markov || mangles) && args.prob.is_none() {
+        &none
+    } else {
+        &args.prob
+    };
+    if let (true, Some(prob)) = (markov, &args.prob) {
+        return Err(UsageError(format!(
+            "loss: '{prob}' is left over: --gemodel (up to 4 values) and --state (up to 5) give the loss themselves, so leave out PROB"
+        )));
+    }
+    if args.dynamics.burst.is_some() && args.prob.is_none() {
+        return Err(UsageError(
+            "loss: --burst needs PROB, the mean loss rate (e.g. emu loss 1% --burst 4)".into(),
+        ));
+    }
+    let texts = per_direction("loss", "prob", both, &args.uplink, &args.downlink)?;
     let mut probabilities = [0.0; 2];
     for (d, text) in texts.iter().enumerate() {
-        probabilities[d] = text
-            .parse::<f64>()
-            .ok()
-            .filter(|p| (0.0..=1.0).contains(p))
-            .ok_or_else(|| UsageError(format!("loss: '{text}' is not a probability: expected a number from 0 to 1, e.g. 0.01 for 1%")))?;
+        probabilities[d] = probability("loss", "prob", text)
+            .map_err(|e| UsageError(e.0.replace("loss: --prob: ", "loss: PROB: ")))?;
     }
-    let description = if probabilities[0] == probabilities[1] {
+    let (pattern, duplicate, corrupt) = args.dynamics.parse(Some(probabilities[0]))?;
+    if pattern.is_some() && probabilities[0] != probabilities[1] {
+        return Err(UsageError(
+            "loss: a bursty loss model applies to both directions: give PROB, not --uplink/--downlink".into(),
+        ));
+    }
+    let mut description = if markov || (mangles && args.prob.is_none()) {
+        "loss".to_string()
+    } else if probabilities[0] == probabilities[1] {
         format!("loss {}", probabilities[0])
     } else {
         format!("loss up {} down {}", probabilities[0], probabilities[1])
     };
+    for word in args.dynamics.words() {
+        description += &format!(" {word}");
+    }
+    let directions = probabilities.map(|p| DirectionSpec {
+        dynamics: link::Dynamics {
+            duplicate,
+            corrupt,
+            ..Default::default()
+        },
+        loss: pattern.clone().unwrap_or(link::Pattern::Bernoulli(p)),
+        ..DirectionSpec::pass_through()
+    });
     Ok(ShellSpec {
         kind: "loss",
         description,
-        directions: probabilities.map(|p| DirectionSpec {
-            loss: link::Pattern::Bernoulli(p),
-            ..DirectionSpec::pass_through()
-        }),
+        directions,
         // None: the shells pick one from the clock and log it.
         seed: args.seed,
     })
@@ -416,5 +533,192 @@ mod tests {
             .unwrap_err()
             .contains("'1.5' is not a probability"));
         assert!(spec("loss 0.1 --seed x").is_err());
+    }
+
+    #[test]
+    fn delay_dynamics_forms() {
+        let s = spec("delay 40ms --jitter 5ms --correlation 25% --distribution pareto --seed 3")
+            .unwrap();
+        let jitter = s.directions[0].dynamics.delay.jitter.clone().unwrap();
+        assert_eq!((jitter.sigma, jitter.correlation), (5_000_000, 0.25));
+        assert_eq!(jitter.distribution.name(), "pareto");
+        assert_eq!(s.directions[0].delay, 40_000_000);
+        assert_eq!(s.seed, Some(3));
+        assert!(
+            s.description.contains("jitter 5 ms pareto 25%"),
+            "{}",
+            s.description
+        );
+        let s = spec("delay --square 40ms:190ms:10s").unwrap();
+        assert_eq!(
+            s.directions[1].dynamics.delay.schedule,
+            Some(link::Schedule::square(
+                40_000_000,
+                190_000_000,
+                10_000_000_000,
+                0.5
+            ))
+        );
+        let s = spec("delay --steps 0s=40ms,10s=190ms --once").unwrap();
+        assert_eq!(
+            s.directions[0].dynamics.delay.schedule,
+            Some(link::Schedule::steps(
+                vec![(0, 40_000_000), (10_000_000_000, 190_000_000)],
+                false,
+                false
+            ))
+        );
+        assert!(matches!(
+            spec("delay 50 --walk 20ms:100ms:1ms:10ms")
+                .unwrap()
+                .directions[0]
+                .dynamics
+                .delay
+                .schedule,
+            Some(link::Schedule::Walk {
+                first: 50_000_000,
+                ..
+            })
+        ));
+        assert!(
+            spec("delay 40 --reorder").unwrap().directions[0]
+                .dynamics
+                .delay
+                .reorder
+        );
+        for (bad, message) in [
+            ("delay -5ms", "'-5ms' is a negative delay"),
+            (
+                "delay 40 --jitter 5ms --correlation 101%",
+                "--correlation: '101%' is not a probability: it is outside 0 to 100%",
+            ),
+            (
+                "delay --steps 0s=1ms,2s=2ms,1s=3ms",
+                "--steps: times must increase",
+            ),
+            ("delay --steps 1s=1ms", "first time must be 0"),
+            (
+                "delay 40 --jitter 5ms --distribution /nonexistent.dist",
+                "/nonexistent.dist: cannot read it",
+            ),
+            ("delay --square 40ms:190ms", "is not LOW:HIGH:PERIOD"),
+            ("delay --square 1:2:3 --steps 0s=1", "cannot be used with"),
+            ("delay 40 --once", "--once needs --steps or --delay-trace"),
+            ("delay 40 --correlation 5%", "--jitter"),
+        ] {
+            let e = spec(bad).unwrap_err();
+            assert!(e.contains(message), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn link_dynamics_forms() {
+        let s = spec(
+            "link --rate-steps 0s=100mbit,10s=20mbit,20s=100mbit --outage 5s:1s --aggregate 4ms",
+        )
+        .unwrap();
+        assert!(matches!(
+            s.directions[0].server,
+            Server::Schedule(link::Schedule::Steps { repeat: true, .. })
+        ));
+        assert!(s.directions[1].dynamics.outages.is_some());
+        assert_eq!(s.directions[0].dynamics.delay.aggregate, Some(4_000_000));
+        let s = spec("link --rate-steps 0s=100mbit,10s=20mbit --once").unwrap();
+        assert!(matches!(
+            s.directions[0].server,
+            Server::Schedule(link::Schedule::Steps { repeat: false, .. })
+        ));
+        assert!(matches!(
+            spec("link 10mbit --onoff-exp 1s:200ms --seed 4")
+                .unwrap()
+                .directions[0]
+                .dynamics
+                .outages,
+            Some(link::Outages::Exponential { seed: 4, .. })
+        ));
+        for (bad, message) in [
+            (
+                "link --rate-steps 0s=1mbit,5s=2mbit,5s=3mbit",
+                "times must increase",
+            ),
+            ("link 10mbit --rate-steps 0s=1mbit", "leave out RATE"),
+            ("link --rate-steps 0s=0mbit", "above zero"),
+            ("link 10mbit --outage 10s", "is not two times"),
+            (
+                "link 10mbit --outage 1s:1s --onoff 1s:1s",
+                "cannot be used with",
+            ),
+        ] {
+            let e = spec(bad).unwrap_err();
+            assert!(e.contains(message), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn loss_dynamics_forms() {
+        assert_eq!(
+            spec("loss 1%").unwrap().directions[0].loss,
+            link::Pattern::Bernoulli(0.01)
+        );
+        assert_eq!(
+            spec("loss --gemodel 1% 30%").unwrap().directions[0].loss,
+            link::Pattern::GilbertElliott {
+                p: 0.01,
+                r: 0.3,
+                bad_loss: 1.0,
+                good_loss: 0.0
+            }
+        );
+        // netem's defaults: r = 1 - p.
+        assert_eq!(
+            spec("loss --gemodel 0.1").unwrap().directions[0].loss,
+            link::Pattern::GilbertElliott {
+                p: 0.1,
+                r: 0.9,
+                bad_loss: 1.0,
+                good_loss: 0.0
+            }
+        );
+        assert_eq!(
+            spec("loss --state 1%").unwrap().directions[0].loss,
+            link::Pattern::FourState {
+                p13: 0.01,
+                p31: 0.99,
+                p32: 0.0,
+                p23: 1.0,
+                p14: 0.0
+            }
+        );
+        // --burst 4 at 1% mean loss: r = 1/4, p = 0.01 * 0.25 / 0.99.
+        match spec("loss 1% --burst 4").unwrap().directions[0].loss {
+            link::Pattern::GilbertElliott { p, r, .. } => {
+                assert_eq!(r, 0.25);
+                assert!((p / (p + r) - 0.01).abs() < 1e-12);
+            }
+            other => panic!("{other:?}"),
+        }
+        let s = spec("loss --duplicate 1% --corrupt 0.001").unwrap();
+        assert_eq!(
+            (
+                s.directions[0].dynamics.duplicate,
+                s.directions[0].dynamics.corrupt
+            ),
+            (0.01, 0.001)
+        );
+        assert_eq!(s.directions[0].loss, link::Pattern::Bernoulli(0.0));
+        for (bad, message) in [
+            (
+                "loss 120%",
+                "'120%' is not a probability: it is outside 0 to 100%",
+            ),
+            ("loss --gemodel 1% 2% 3% 4% 5%", "'5%' is left over"),
+            ("loss 1% --gemodel 1%", "'1%' is left over"),
+            ("loss --burst 4", "needs PROB"),
+            ("loss --state 60% 10% 10% 10% 50%", "at most 100%"),
+            ("loss 1% --duplicate x", "'x' is not a probability"),
+        ] {
+            let e = spec(bad).unwrap_err();
+            assert!(e.contains(message), "{bad}: {e}");
+        }
     }
 }

@@ -57,6 +57,15 @@ pub enum Event {
     Drop = 3,
     /// ECN field rewritten by a queue, with a [`Mark`] in `detail`.
     Mark = 4,
+    /// A copy of the packet made by the path (netem's duplicate); the copy
+    /// then has its own enqueue, depart or drop records.
+    Duplicate = 5,
+    /// One bit of the packet flipped past its IP header (netem's corrupt).
+    Corrupt = 6,
+    /// A parameter of the path changed: the [`Change`] in `detail`, its new
+    /// value in the record's `sojourn` slot (see [`Record::value`]). Not
+    /// about a packet: flow, fingerprint and bytes are 0.
+    Change = 7,
     /// Names a flow the first time this shell sees it in this direction:
     /// its protocol and 5-tuple (see [`crate::flow`]). Not a packet event.
     Flow = 8,
@@ -70,6 +79,9 @@ impl Event {
             Event::Depart => "depart",
             Event::Drop => "drop",
             Event::Mark => "mark",
+            Event::Duplicate => "duplicate",
+            Event::Corrupt => "corrupt",
+            Event::Change => "change",
             Event::Flow => "flow",
         }
     }
@@ -81,6 +93,9 @@ impl Event {
             2 => Event::Depart,
             3 => Event::Drop,
             4 => Event::Mark,
+            5 => Event::Duplicate,
+            6 => Event::Corrupt,
+            7 => Event::Change,
             8 => Event::Flow,
             _ => return None,
         })
@@ -190,6 +205,48 @@ impl Mark {
     }
 }
 
+/// Which parameter of the path a [`Event::Change`] record is about, and
+/// the unit of its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Change {
+    /// The base propagation delay, in ns (jitter comes on top).
+    Delay = 1,
+    /// The bottleneck's rate, in bit/s.
+    Rate = 2,
+    /// The bottleneck went down; the value is the outage's length in ns.
+    OutageStart = 3,
+    /// The bottleneck is up again; the value is 0.
+    OutageEnd = 4,
+    /// The loss model's Markov state: Gilbert-Elliott 1 good, 2 bad; the
+    /// four-state model 1 to 4 as netem numbers them.
+    LossState = 5,
+}
+
+impl Change {
+    pub const ALL: [Change; 5] = [
+        Change::Delay,
+        Change::Rate,
+        Change::OutageStart,
+        Change::OutageEnd,
+        Change::LossState,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Change::Delay => "delay",
+            Change::Rate => "rate",
+            Change::OutageStart => "outage_start",
+            Change::OutageEnd => "outage_end",
+            Change::LossState => "loss_state",
+        }
+    }
+
+    pub fn from_u8(value: u8) -> Option<Change> {
+        Change::ALL.into_iter().find(|c| *c as u8 == value)
+    }
+}
+
 /// One event in a packet's life. Encoded little-endian in 48 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record {
@@ -219,6 +276,47 @@ impl Record {
         (self.event == Event::Drop)
             .then(|| DropReason::from_u8(self.detail))
             .flatten()
+    }
+
+    /// A record of a parameter change at `time`.
+    pub fn change(
+        time: Nanos,
+        shell: u8,
+        direction: Direction,
+        change: Change,
+        value: u64,
+    ) -> Record {
+        Record {
+            time,
+            sojourn: value,
+            flow: 0,
+            fingerprint: 0,
+            bytes: 0,
+            queue_bytes: 0,
+            queue_packets: 0,
+            shell,
+            direction,
+            event: Event::Change,
+            detail: change as u8,
+            ecn: 0,
+        }
+    }
+
+    /// What a change record changed.
+    pub fn change_kind(&self) -> Option<Change> {
+        (self.event == Event::Change)
+            .then(|| Change::from_u8(self.detail))
+            .flatten()
+    }
+
+    /// The new value of a change record (its unit is the [`Change`]'s), 0
+    /// for other records.
+    pub fn value(&self) -> u64 {
+        if self.event == Event::Change {
+            self.sojourn
+        } else {
+            0
+        }
     }
 
     pub fn encode(&self, out: &mut [u8; RECORD_SIZE]) {
@@ -278,6 +376,7 @@ impl Record {
                 7 => "ipv6_destination",
                 _ => "unknown",
             },
+            Event::Change => Change::from_u8(self.detail).map_or("unknown", Change::name),
             _ => "",
         }
     }
@@ -685,6 +784,8 @@ struct JsonRecord {
     queue_packets: u32,
     sojourn_ns: u64,
     ecn: u8,
+    /// A change record's new value (0 for packet records).
+    value: u64,
 }
 
 impl From<&Record> for JsonRecord {
@@ -700,14 +801,15 @@ impl From<&Record> for JsonRecord {
             fingerprint: format!("{:08x}", r.fingerprint),
             queue_bytes: r.queue_bytes,
             queue_packets: r.queue_packets,
-            sojourn_ns: r.sojourn,
+            sojourn_ns: if r.event == Event::Change { 0 } else { r.sojourn },
             ecn: r.ecn,
+            value: r.value(),
         }
     }
 }
 
 /// The CSV columns of a record (also the keys of its JSON Lines object).
-const COLUMNS: [&str; 12] = [
+const COLUMNS: [&str; 13] = [
     "time_ns",
     "shell",
     "direction",
@@ -720,10 +822,11 @@ const COLUMNS: [&str; 12] = [
     "queue_packets",
     "sojourn_ns",
     "ecn",
+    "value",
 ];
 
 /// The values of a record in the order of [`COLUMNS`].
-fn column_values(r: &Record) -> [String; 12] {
+fn column_values(r: &Record) -> [String; 13] {
     [
         r.time.to_string(),
         r.shell.to_string(),
@@ -735,8 +838,14 @@ fn column_values(r: &Record) -> [String; 12] {
         format!("{:08x}", r.fingerprint),
         r.queue_bytes.to_string(),
         r.queue_packets.to_string(),
-        r.sojourn.to_string(),
+        if r.event == Event::Change {
+            0
+        } else {
+            r.sojourn
+        }
+        .to_string(),
         r.ecn.to_string(),
+        r.value().to_string(),
     ]
 }
 
@@ -784,6 +893,23 @@ mod tests {
             detail: DropReason::Aqm as u8,
             ecn: 3,
         }
+    }
+
+    #[test]
+    fn change_records_round_trip_and_dump_their_value() {
+        let record = Record::change(5, 2, Direction::Uplink, Change::Rate, 20_000_000);
+        let mut bytes = [0u8; RECORD_SIZE];
+        record.encode(&mut bytes);
+        let back = Record::decode(&bytes).unwrap();
+        assert_eq!(back, record);
+        assert_eq!(back.change_kind(), Some(Change::Rate));
+        assert_eq!((back.value(), back.detail_name()), (20_000_000, "rate"));
+        let values = column_values(&back);
+        assert_eq!(values[3], "change");
+        assert_eq!(values[10], "0", "sojourn_ns is no packet's");
+        assert_eq!(values[12], "20000000");
+        // A record of the first format version decodes as before.
+        assert_eq!(sample(3).value(), 0);
     }
 
     #[test]

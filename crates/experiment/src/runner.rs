@@ -226,6 +226,9 @@ fn build_links(plan: &Plan, dir: &Path, seed: u64) -> Result<Links, RunError> {
                     loss,
                     max_packet: plan.run.mtu as usize,
                     overhead: spec.overhead,
+                    // Experiments take fixed paths for now: no jitter,
+                    // schedules or outages on their links.
+                    dynamics: link::Dynamics::default(),
                 },
                 start,
                 writer.sink(file),

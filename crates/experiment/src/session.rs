@@ -351,6 +351,7 @@ fn plan_json(plan: &Plan) -> serde_json::Value {
             link::Server::Trace { trace, .. } => {
                 format!("trace, period {}", format_duration(trace.period()))
             }
+            link::Server::Schedule(_) => "rate schedule".to_string(),
         };
         serde_json::json!({
             "delay": format_duration(d.delay),

@@ -1,10 +1,25 @@
 //! The path model of one direction of a shell: loss → queue → serialization
-//! at a rate or along a trace → propagation delay. It is pure: every call
+//! at a rate, along a trace or along a rate schedule → propagation delay,
+//! with the dynamics of real paths (jitter, delay schedules, bursty loss,
+//! duplication, corruption, outages, aggregation). It is pure: every call
 //! carries the time, so the same model runs in a live shell, in virtual time
 //! in tests and benchmarks, and reproducibly under a seed.
 
+mod capacity;
+mod changes;
+pub mod distribution;
+pub mod jitter;
 mod loss;
+mod mangle;
 mod model;
+pub mod outage;
+pub mod propagation;
+pub mod schedule;
 
+pub use distribution::{Distribution, DistributionError};
+pub use jitter::JitterSpec;
 pub use loss::{Loss, Pattern};
-pub use model::{Counters, Link, LinkConfig, Server};
+pub use model::{Counters, Dynamics, Link, LinkConfig, Server};
+pub use outage::Outages;
+pub use propagation::DelayDynamics;
+pub use schedule::Schedule;

@@ -3,7 +3,10 @@
 //! - independent (Bernoulli) loss with a probability;
 //! - a link that switches on and off with exponentially distributed on and
 //!   off times (Mahimahi's mm-onoff), dropping everything while off;
-//! - the same with fixed on and off times (mm-intermittent).
+//! - the same with fixed on and off times (mm-intermittent);
+//! - Gilbert-Elliott's two-state Markov chain (netem's `loss gemodel`);
+//! - the four-state Markov chain of netem's `loss state` (good reception,
+//!   reception in a burst, loss in a burst, isolated loss).
 //!
 //! ChaCha8 is used because its output for a given seed and stream is fixed
 //! by its specification, across platforms and crate versions.
@@ -22,6 +25,28 @@ pub enum Pattern {
     OnOff { mean_on: Nanos, mean_off: Nanos },
     /// On for `on`, off for `off`, repeating.
     Periodic { on: Nanos, off: Nanos },
+    /// Gilbert-Elliott, drawn per packet as the kernel's `loss_gilb_ell()`
+    /// does: from the good state the chain moves to bad with probability
+    /// `p`, from bad to good with `r`; the packet is lost with probability
+    /// `bad_loss` (netem's 1-h) if the chain was bad, `good_loss` (1-k) if
+    /// it was good, before the move.
+    GilbertElliott {
+        p: f64,
+        r: f64,
+        bad_loss: f64,
+        good_loss: f64,
+    },
+    /// netem's four states, moved per packet as `loss_4state()` does; the
+    /// packet is lost if the chain lands in state 3 (lost in a burst) or 4
+    /// (isolated loss). From 1: to 3 with `p13`, to 4 with `p14`. From 2: to
+    /// 3 with `p23`. From 3: to 1 with `p31`, to 2 with `p32`. From 4: to 1.
+    FourState {
+        p13: f64,
+        p31: f64,
+        p32: f64,
+        p23: f64,
+        p14: f64,
+    },
 }
 
 impl Pattern {
@@ -31,7 +56,22 @@ impl Pattern {
             Pattern::Bernoulli(p) => p <= 0.0,
             Pattern::OnOff { mean_off, .. } => mean_off == 0,
             Pattern::Periodic { off, .. } => off == 0,
+            Pattern::GilbertElliott {
+                p,
+                bad_loss,
+                good_loss,
+                ..
+            } => good_loss <= 0.0 && (p <= 0.0 || bad_loss <= 0.0),
+            Pattern::FourState { p13, p14, .. } => p13 <= 0.0 && p14 <= 0.0,
         }
+    }
+
+    /// Whether the pattern has states worth logging as they change.
+    pub fn has_states(&self) -> bool {
+        matches!(
+            self,
+            Pattern::GilbertElliott { .. } | Pattern::FourState { .. }
+        )
     }
 }
 
@@ -44,6 +84,9 @@ pub struct Loss {
     /// on at once, at the time the shell starts.
     on: bool,
     next_switch: Option<Nanos>,
+    /// The Markov chains' state: 1 good, 2 bad (Gilbert-Elliott); 1 to 4
+    /// as netem numbers them (four states). Both start in state 1.
+    state: u8,
 }
 
 impl Loss {
@@ -61,11 +104,17 @@ impl Loss {
             rng,
             on: false,
             next_switch: None,
+            state: 1,
         }
     }
 
     pub fn pattern(&self) -> Pattern {
         self.pattern
+    }
+
+    /// The Markov chain's current state (see the field), 1 for other patterns.
+    pub fn state(&self) -> u8 {
+        self.state
     }
 
     /// Sets the time switching patterns start from.
@@ -89,6 +138,41 @@ impl Loss {
             Pattern::Bernoulli(p) => return p > 0.0 && self.rng.gen::<f64>() < p,
             Pattern::OnOff { mean_on, mean_off } => (mean_on, mean_off, true),
             Pattern::Periodic { on, off } => (on, off, false),
+            Pattern::GilbertElliott {
+                p,
+                r,
+                bad_loss,
+                good_loss,
+            } => {
+                let was_bad = self.state == 2;
+                let moves = self.rng.gen::<f64>() < if was_bad { r } else { p };
+                if moves {
+                    self.state = if was_bad { 1 } else { 2 };
+                }
+                let loss = if was_bad { bad_loss } else { good_loss };
+                return loss > 0.0 && self.rng.gen::<f64>() < loss;
+            }
+            Pattern::FourState {
+                p13,
+                p31,
+                p32,
+                p23,
+                p14,
+            } => {
+                let u = self.rng.gen::<f64>();
+                self.state = match self.state {
+                    1 if u < p13 => 3,
+                    1 if u < p13 + p14 => 4,
+                    1 => 1,
+                    2 if u < p23 => 3,
+                    2 => 2,
+                    3 if u < p31 => 1,
+                    3 if u < p31 + p32 => 2,
+                    3 => 3,
+                    _ => 1,
+                };
+                return self.state >= 3;
+            }
         };
         if on_time == 0 && off_time == 0 {
             return false; // no phase has any length (refused at parse time)
@@ -147,5 +231,165 @@ mod tests {
         };
         assert_eq!(draw(5), draw(5));
         assert_ne!(draw(5), draw(6));
+    }
+
+    /// Runs of equal values: (value, length) in order.
+    fn runs(lost: &[bool]) -> Vec<(bool, usize)> {
+        let mut runs: Vec<(bool, usize)> = Vec::new();
+        for &l in lost {
+            match runs.last_mut() {
+                Some((v, n)) if *v == l => *n += 1,
+                _ => runs.push((l, 1)),
+            }
+        }
+        runs
+    }
+
+    fn draws(pattern: Pattern, n: usize) -> Vec<bool> {
+        let mut loss = Loss::with_pattern(pattern, 2024, 3);
+        (0..n).map(|_| loss.lose(0)).collect()
+    }
+
+    /// Pearson's chi-square of observed counts against expected ones.
+    fn chi_square(observed: &[f64], expected: &[f64]) -> f64 {
+        observed
+            .iter()
+            .zip(expected)
+            .map(|(o, e)| (o - e).powi(2) / e)
+            .sum()
+    }
+
+    #[test]
+    fn gilbert_has_its_mean_loss_burst_length_and_geometric_gaps() {
+        let (p, r) = (0.02, 0.25);
+        let lost = draws(
+            Pattern::GilbertElliott {
+                p,
+                r,
+                bad_loss: 1.0,
+                good_loss: 0.0,
+            },
+            2_000_000,
+        );
+        // Stationary share of the bad state: p / (p + r).
+        let mean = lost.iter().filter(|&&l| l).count() as f64 / lost.len() as f64;
+        assert!((mean - p / (p + r)).abs() < 0.003, "mean loss {mean}");
+        let runs = runs(&lost);
+        // Drop the first and last runs, cut by the sample's edges.
+        let runs = &runs[1..runs.len() - 1];
+        let bursts: Vec<usize> = runs.iter().filter(|r| r.0).map(|r| r.1).collect();
+        let burst = bursts.iter().sum::<usize>() as f64 / bursts.len() as f64;
+        assert!((burst - 1.0 / r).abs() < 0.05, "mean burst {burst}");
+        // Gaps between bursts: P(n) = (1-p)^(n-1) p. Bins 1..=K by tens,
+        // then the tail; chi-square against the critical value of its
+        // degrees of freedom at 0.1% (a fixed seed makes this exact).
+        let gaps: Vec<usize> = runs.iter().filter(|r| !r.0).map(|r| r.1).collect();
+        let total = gaps.len() as f64;
+        let edges: Vec<usize> = (0..=20).map(|i| 1 + 10 * i).collect();
+        let mut observed = vec![0.0; edges.len()];
+        let mut expected = vec![0.0; edges.len()];
+        for &g in &gaps {
+            let bin = edges.iter().rposition(|&e| g >= e).unwrap();
+            observed[bin] += 1.0;
+        }
+        let survival = |n: usize| (1.0 - p).powi(n as i32 - 1); // P(gap >= n)
+        for (i, &e) in edges.iter().enumerate() {
+            let upper = edges.get(i + 1).map_or(0.0, |&next| survival(next));
+            expected[i] = (survival(e) - upper) * total;
+        }
+        let statistic = chi_square(&observed, &expected);
+        // 20 degrees of freedom, 0.1%: 45.31.
+        assert!(statistic < 45.31, "chi-square {statistic}");
+        // The test can fail: gaps of a wrong p are far off.
+        let wrong: Vec<f64> = edges
+            .iter()
+            .enumerate()
+            .map(|(i, &e)| {
+                let s = |n: usize| (1.0 - 0.03f64).powi(n as i32 - 1);
+                (s(e) - edges.get(i + 1).map_or(0.0, |&n| s(n))) * total
+            })
+            .collect();
+        assert!(chi_square(&observed, &wrong) > 45.31);
+    }
+
+    #[test]
+    fn gilbert_elliott_loses_in_both_states_by_their_rates() {
+        let (p, r, bad_loss, good_loss) = (0.05, 0.2, 0.6, 0.01);
+        let lost = draws(
+            Pattern::GilbertElliott {
+                p,
+                r,
+                bad_loss,
+                good_loss,
+            },
+            2_000_000,
+        );
+        let bad = p / (p + r);
+        let expected = bad * bad_loss + (1.0 - bad) * good_loss;
+        let mean = lost.iter().filter(|&&l| l).count() as f64 / lost.len() as f64;
+        assert!((mean - expected).abs() < 0.003, "{mean} vs {expected}");
+    }
+
+    #[test]
+    fn four_states_match_the_chains_stationary_distribution() {
+        let (p13, p31, p32, p23, p14) = (0.01, 0.3, 0.2, 0.1, 0.005);
+        // The chain's transition matrix, rows = from state 1..4.
+        let m = [
+            [1.0 - p13 - p14, 0.0, p13, p14],
+            [0.0, 1.0 - p23, p23, 0.0],
+            [p31, p32, 1.0 - p31 - p32, 0.0],
+            [1.0, 0.0, 0.0, 0.0],
+        ];
+        let mut pi = [0.25; 4];
+        for _ in 0..100_000 {
+            let mut next = [0.0; 4];
+            for (i, row) in m.iter().enumerate() {
+                for (j, v) in row.iter().enumerate() {
+                    next[j] += pi[i] * v;
+                }
+            }
+            pi = next;
+        }
+        let mut loss = Loss::with_pattern(
+            Pattern::FourState {
+                p13,
+                p31,
+                p32,
+                p23,
+                p14,
+            },
+            11,
+            0,
+        );
+        let n = 2_000_000;
+        let mut visits = [0usize; 4];
+        let mut lost = 0;
+        let mut stays_in_3 = Vec::new();
+        let mut run = 0;
+        for _ in 0..n {
+            lost += loss.lose(0) as usize;
+            let s = loss.state() as usize;
+            visits[s - 1] += 1;
+            if s == 3 {
+                run += 1;
+            } else if run > 0 {
+                stays_in_3.push(run);
+                run = 0;
+            }
+        }
+        let mean = lost as f64 / n as f64;
+        assert!((mean - (pi[2] + pi[3])).abs() < 0.002, "{mean} vs {pi:?}");
+        for s in 0..4 {
+            let share = visits[s] as f64 / n as f64;
+            assert!(
+                (share - pi[s]).abs() < 0.004,
+                "state {} {share} vs {}",
+                s + 1,
+                pi[s]
+            );
+        }
+        // A stay in state 3 is geometric with mean 1 / (p31 + p32).
+        let stay = stays_in_3.iter().sum::<usize>() as f64 / stays_in_3.len() as f64;
+        assert!((stay - 1.0 / (p31 + p32)).abs() < 0.05, "stay {stay}");
     }
 }

@@ -3,16 +3,28 @@
 //! A packet meets, in order: the loss model, the queue, the server (which
 //! serializes at a constant rate, or delivers along a trace's opportunities,
 //! or — with no bottleneck — passes it at once), then the propagation delay.
-//! Packets leave in the order they entered the delay line; nothing reorders.
+//! Packets leave in the order they entered the delay line unless the path's
+//! dynamics ask for reordering.
+//!
+//! Each mechanism that makes a path change over time lives in its own
+//! module (schedules, jitter, outages, duplication and corruption, the
+//! change log); this one only composes them. A link with none of them pays
+//! one predictable branch per packet for each.
 //!
 //! Times come in with every call. Departure times are computed, not
 //! measured: a pump that wakes late writes a packet late, but the model's
 //! schedule (and the log) stays exact.
 
+use crate::capacity::{RateCurve, ServiceCurve};
+use crate::changes::ChangeLog;
 use crate::loss::Loss;
+use crate::mangle::Mangle;
+use crate::outage::{OutageCursor, Outages};
+use crate::propagation::{DelayDynamics, Propagation};
+use crate::schedule::Schedule;
 use aqm::{Outcome, Queue};
 use emu_core::flow::FlowNamer;
-use emu_core::log::{Direction, DropCounts, DropReason, Event, LogSink, Record};
+use emu_core::log::{Change, Direction, DropCounts, DropReason, Event, LogSink, Record};
 use emu_core::rate::Serializer;
 use emu_core::trace::{Opportunities, Trace};
 use emu_core::{Nanos, Packet, Rate};
@@ -28,6 +40,34 @@ pub enum Server {
     Rate(Rate),
     /// Delivery opportunities from a trace; `repeat` is false with `--once`.
     Trace { trace: Arc<Trace>, repeat: bool },
+    /// Serialization at a rate (bit/s) that follows a schedule.
+    Schedule(Schedule),
+}
+
+/// How a path changes over time and mangles packets, beyond a constant
+/// delay, a server and a loss pattern. The default is a path without any.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dynamics {
+    pub delay: DelayDynamics,
+    /// Times the server sends nothing.
+    pub outages: Option<Outages>,
+    /// Probability that a packet is sent twice.
+    pub duplicate: f64,
+    /// Probability that one bit of a packet is flipped.
+    pub corrupt: f64,
+    /// Seed of every random draw above, and the stream that separates this
+    /// direction's draws from the other direction's.
+    pub seed: u64,
+    pub stream: u64,
+}
+
+impl Dynamics {
+    pub fn is_none(&self) -> bool {
+        self.delay.is_none()
+            && self.outages.is_none()
+            && self.duplicate <= 0.0
+            && self.corrupt <= 0.0
+    }
 }
 
 /// Everything that defines one direction's path.
@@ -44,10 +84,12 @@ pub struct LinkConfig {
     /// Bytes charged per packet on top of its IP length when serializing
     /// or spending trace opportunities (link-layer framing; 0 = IP only).
     pub overhead: u32,
+    pub dynamics: Dynamics,
 }
 
 /// What happened to the packets of one direction. At any time
-/// `arrived == delivered + dropped_total() + packets_inside` (see [`Link::packets_inside`]).
+/// `arrived + duplicated == delivered + dropped_total() + packets_inside`
+/// (see [`Link::packets_inside`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counters {
     pub arrived: u64,
@@ -57,6 +99,10 @@ pub struct Counters {
     pub dropped: DropCounts,
     pub marked_ce: u64,
     pub marked_ect1: u64,
+    /// Copies made by the path (each then delivered, dropped or queued).
+    pub duplicated: u64,
+    /// Packets with a bit flipped (and still delivered, dropped or queued).
+    pub corrupted: u64,
 }
 
 impl Counters {
@@ -88,6 +134,8 @@ enum ServerState {
     Rate {
         serializer: Serializer,
         busy_until: Nanos,
+        /// Set when the rate changes over time or the link has outages.
+        curve: Option<Box<ServiceCurve>>,
     },
     Trace {
         opportunities: Opportunities,
@@ -138,6 +186,7 @@ impl Facts {
 ///         loss: None,
 ///         max_packet: 1500,
 ///         overhead: 0,
+///         dynamics: Default::default(),
 ///     },
 ///     0,
 ///     LogSink::disabled(),
@@ -167,6 +216,15 @@ pub struct Link {
     loss: Option<Loss>,
     server: ServerState,
     in_flight: VecDeque<InFlight>,
+    /// Delay dynamics; None for a constant delay.
+    propagation: Option<Box<Propagation>>,
+    /// Packets may leave out of order (jitter with reordering).
+    reorder: bool,
+    outage: Option<Box<OutageCursor>>,
+    mangle: Option<Box<Mangle>>,
+    /// Parameter changes still to be logged; None without a log.
+    changes: Option<Box<ChangeLog>>,
+    log_loss_states: bool,
     outcome: Outcome,
     counters: Counters,
     log: LogSink,
@@ -181,21 +239,74 @@ pub struct Link {
 impl Link {
     /// A model whose trace (if any) starts at `start`.
     pub fn new(config: LinkConfig, start: Nanos, log: LogSink) -> Link {
+        let dynamics = &config.dynamics;
+        let (seed, stream) = (dynamics.seed, dynamics.stream);
+        let mut changes = ChangeLog::new(start);
+        let outage = dynamics.outages.as_ref().map(|o| {
+            changes.follow_outages(o.cursor(start, stream));
+            Box::new(o.cursor(start, stream))
+        });
+        let curve = |rate: RateCurve| Box::new(ServiceCurve { rate });
         let server = match config.server {
             Server::Unlimited => ServerState::Unlimited,
             Server::Rate(rate) => ServerState::Rate {
                 serializer: Serializer::new(rate),
                 busy_until: start,
+                curve: outage
+                    .is_some()
+                    .then(|| curve(RateCurve::Constant(rate.bits_per_sec()))),
             },
+            Server::Schedule(schedule) => {
+                changes.follow(Change::Rate, schedule.cursor(start, stream));
+                let first = Rate::from_bits_per_sec(schedule.first().max(1)).expect("above 0");
+                ServerState::Rate {
+                    serializer: Serializer::new(first),
+                    busy_until: start,
+                    curve: Some(curve(RateCurve::Scheduled(Box::new(
+                        schedule.cursor(start, stream),
+                    )))),
+                }
+            }
             Server::Trace { trace, repeat } => ServerState::Trace {
                 opportunities: trace.opportunities(start, repeat),
                 transit: None,
             },
         };
+        let propagation = (!dynamics.delay.is_none()).then(|| {
+            if let Some(schedule) = &dynamics.delay.schedule {
+                changes.follow(Change::Delay, schedule.cursor(start, stream));
+            }
+            Box::new(Propagation::new(
+                config.delay,
+                &dynamics.delay,
+                start,
+                seed,
+                stream,
+            ))
+        });
+        let mangle = (dynamics.duplicate > 0.0 || dynamics.corrupt > 0.0).then(|| {
+            Box::new(Mangle::new(
+                dynamics.duplicate,
+                dynamics.corrupt,
+                seed,
+                stream,
+            ))
+        });
+        let log_loss_states = log.is_enabled()
+            && config
+                .loss
+                .as_ref()
+                .is_some_and(|l| l.pattern().has_states());
         Link {
             shell: config.shell,
             direction: config.direction,
             delay: config.delay,
+            reorder: propagation.as_ref().is_some_and(|p| p.reorders()),
+            propagation,
+            outage,
+            mangle,
+            changes: (log.is_enabled() && !changes.is_empty()).then(|| Box::new(changes)),
+            log_loss_states,
             max_packet: config.max_packet,
             overhead: config.overhead as u64,
             queue: config.queue,
@@ -258,15 +369,48 @@ impl Link {
             self.drop_packet(packet, DropReason::Oversize, now, 0);
             return;
         }
-        if self.loss.as_mut().is_some_and(|loss| loss.lose(now)) {
-            self.drop_packet(packet, DropReason::Loss, now, 0);
-            return;
+        if let Some(loss) = &mut self.loss {
+            let state = loss.state();
+            let lost = loss.lose(now);
+            if self.log_loss_states && loss.state() != state {
+                let state = loss.state() as u64;
+                self.record_change(now, Change::LossState, state);
+            }
+            if lost {
+                self.drop_packet(packet, DropReason::Loss, now, 0);
+                return;
+            }
         }
         if let ServerState::Rate { busy_until, .. } = &mut self.server {
             if self.queue.is_empty() && *busy_until < now {
                 *busy_until = now; // an idle link starts sending at once
             }
         }
+        match self.mangle.as_deref_mut() {
+            None => self.enqueue(packet, now),
+            Some(mangle) => {
+                // The copy is taken before corruption, as netem clones
+                // before it corrupts, and follows the original.
+                let mut packet = packet;
+                let copy = mangle.duplicates().then(|| packet.clone());
+                let corrupted = mangle.corrupt(&mut packet.data);
+                if corrupted {
+                    self.counters.corrupted += 1;
+                    self.record(now, &packet, Event::Corrupt, 0, 0);
+                }
+                self.enqueue(packet, now);
+                if let Some(copy) = copy {
+                    self.counters.duplicated += 1;
+                    self.record(now, &copy, Event::Duplicate, 0, 0);
+                    self.enqueue(copy, now);
+                }
+            }
+        }
+        self.settle_outcome();
+        self.advance(now);
+    }
+
+    fn enqueue(&mut self, packet: Packet, now: Nanos) {
         // The packet moves into the queue, so what the log needs of it is
         // read first — and only when there is a log.
         let facts = self.log.is_enabled().then(|| Facts::of(&packet));
@@ -275,8 +419,6 @@ impl Link {
                 self.record_facts(now, facts, Event::Enqueue, 0, 0);
             }
         }
-        self.settle_outcome();
-        self.advance(now);
     }
 
     /// Runs the server up to `now`: every packet whose service starts (or
@@ -285,6 +427,17 @@ impl Link {
         let now = now.max(self.clock);
         let previous = self.clock;
         self.clock = now;
+        if let Some(changes) = self.changes.as_deref_mut() {
+            for (time, kind, value) in changes.until(now) {
+                self.log.record(Record::change(
+                    time,
+                    self.shell,
+                    self.direction,
+                    kind,
+                    value,
+                ));
+            }
+        }
         match &mut self.server {
             ServerState::Unlimited => loop {
                 // A queue with its own shaper sends when the shaper lets it,
@@ -298,18 +451,35 @@ impl Link {
                     break;
                 };
                 let sojourn = at - packet.enqueued.min(at);
-                self.in_flight.push_back(InFlight {
-                    packet,
-                    due: at + self.delay,
-                    sojourn,
-                });
+                let leave = match self.outage.as_deref_mut() {
+                    Some(outage) => outage.up_at(at),
+                    None => at,
+                };
+                let due = due_after(self.delay, &mut self.propagation, leave);
+                push_flight(
+                    &mut self.in_flight,
+                    self.reorder,
+                    InFlight {
+                        packet,
+                        due,
+                        sojourn,
+                    },
+                );
             },
             ServerState::Rate {
                 serializer,
                 busy_until,
+                curve,
             } => {
                 while *busy_until <= now && !self.queue.is_empty() {
                     let start = *busy_until;
+                    if let Some(outage) = self.outage.as_deref_mut() {
+                        let up = outage.up_at(start);
+                        if up != start {
+                            *busy_until = up; // down: the queue waits
+                            continue;
+                        }
+                    }
                     let Some(packet) = self.queue.dequeue(start, &mut self.outcome) else {
                         // A shaped queue may hold packets its shaper is not
                         // yet letting go: the link idles until it does.
@@ -321,14 +491,23 @@ impl Link {
                             _ => break,
                         }
                     };
-                    let finish = start + serializer.next(packet.len() as u64 + self.overhead);
+                    let bytes = packet.len() as u64 + self.overhead;
+                    let finish = match curve.as_deref_mut() {
+                        None => start + serializer.next(bytes),
+                        Some(curve) => curve.serve(start, bytes, self.outage.as_deref_mut()).1,
+                    };
                     *busy_until = finish;
                     let sojourn = start - packet.enqueued.min(start);
-                    self.in_flight.push_back(InFlight {
-                        packet,
-                        due: finish + self.delay,
-                        sojourn,
-                    });
+                    let due = due_after(self.delay, &mut self.propagation, finish);
+                    push_flight(
+                        &mut self.in_flight,
+                        self.reorder,
+                        InFlight {
+                            packet,
+                            due,
+                            sojourn,
+                        },
+                    );
                 }
                 if self.queue.is_empty() && *busy_until <= now {
                     self.queue.on_idle(*busy_until);
@@ -356,6 +535,9 @@ impl Link {
                     if opportunities.is_ended() {
                         break;
                     }
+                    if self.outage.as_deref_mut().is_some_and(|o| o.is_down(when)) {
+                        continue; // an opportunity during an outage is lost
+                    }
                     let mut budget = size as i64;
                     while budget > 0 {
                         if transit.is_none() {
@@ -375,11 +557,16 @@ impl Link {
                         if sending.remaining <= 0 {
                             budget = -sending.remaining; // left over for the next packet
                             let done = transit.take().expect("a packet is in transit");
-                            self.in_flight.push_back(InFlight {
-                                packet: done.packet,
-                                due: when + self.delay,
-                                sojourn: done.sojourn,
-                            });
+                            let due = due_after(self.delay, &mut self.propagation, when);
+                            push_flight(
+                                &mut self.in_flight,
+                                self.reorder,
+                                InFlight {
+                                    packet: done.packet,
+                                    due,
+                                    sojourn: done.sojourn,
+                                },
+                            );
                         }
                     }
                 }
@@ -464,6 +651,16 @@ impl Link {
         self.outcome = outcome; // keep the vectors' capacity
     }
 
+    fn record_change(&mut self, time: Nanos, change: Change, value: u64) {
+        self.log.record(Record::change(
+            time,
+            self.shell,
+            self.direction,
+            change,
+            value,
+        ));
+    }
+
     fn drop_packet(&mut self, packet: Packet, reason: DropReason, at: Nanos, sojourn: Nanos) {
         self.counters.dropped.add(reason);
         self.record(at, &packet, Event::Drop, reason as u8, sojourn);
@@ -518,5 +715,27 @@ impl Link {
             detail,
             ecn: facts.ecn,
         });
+    }
+}
+
+/// When a packet that left the server at `leave` comes out of the path: a
+/// constant delay later, or as the delay dynamics say.
+#[inline]
+fn due_after(delay: Nanos, propagation: &mut Option<Box<Propagation>>, leave: Nanos) -> Nanos {
+    match propagation {
+        None => leave + delay,
+        Some(p) => p.due(leave),
+    }
+}
+
+/// Puts a packet in the delay line, which stays sorted by due time: in FIFO
+/// order due times never decrease, so only a reordering path searches.
+#[inline]
+fn push_flight(in_flight: &mut VecDeque<InFlight>, reorder: bool, flight: InFlight) {
+    if reorder && in_flight.back().is_some_and(|last| last.due > flight.due) {
+        let position = in_flight.partition_point(|f| f.due <= flight.due);
+        in_flight.insert(position, flight);
+    } else {
+        in_flight.push_back(flight);
     }
 }

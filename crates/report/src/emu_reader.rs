@@ -238,6 +238,19 @@ impl Tracker {
                 _ => return,
             },
             Event::Flow => return, // taken above
+            Event::Duplicate => {
+                // The copy is a packet of its own from here on: it is in
+                // the shell and, if its original was, in the path.
+                self.in_shell.entry(key).or_default().push_back(time);
+                if let Some(queue) = self.in_flight.get_mut(&r.fingerprint) {
+                    if let Some(&entry) = queue.back() {
+                        queue.push_back(entry);
+                    }
+                }
+                return;
+            }
+            // Not about a packet's fate (corruption keeps it on its way).
+            Event::Corrupt | Event::Change => return,
         };
         analysis.shell(ShellEvent {
             time,

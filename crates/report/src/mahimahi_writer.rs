@@ -157,7 +157,12 @@ impl<W: Write> Writer<'_, W> {
                 let arrived = pop_front(&mut self.arrivals, r.fingerprint).unwrap_or(t);
                 writeln!(self.out, "{t} - {size} {}", t.saturating_sub(arrived))
             }
-            Event::Enqueue | Event::Mark | Event::Flow => Ok(()),
+            // A copy made by the path arrives as a packet of its own.
+            Event::Duplicate => {
+                self.arrivals.entry(r.fingerprint).or_default().push_back(t);
+                writeln!(self.out, "{t} + {size}")
+            }
+            Event::Enqueue | Event::Mark | Event::Corrupt | Event::Change | Event::Flow => Ok(()),
         }
     }
 }

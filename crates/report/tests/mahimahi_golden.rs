@@ -30,6 +30,7 @@ fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
             loss: None,
             max_packet: 1500,
             overhead: 0,
+            dynamics: Default::default(),
         },
         0,
         sink,

@@ -399,6 +399,11 @@ fn build_shell(
                 loss,
                 max_packet: options.mtu as usize,
                 overhead: dir_spec.overhead,
+                dynamics: link::Dynamics {
+                    seed,
+                    stream: (index * 2 + d) as u64,
+                    ..dir_spec.dynamics.clone()
+                },
             },
             start,
             std::mem::replace(&mut sinks[d], LogSink::disabled()),

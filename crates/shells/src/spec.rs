@@ -17,6 +17,9 @@ pub struct DirectionSpec {
     pub loss: link::Pattern,
     /// Bytes of framing charged per packet by the server.
     pub overhead: u32,
+    /// Jitter, schedules, outages, duplication, corruption (seed and
+    /// stream are filled in by the chain).
+    pub dynamics: link::Dynamics,
 }
 
 impl DirectionSpec {
@@ -29,6 +32,7 @@ impl DirectionSpec {
             queue: aqm::QueueSpec::Infinite,
             loss: link::Pattern::Bernoulli(0.0),
             overhead: 0,
+            dynamics: link::Dynamics::default(),
         }
     }
 }

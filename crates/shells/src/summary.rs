@@ -13,7 +13,8 @@ pub(crate) struct Summary {
     pub(crate) json: String,
 }
 
-/// Per direction: read = delivered + dropped (by reason) + queued at exit.
+/// Per direction: read (+ duplicated, when the path makes copies) =
+/// delivered + dropped (by reason) + queued at exit.
 pub(crate) fn summarize(
     shells: &[ShellSpec],
     depth: usize,
@@ -34,9 +35,14 @@ pub(crate) fn summarize(
             .collect();
         let description = &shells[index - depth].description;
         text += &format!(
-            "emu: [{description}] {}: read {} = delivered {} + dropped {}{} + queued {}{}; written late by mean {:.1} us, p99 {:.1} us\n",
+            "emu: [{description}] {}: read {}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us\n",
             direction.name(),
             r.read,
+            if c.duplicated > 0 {
+                format!(" + duplicated {}", c.duplicated)
+            } else {
+                String::new()
+            },
             c.delivered,
             c.dropped_total(),
             if drops.is_empty() {
@@ -45,6 +51,11 @@ pub(crate) fn summarize(
                 format!(" ({})", drops.join(", "))
             },
             queued,
+            if c.corrupted > 0 {
+                format!(" ({} corrupted)", c.corrupted)
+            } else {
+                String::new()
+            },
             if r.write_errors > 0 {
                 format!(" ({} writes refused by the kernel)", r.write_errors)
             } else {
@@ -70,6 +81,8 @@ pub(crate) fn summarize(
             "queued_at_exit": queued,
             "marked_ce": c.marked_ce,
             "marked_ect1": c.marked_ect1,
+            "duplicated": c.duplicated,
+            "corrupted": c.corrupted,
             "write_errors": r.write_errors,
             "queue": r.link.queue_description(),
             "departure_lateness": r.lateness.to_json(),
@@ -125,6 +138,7 @@ mod tests {
                 queue: aqm::QueueSpec::Infinite,
                 loss: link::Pattern::Bernoulli(0.0),
                 overhead: 0,
+                dynamics: Default::default(),
             }),
             seed: Some(0),
         };
@@ -138,6 +152,7 @@ mod tests {
                 loss: None,
                 max_packet: 1500,
                 overhead: 0,
+                dynamics: Default::default(),
             },
             0,
             LogSink::disabled(),

@@ -1,0 +1,435 @@
+//! Path dynamics through the whole link model, in virtual time: delay
+//! schedules switching at the exact nanosecond, FIFO order under jitter,
+//! rate steps and outages in the service, duplication and corruption in the
+//! accounting, and change records in the log.
+
+use aqm::build_queue;
+use emu_core::log::{Change, Direction, Event, LogSink, Record};
+use emu_core::packet::build::ipv4_udp;
+use emu_core::{Nanos, Packet, Rate};
+use link::{
+    DelayDynamics, Distribution, Dynamics, JitterSpec, Link, LinkConfig, Loss, Outages, Pattern,
+    Schedule, Server,
+};
+
+const US: Nanos = 1_000;
+const MS: Nanos = 1_000_000;
+const S: Nanos = 1_000_000_000;
+
+fn packet(size: usize, at: Nanos, id: u16) -> Packet {
+    let mut data = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1000, 2000, 0, size);
+    data[4..6].copy_from_slice(&id.to_be_bytes());
+    Packet::new(data, at)
+}
+
+fn id(p: &Packet) -> u16 {
+    u16::from_be_bytes([p.data[4], p.data[5]])
+}
+
+fn make(
+    server: Server,
+    delay: Nanos,
+    queue: &str,
+    loss: Option<Loss>,
+    dynamics: Dynamics,
+    log: LogSink,
+) -> Link {
+    Link::new(
+        LinkConfig {
+            shell: 0,
+            direction: Direction::Uplink,
+            delay,
+            server,
+            queue: build_queue(queue).unwrap(),
+            loss,
+            max_packet: 1500,
+            overhead: 0,
+            dynamics,
+        },
+        0,
+        log,
+    )
+}
+
+fn delay_schedule(schedule: Schedule) -> Dynamics {
+    Dynamics {
+        delay: DelayDynamics {
+            schedule: Some(schedule),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+/// Runs the model like a pump that wakes exactly on time, checking the
+/// accounting at every step; returns (departure time, id) of every packet.
+fn run(link: &mut Link, arrivals: Vec<Packet>) -> Vec<(Nanos, u16)> {
+    let mut out = Vec::new();
+    let mut arrivals = arrivals.into_iter().peekable();
+    loop {
+        let now = match (arrivals.peek().map(|p| p.arrival), link.next_event()) {
+            (Some(a), Some(e)) => a.min(e),
+            (a, e) => match a.or(e) {
+                Some(t) => t,
+                None => break,
+            },
+        };
+        link.advance(now);
+        while let Some((p, due)) = link.pop_due(now) {
+            out.push((due, id(&p)));
+        }
+        while arrivals.peek().is_some_and(|p| p.arrival == now) {
+            link.arrive(arrivals.next().unwrap());
+        }
+        while let Some((p, due)) = link.pop_due(now) {
+            out.push((due, id(&p)));
+        }
+        let c = link.counters();
+        assert_eq!(
+            c.arrived + c.duplicated,
+            c.delivered + c.dropped_total() + link.packets_inside(),
+            "read + duplicated = delivered + dropped + queued"
+        );
+    }
+    out
+}
+
+#[test]
+fn a_square_wave_delay_switches_at_the_exact_nanosecond() {
+    let square = Schedule::square(40 * MS, 190 * MS, 2 * S, 0.5);
+    let mut link = make(
+        Server::Unlimited,
+        0,
+        "infinite",
+        None,
+        delay_schedule(square.clone()),
+        LogSink::disabled(),
+    );
+    let sent = [
+        S - 1,
+        S,
+        2 * S - 1,
+        2 * S,
+        2 * S + 200 * MS,
+        3 * S - 1,
+        3 * S,
+    ];
+    let arrivals = sent
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| packet(100, t, i as u16))
+        .collect();
+    let out = run(&mut link, arrivals);
+    assert_eq!(
+        out,
+        vec![
+            (S - 1 + 40 * MS, 0),
+            (S + 190 * MS, 1),
+            (2 * S - 1 + 190 * MS, 2),
+            // The delay fell to 40 ms at 2 s, but this packet may not
+            // overtake the one sent 1 ns earlier: it leaves right after it.
+            (2 * S - 1 + 190 * MS, 3),
+            (2 * S + 240 * MS, 4),
+            (3 * S - 1 + 40 * MS, 5),
+            (3 * S + 190 * MS, 6),
+        ]
+    );
+    // With reordering allowed, the packet sent at the fall overtakes.
+    let mut link = make(
+        Server::Unlimited,
+        0,
+        "infinite",
+        None,
+        Dynamics {
+            delay: DelayDynamics {
+                schedule: Some(square),
+                reorder: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        LogSink::disabled(),
+    );
+    let out = run(
+        &mut link,
+        vec![packet(100, 2 * S - 1, 0), packet(100, 2 * S, 1)],
+    );
+    assert_eq!(out, vec![(2 * S + 40 * MS, 1), (2 * S - 1 + 190 * MS, 0)]);
+}
+
+#[test]
+fn jitter_keeps_fifo_order_unless_reordering_is_asked() {
+    for reorder in [false, true] {
+        let dynamics = Dynamics {
+            delay: DelayDynamics {
+                jitter: Some(JitterSpec {
+                    sigma: 5 * MS,
+                    correlation: 0.25,
+                    distribution: Distribution::Normal,
+                }),
+                reorder,
+                ..Default::default()
+            },
+            seed: 7,
+            ..Default::default()
+        };
+        let mut link = make(
+            Server::Rate(Rate::parse("100mbit").unwrap()),
+            40 * MS,
+            "infinite",
+            None,
+            dynamics,
+            LogSink::disabled(),
+        );
+        let arrivals = (0..5000)
+            .map(|i| packet(1000, i * 200 * US, i as u16))
+            .collect();
+        let out = run(&mut link, arrivals);
+        assert_eq!(out.len(), 5000);
+        let ids_in_order = out.windows(2).all(|w| w[0].1 < w[1].1);
+        assert!(
+            out.windows(2).all(|w| w[0].0 <= w[1].0),
+            "leave in due order"
+        );
+        assert_eq!(ids_in_order, !reorder, "reordered only when asked");
+        // Delays spread around 40 ms (+ 80 µs of serialization) when they
+        // may cross; in FIFO order a packet waits for any slower one ahead,
+        // which lengthens the mean.
+        let mean = out
+            .iter()
+            .map(|&(due, i)| (due - i as Nanos * 200 * US) as f64)
+            .sum::<f64>()
+            / 5000.0;
+        if reorder {
+            assert!((mean - 40.08e6).abs() < 0.3e6, "{mean}");
+        } else {
+            assert!(mean > 41e6, "{mean}");
+        }
+    }
+}
+
+/// Bytes delivered in [from, to) from a list of departures of equal packets.
+fn delivered_in(out: &[(Nanos, u16)], from: Nanos, to: Nanos, size: u64) -> u64 {
+    out.iter().filter(|(t, _)| *t >= from && *t < to).count() as u64 * size
+}
+
+#[test]
+fn a_rate_step_changes_the_service_rate_at_its_instant() {
+    let schedule = Schedule::steps(
+        vec![(0, 100_000_000), (S, 20_000_000), (2 * S, 100_000_000)],
+        false,
+        false,
+    );
+    let mut link = make(
+        Server::Schedule(schedule),
+        0,
+        "infinite",
+        None,
+        Dynamics::default(),
+        LogSink::disabled(),
+    );
+    // 1500-byte packets every 100 µs: 120 Mbit/s offered, so the link is
+    // always busy.
+    let arrivals = (0..30_000)
+        .map(|i| packet(1500, i * 100 * US, i as u16))
+        .collect();
+    let out = run(&mut link, arrivals);
+    let rate =
+        |from, to| delivered_in(&out, from, to, 1500) as f64 * 8.0 / ((to - from) as f64 / 1e9);
+    assert!((rate(100 * MS, S) / 100e6 - 1.0).abs() < 0.01);
+    assert!((rate(S + MS, 2 * S) / 20e6 - 1.0).abs() < 0.01);
+    assert!((rate(2 * S + MS, 2 * S + 500 * MS) / 100e6 - 1.0).abs() < 0.01);
+    // The last packet finished before the step took 120 µs; the first one
+    // served wholly after it takes 600 µs.
+    let gaps: Vec<Nanos> = out.windows(2).map(|w| w[1].0 - w[0].0).collect();
+    let at_step = out.iter().position(|(t, _)| *t > S).unwrap();
+    assert_eq!(gaps[at_step - 2], 120 * US);
+    assert_eq!(gaps[at_step], 600 * US);
+}
+
+#[test]
+fn an_outage_holds_the_queue_and_its_tail_drops_count() {
+    let dynamics = Dynamics {
+        outages: Some(Outages::list(vec![(S, 500 * MS)]).unwrap()),
+        ..Default::default()
+    };
+    let mut link = make(
+        Server::Rate(Rate::parse("100mbit").unwrap()),
+        10 * MS,
+        "droptail packets 1000",
+        None,
+        dynamics,
+        LogSink::disabled(),
+    );
+    // 1500 bytes every ms (12 Mbit/s): in 500 ms, 500 packets queue.
+    let arrivals = (0..2000).map(|i| packet(1500, i * MS, i as u16)).collect();
+    let out = run(&mut link, arrivals);
+    let during = out
+        .iter()
+        .filter(|(t, _)| *t > S + 10 * MS + 120 * US && *t < S + 510 * MS)
+        .count();
+    assert_eq!(during, 0, "nothing leaves while the link is down");
+    assert_eq!(out.len(), 2000, "a queue of 1000 holds the backlog");
+    // The backlog drains at line rate right after the outage.
+    let after = out
+        .iter()
+        .filter(|(t, _)| *t >= S + 510 * MS)
+        .take(400)
+        .collect::<Vec<_>>();
+    assert_eq!(after[1].0 - after[0].0, 120 * US);
+    // With a short queue, the outage overflows it: tail drops, counted.
+    let dynamics = Dynamics {
+        outages: Some(Outages::list(vec![(S, 500 * MS)]).unwrap()),
+        ..Default::default()
+    };
+    let mut link = make(
+        Server::Rate(Rate::parse("100mbit").unwrap()),
+        10 * MS,
+        "droptail packets 100",
+        None,
+        dynamics,
+        LogSink::disabled(),
+    );
+    let arrivals = (0..2000).map(|i| packet(1500, i * MS, i as u16)).collect();
+    let out = run(&mut link, arrivals);
+    let dropped = link.counters().dropped_total();
+    assert_eq!(out.len() as u64 + dropped, 2000);
+    assert!((395..=401).contains(&dropped), "{dropped}");
+}
+
+#[test]
+fn duplicates_and_corruption_are_counted_and_logged() {
+    let (sink, mut records) = LogSink::in_memory(1 << 20);
+    let dynamics = Dynamics {
+        duplicate: 0.1,
+        corrupt: 0.05,
+        seed: 3,
+        ..Default::default()
+    };
+    let mut link = make(
+        Server::Rate(Rate::parse("10mbit").unwrap()),
+        5 * MS,
+        "droptail packets 20",
+        Some(Loss::with_pattern(
+            Pattern::GilbertElliott {
+                p: 0.01,
+                r: 0.3,
+                bad_loss: 1.0,
+                good_loss: 0.0,
+            },
+            3,
+            0,
+        )),
+        dynamics,
+        sink,
+    );
+    // Bursts that overflow the 20-packet queue now and then.
+    let arrivals = (0..20_000)
+        .map(|i| packet(1200, (i / 30) * 30 * MS + (i % 30) * 100 * US, i as u16))
+        .collect();
+    let out = run(&mut link, arrivals);
+    let c = link.counters().clone();
+    assert_eq!(c.delivered, out.len() as u64);
+    assert_eq!(link.packets_inside(), 0);
+    assert_eq!(c.arrived + c.duplicated, c.delivered + c.dropped_total());
+    assert!((c.duplicated as f64 / 20_000.0 - 0.1 * (1.0 - 0.032)).abs() < 0.01);
+    assert!(c.dropped_total() > c.dropped_by(emu_core::log::DropReason::Loss));
+    let mut log: Vec<Record> = Vec::new();
+    while let Ok(r) = records.pop() {
+        log.push(r);
+    }
+    let count = |e: Event| log.iter().filter(|r| r.event == e).count() as u64;
+    assert_eq!(count(Event::Duplicate), c.duplicated);
+    assert_eq!(count(Event::Corrupt), c.corrupted);
+    assert_eq!(count(Event::Depart), c.delivered);
+    assert_eq!(
+        count(Event::Enqueue) + c.dropped_by(emu_core::log::DropReason::Tail),
+        c.arrived + c.duplicated - c.dropped_by(emu_core::log::DropReason::Loss)
+    );
+    // Every Gilbert-Elliott state change is a change record.
+    let states: Vec<u64> = log
+        .iter()
+        .filter(|r| r.change_kind() == Some(Change::LossState))
+        .map(|r| r.value())
+        .collect();
+    assert!(states.len() > 100);
+    assert!(
+        states.windows(2).all(|w| w[0] != w[1]),
+        "alternating 2, 1, 2, …"
+    );
+    assert_eq!(states[0], 2);
+}
+
+#[test]
+fn parameter_changes_are_logged_at_their_instants() {
+    let (sink, mut records) = LogSink::in_memory(1 << 16);
+    let dynamics = Dynamics {
+        delay: DelayDynamics {
+            schedule: Some(Schedule::square(40 * MS, 190 * MS, 2 * S, 0.5)),
+            ..Default::default()
+        },
+        outages: Some(Outages::list(vec![(3 * S, 2 * S)]).unwrap()),
+        ..Default::default()
+    };
+    let schedule = Schedule::steps(vec![(0, 100_000_000), (S + 1, 20_000_000)], false, false);
+    let mut link = make(
+        Server::Schedule(schedule),
+        0,
+        "infinite",
+        None,
+        dynamics,
+        sink,
+    );
+    link.advance(2 * S + 500 * MS);
+    link.advance(6 * S);
+    let mut changes = Vec::new();
+    while let Ok(r) = records.pop() {
+        changes.push((r.time, r.change_kind().unwrap(), r.value()));
+    }
+    assert_eq!(
+        changes,
+        vec![
+            (0, Change::Rate, 100_000_000),
+            (0, Change::Delay, 40 * MS),
+            (S, Change::Delay, 190 * MS),
+            (S + 1, Change::Rate, 20_000_000),
+            (2 * S, Change::Delay, 40 * MS),
+            (3 * S, Change::Delay, 190 * MS),
+            (3 * S, Change::OutageStart, 2 * S),
+            (4 * S, Change::Delay, 40 * MS),
+            (5 * S, Change::Delay, 190 * MS),
+            (5 * S, Change::OutageEnd, 0),
+            (6 * S, Change::Delay, 40 * MS),
+        ]
+    );
+}
+
+#[test]
+fn trace_opportunities_during_an_outage_are_lost() {
+    let trace = emu_core::trace::Trace::parse("#emu-trace us\n1000\n").unwrap();
+    let mut link = make(
+        Server::Trace {
+            trace: std::sync::Arc::new(trace),
+            repeat: true,
+        },
+        0,
+        "infinite",
+        None,
+        Dynamics {
+            outages: Some(Outages::list(vec![(10 * MS, 5 * MS)]).unwrap()),
+            ..Default::default()
+        },
+        LogSink::disabled(),
+    );
+    // One 1500-byte opportunity per ms; 30 packets at once.
+    let arrivals = (0..30).map(|i| packet(1500, 0, i as u16)).collect();
+    let out = run(&mut link, arrivals);
+    let times: Vec<Nanos> = out.iter().map(|o| o.0).collect();
+    assert_eq!(times[8], 9 * MS);
+    assert_eq!(
+        times[9],
+        15 * MS,
+        "the opportunities at 10 to 14 ms are lost"
+    );
+    assert_eq!(times[10], 16 * MS);
+}
