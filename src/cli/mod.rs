@@ -4,6 +4,7 @@
 mod log_command;
 mod mahimahi;
 mod report_command;
+mod setup_setuid;
 mod shell_args;
 
 use emu_core::time::{parse_duration, NS_PER_US};
@@ -19,6 +20,7 @@ Usage:
   emu report RUN... [--out DIR] [--json] [--bin TIME] [--from TIME] [--to TIME]
   emu log dump FILE [--format csv|json]
   emu queues
+  emu setup-setuid [--copy-to DIR]   (as root, once: run emu without sudo)
 
 Shells (each runs what follows inside a new network namespace):
   delay TIME      one-way delay in both directions (40, 0.25ms, 500us)
@@ -43,7 +45,7 @@ Options:
   -V, --version   the version
 
 Example:
-  sudo emu delay 40 -- link 10mbit -- iperf3 -c $EMU_BASE
+  sudo \"$(command -v emu)\" delay 40 -- link 10mbit -- iperf3 -c $EMU_BASE
 ";
 
 /// A user mistake on the command line: one message, exit status 2.
@@ -170,12 +172,18 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         }
     }
     let rest: Vec<String> = rest.collect();
-    match rest.first().map(String::as_str) {
+    let first = rest.first().map(String::as_str);
+    if !first.is_some_and(|w| SHELL_NAMES.contains(&w) || w == "setup-setuid") {
+        // A setuid emu needs root only to build shells.
+        shells::privilege::drop_for_good().map_err(UsageError)?;
+    }
+    match first {
         None => Err(UsageError(
             "nothing to run: give a shell such as 'delay 40' (see emu --help)".into(),
         )),
         Some("log") => log_command::run(&rest[1..]),
         Some("report") => report_command::run(&rest[1..]),
+        Some("setup-setuid") => setup_setuid::run(&rest[1..]),
         Some("queues") => {
             print!("{}", queues_text());
             Ok(0)

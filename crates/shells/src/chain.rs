@@ -105,11 +105,13 @@ fn run_guarded(
         .ok()
         .and_then(|d| d.parse().ok())
         .unwrap_or(0);
-    let nested_in_emu = depth > 0;
+    // The variable alone is not trusted: a user of a setuid emu could set it
+    // to have emu treat the host like one of its own namespaces.
+    let nested_in_emu = depth > 0 && !host.is_initial();
 
     let mut writer = match &options.log_dir {
         Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| {
+            privilege::io_as_invoker(|| std::fs::create_dir_all(dir)).map_err(|e| {
                 ShellError::os(&format!("creating log directory {}", dir.display()), e)
             })?;
             Some(LogWriter::new())
@@ -266,7 +268,7 @@ fn run_guarded(
     }
     if let Some(dir) = &options.log_dir {
         let path = dir.join(format!("summary-{depth}.json"));
-        std::fs::write(&path, summary.json)
+        privilege::io_as_invoker(|| std::fs::write(&path, summary.json))
             .map_err(|e| ShellError::os(&format!("writing {}", path.display()), e))?;
     }
     drop(running);
@@ -371,8 +373,7 @@ fn build_shell(
                 ..header
             };
             let path = dir.join(format!("{index}-{}.emulog", spec.kind));
-            let file = w
-                .add_file(&path, &header)
+            let file = privilege::io_as_invoker(|| w.add_file(&path, &header))
                 .map_err(|e| ShellError::os(&format!("creating {}", path.display()), e))?;
             [w.sink(file), w.sink(file)]
         }
@@ -446,7 +447,7 @@ fn copy_traces(
         if let Server::Trace { trace, repeat } = &directions[d].server {
             let file = format!("{index}-{}.trace", direction.name());
             let path = dir.join(&file);
-            std::fs::write(&path, trace.to_emu_text())
+            privilege::io_as_invoker(|| std::fs::write(&path, trace.to_emu_text()))
                 .map_err(|e| ShellError::os(&format!("writing {}", path.display()), e))?;
             files[d] = Some(TraceFile {
                 file,

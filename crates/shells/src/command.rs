@@ -1,5 +1,6 @@
 //! The command a chain of shells runs: started inside the innermost
-//! namespace, as the user who invoked sudo, killed if emu dies.
+//! namespace, as the user who invoked sudo (or a setuid emu), killed if
+//! emu dies.
 
 use crate::error::{Result, ShellError};
 use crate::netns::NetNs;
@@ -17,7 +18,7 @@ pub struct CommandSpec {
 }
 
 /// The user's login shell (from the password database when run through
-/// sudo, else $SHELL), or /bin/sh.
+/// sudo or setuid, else $SHELL), or /bin/sh.
 pub fn login_shell(invoker: &Option<Invoker>) -> String {
     invoker
         .as_ref()
@@ -34,6 +35,13 @@ pub fn spawn(ns: &NetNs, spec: &CommandSpec) -> Result<Child> {
         .ok_or_else(|| ShellError::new("no command to run"))?;
     let mut command = Command::new(program);
     command.args(args);
+    // A setuid emu runs with a scrubbed environment of its own; the command
+    // gets the one its user gave (it runs as that user, so nothing in it
+    // reaches root).
+    if let Some(environment) = crate::privilege::user_environment() {
+        command.env_clear();
+        command.envs(environment.iter().map(|(k, v)| (k, v)));
+    }
     for (key, value) in &spec.env {
         command.env(key, value);
     }

@@ -34,6 +34,17 @@ impl NetNs {
         .map_err(|_| ShellError::new("the namespace thread panicked"))?
     }
 
+    /// True for the namespace of process 1 (the machine's, or in a container
+    /// the container's): the one emu calls the host. False when that cannot
+    /// be read (an unprivileged emu may not look at process 1).
+    pub fn is_initial(&self) -> bool {
+        let Ok(init) = std::fs::metadata("/proc/1/ns/net") else {
+            return false;
+        };
+        self.identity()
+            .is_ok_and(|id| id == (init.dev(), init.ino()))
+    }
+
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
