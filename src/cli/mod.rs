@@ -32,6 +32,12 @@ shell runs inside. The command's exit status is emu's.
 Options:
   --log DIR       write every shell's per-packet log (and a summary) to DIR
   --stats         print each direction's packet accounting at exit
+  --pcap DIR      write a pcapng capture per shell and direction to DIR of
+                  the packets that left the link (raw IP, ns timestamps,
+                  sojourn and ECN marks as packet comments)
+  --pcap-drops    capture dropped packets too (a second interface in each
+                  file, with the drop reason as comment)
+  --snaplen BYTES bytes kept of each captured packet [default: 128]
   --mtu BYTES     MTU of the emulated path [default: 1500]
   --spin TIME     how long before a departure the pump stops sleeping and
                   spins: longer is more exact and costs more CPU while
@@ -78,6 +84,9 @@ pub struct Globals {
     pub spin: u64,
     pub offload: bool,
     pub busy_poll: bool,
+    /// `--pcap DIR`, `--snaplen`, `--pcap-drops`.
+    pub pcap_dir: Option<PathBuf>,
+    pub capture: emu_core::capture::CaptureOptions,
 }
 
 impl Default for Globals {
@@ -89,6 +98,8 @@ impl Default for Globals {
             spin: 500 * NS_PER_US,
             offload: true,
             busy_poll: false,
+            pcap_dir: None,
+            capture: Default::default(),
         }
     }
 }
@@ -145,6 +156,20 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
             }
             "--log" => globals.log_dir = Some(PathBuf::from(value("--log")?)),
             "--stats" => globals.stats = true,
+            "--pcap" => globals.pcap_dir = Some(PathBuf::from(value("--pcap")?)),
+            "--pcap-drops" => globals.capture.drops = true,
+            "--snaplen" => {
+                let text = value("--snaplen")?;
+                globals.capture.snaplen = text
+                    .parse()
+                    .ok()
+                    .filter(|n| (20..=262_144).contains(n))
+                    .ok_or_else(|| {
+                        UsageError(format!(
+                            "--snaplen '{text}': expected a whole number of bytes from 20 to 262144"
+                        ))
+                    })?;
+            }
             "--no-offload" => globals.offload = false,
             "--busy-poll" => globals.busy_poll = true,
             "--mtu" => {
@@ -258,6 +283,10 @@ pub fn run_chain(
         stats: globals.stats,
         offload: globals.offload,
         command_line,
+        pcap: globals.pcap_dir.map(|dir| shells::Pcap {
+            dir,
+            options: globals.capture,
+        }),
     };
     match shells::run(specs, options) {
         Ok(code) => Ok(code),

@@ -1,11 +1,12 @@
 //! Shared vocabulary of emu: nanosecond time, link rates and byte sizes as
 //! researchers write them, packets with views of their IP headers, the
 //! single-producer single-consumer rings that join threads on the data path,
-//! and the per-packet log record with its writer and reader.
+//! the per-packet log record with its writer and reader, and pcapng captures.
 //!
 //! Nothing here touches a device, a namespace or a process; everything above
 //! (`aqm`, `link`, `shells`, `report`) builds on these types.
 
+pub mod capture;
 pub mod error;
 pub mod log;
 pub mod offload;

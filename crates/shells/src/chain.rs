@@ -13,6 +13,7 @@ use crate::netns::{self, NetNs};
 use crate::privilege;
 use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews, Timing};
 use crate::tun::Tun;
+use emu_core::capture::{CaptureHeader, CaptureOptions};
 use emu_core::log::{Direction, DropReason, LogHeader, LogSink, LogWriter, TraceFile};
 use emu_core::time::{monotonic_now, realtime_now, Nanos};
 use link::{Link, LinkConfig, Loss, Server};
@@ -60,6 +61,15 @@ pub struct RunOptions {
     /// the readers (far fewer system calls at high rates).
     pub offload: bool,
     pub command_line: String,
+    /// Write pcapng captures of every shell and direction.
+    pub pcap: Option<Pcap>,
+}
+
+/// Where and what to capture (`--pcap DIR`).
+#[derive(Debug, Clone)]
+pub struct Pcap {
+    pub dir: PathBuf,
+    pub options: CaptureOptions,
 }
 
 /// Messages to the control thread.
@@ -109,15 +119,20 @@ fn run_guarded(
     // to have emu treat the host like one of its own namespaces.
     let nested_in_emu = depth > 0 && !host.is_initial();
 
-    let mut writer = match &options.log_dir {
-        Some(dir) => {
-            privilege::io_as_invoker(|| std::fs::create_dir_all(dir)).map_err(|e| {
-                ShellError::os(&format!("creating log directory {}", dir.display()), e)
-            })?;
-            Some(LogWriter::new())
-        }
-        None => None,
-    };
+    if let Some(dir) = &options.log_dir {
+        privilege::io_as_invoker(|| std::fs::create_dir_all(dir))
+            .map_err(|e| ShellError::os(&format!("creating log directory {}", dir.display()), e))?;
+    }
+    if let Some(pcap) = &options.pcap {
+        privilege::io_as_invoker(|| std::fs::create_dir_all(&pcap.dir)).map_err(|e| {
+            ShellError::os(
+                &format!("creating capture directory {}", pcap.dir.display()),
+                e,
+            )
+        })?;
+    }
+    // One writer thread takes both the log records and the captures.
+    let mut writer = (options.log_dir.is_some() || options.pcap.is_some()).then(LogWriter::new);
     let (news_tx, news_rx) = mpsc::channel::<News>();
     let (pump_tx, pump_rx) = mpsc::channel::<PumpNews>();
     {
@@ -247,14 +262,25 @@ fn run_guarded(
             results.push((depth + k, direction, pump.finish(read)));
         }
     }
-    let (written, lost) = match writer {
-        Some(w) => w
-            .finish()
-            .map_err(|e| ShellError::os("writing the packet log", e))?,
-        None => (0, 0),
+    let totals = match writer {
+        Some(w) => Some(
+            w.finish()
+                .map_err(|e| ShellError::os("writing the packet log", e))?,
+        ),
+        None => None,
     };
-    if lost > 0 {
-        eprintln!("emu: warning: {lost} log records were lost because the disk could not keep up ({written} written)");
+    let lost = totals.map_or(0, |t| t.records_lost);
+    if let Some(t) = totals.filter(|t| t.records_lost > 0) {
+        eprintln!(
+            "emu: warning: {} log records were lost because the disk could not keep up ({} written)",
+            t.records_lost, t.records
+        );
+    }
+    if let Some(t) = totals.filter(|t| t.captures_lost > 0) {
+        eprintln!(
+            "emu: warning: {} captured packets were lost because the disk could not keep up ({} written)",
+            t.captures_lost, t.captures
+        );
     }
     let summary = summarize(
         &shells,
@@ -350,13 +376,15 @@ fn build_shell(
     }
 
     let start = monotonic_now();
-    let mut sinks = match writer {
+    let realtime_start = realtime_now();
+    let mut writer = writer;
+    let mut sinks = match writer.as_deref_mut().filter(|_| options.log_dir.is_some()) {
         Some(w) => {
             let header = LogHeader {
                 shell: index as u8,
                 description: format!("{} seed {}", spec.description, spec.seed),
                 monotonic_origin_ns: start,
-                realtime_origin_ns: realtime_now(),
+                realtime_origin_ns: realtime_start,
                 rate_bps: Some(spec.directions.clone().map(|d| match d.server {
                     Server::Rate(r) => Some(r.bits_per_sec()),
                     _ => None,
@@ -379,6 +407,32 @@ fn build_shell(
         }
         None => [LogSink::disabled(), LogSink::disabled()],
     };
+    if let (Some(w), Some(pcap)) = (writer, &options.pcap) {
+        for (d, direction) in Direction::BOTH.into_iter().enumerate() {
+            // `<shell>-<kind>-<direction>.pcapng`, and `…-drops.pcapng`.
+            let mut create = |suffix: &str| {
+                let name = format!("{index}-{}-{}{suffix}", spec.kind, direction.name());
+                let path = pcap.dir.join(format!("{name}.pcapng"));
+                let header = CaptureHeader {
+                    name: format!(
+                        "emu{index} {}{}",
+                        direction.name(),
+                        suffix.replace('-', " ")
+                    ),
+                    description: spec.description.clone(),
+                    monotonic_origin_ns: start,
+                    realtime_origin_ns: realtime_start,
+                    options: pcap.options,
+                };
+                privilege::io_as_invoker(|| w.add_capture(&path, &header))
+                    .map_err(|e| ShellError::os(&format!("creating {}", path.display()), e))
+            };
+            let departures = create("")?;
+            let drops = pcap.options.drops.then(|| create("-drops")).transpose()?;
+            let sink = std::mem::replace(&mut sinks[d], LogSink::disabled());
+            sinks[d] = sink.with_capture(w.capture_sink(departures, drops, pcap.options));
+        }
+    }
 
     let mut pumps = Vec::new();
     for (d, direction) in Direction::BOTH.into_iter().enumerate() {

@@ -15,6 +15,6 @@ pub mod privilege;
 pub mod pump;
 pub mod tun;
 
-pub use chain::{run, DirectionSpec, RunOptions, ShellSpec};
+pub use chain::{run, DirectionSpec, Pcap, RunOptions, ShellSpec};
 pub use error::ShellError;
 pub use pump::Timing;

@@ -130,7 +130,8 @@ pub fn settle() -> std::result::Result<Origin, String> {
         nix::unistd::getresuid().map_err(|e| format!("reading this process's user ids: {e}"))?;
     let gids =
         nix::unistd::getresgid().map_err(|e| format!("reading this process's group ids: {e}"))?;
-    if !(ids.effective.is_root() && !ids.real.is_root()) {
+    let setuid_root = ids.effective.is_root() && !ids.real.is_root();
+    if !setuid_root {
         return Ok(identity().origin);
     }
     let uid = ids.real.as_raw();
