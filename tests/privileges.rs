@@ -335,3 +335,136 @@ fn through_sudo_the_command_and_the_files_are_the_users() {
     );
     assert!(std::fs::read_dir(&root_only).unwrap().next().is_none());
 }
+
+/// Kernel settings and a device mode changed for one test and put back.
+struct Restore(Vec<Box<dyn FnOnce()>>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        for undo in self.0.drain(..) {
+            undo();
+        }
+    }
+}
+
+/// What rootless emu needs of the machine, enabled for the test where the
+/// machine turns it off (and put back after): unprivileged user namespaces
+/// and a /dev/net/tun that users may open, as distributions ship it.
+fn allow_rootless() -> Restore {
+    let mut restore = Restore(Vec::new());
+    for (path, wanted) in [
+        ("/proc/sys/user/max_user_namespaces", None),
+        ("/proc/sys/kernel/unprivileged_userns_clone", Some("1")),
+        (
+            "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+            Some("0"),
+        ),
+    ] {
+        let Ok(old) = std::fs::read_to_string(path) else {
+            continue; // this kernel has no such switch
+        };
+        let old = old.trim().to_string();
+        let new = match wanted {
+            Some(value) => value.to_string(),
+            None if old == "0" => "1000".to_string(),
+            None => continue,
+        };
+        if old != new {
+            eprintln!("note: setting {path} from {old} to {new} for this test");
+            std::fs::write(path, &new).unwrap_or_else(|e| panic!("cannot write {path}: {e}"));
+            restore.0.push(Box::new(move || {
+                let _ = std::fs::write(path, &old);
+            }));
+        }
+    }
+    let mode = std::fs::metadata("/dev/net/tun").unwrap().mode() & 0o7777;
+    if mode & 0o006 != 0o006 {
+        eprintln!("note: /dev/net/tun has mode {mode:o}; giving it the usual 0666 for this test");
+        std::fs::set_permissions("/dev/net/tun", std::fs::Permissions::from_mode(0o666)).unwrap();
+        restore.0.push(Box::new(move || {
+            let _ = std::fs::set_permissions("/dev/net/tun", std::fs::Permissions::from_mode(mode));
+        }));
+    }
+    restore
+}
+
+#[test]
+fn rootless_an_ordinary_user_runs_shells_and_reaches_an_outside_server() {
+    let Some(_serial) = serial() else { return };
+    let _allowed = allow_rootless();
+    let scratch = Scratch::new("rootless");
+    let user = TestUser::create("r");
+    let home = scratch.0.join("home");
+    user.own_dir(&home);
+    // An ordinary copy (not setuid) the user can run.
+    let emu = scratch.0.join("emu");
+    std::fs::copy(env!("CARGO_BIN_EXE_emu"), &emu).unwrap();
+
+    // Without --rootless the user is told what is missing and the ways out.
+    let out = user
+        .command(&emu)
+        .args(["delay", "1", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--rootless"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let logs = home.join("logs");
+    let out = user
+        .command(&emu)
+        .args(["--rootless", "--outside", "iperf3 -s >/dev/null 2>&1", "--log"])
+        .arg(&logs)
+        .args(["delay", "10", "--", "link", "20mbit", "--"])
+        .args(["sh", "-c"])
+        .arg(
+            "id -u; ping -c 3 -i 0.2 $EMU_BASE | tail -1; \
+             for i in 1 2 3 4 5; do iperf3 -c $EMU_BASE -n 500K >/dev/null 2>&1 && echo transferred && break; sleep 0.2; done",
+        )
+        .current_dir(&home)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "rootless run failed: {}\n{stdout}",
+        text(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0], "0",
+        "inside its own user namespace the user is root"
+    );
+    let min_rtt: f64 = lines[1]
+        .split('=')
+        .nth(1)
+        .and_then(|v| v.trim().split('/').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no ping summary: {stdout}"));
+    assert!(
+        min_rtt >= 20.0,
+        "two crossings of delay 10 take 20 ms, not {min_rtt}"
+    );
+    assert_eq!(
+        lines.get(2),
+        Some(&"transferred"),
+        "TCP to the outside server: {stdout}"
+    );
+    // On disk, what rootless root wrote is the user's.
+    for (name, uid, _) in owners(&logs) {
+        assert_eq!(uid, user.uid, "{name} is not the user's");
+    }
+    // The outside server went with emu.
+    let left = Command::new("ps")
+        .args(["-u", &user.name, "-o", "pid=,stat=,args="])
+        .output()
+        .unwrap();
+    assert!(
+        text(&left.stdout).trim().is_empty(),
+        "left running: {}",
+        text(&left.stdout)
+    );
+}

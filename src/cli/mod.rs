@@ -38,6 +38,13 @@ Options:
   --pcap-drops    capture dropped packets too (a second interface in each
                   file, with the drop reason as comment)
   --snaplen BYTES bytes kept of each captured packet [default: 128]
+  --rootless      no root needed: build everything in a user namespace of
+                  emu's own (needs unprivileged user namespaces and a
+                  /dev/net/tun open to all); the host's network is out of
+                  reach, so run servers with --outside
+  --outside CMD   run the shell command CMD around the outermost shell (on
+                  the host, or in the --rootless namespace) while the
+                  command runs, e.g. --outside 'iperf3 -s'; repeatable
   --mtu BYTES     MTU of the emulated path [default: 1500]
   --spin TIME     how long before a departure the pump stops sleeping and
                   spins: longer is more exact and costs more CPU while
@@ -87,6 +94,8 @@ pub struct Globals {
     /// `--pcap DIR`, `--snaplen`, `--pcap-drops`.
     pub pcap_dir: Option<PathBuf>,
     pub capture: emu_core::capture::CaptureOptions,
+    pub rootless: bool,
+    pub outside: Vec<String>,
 }
 
 impl Default for Globals {
@@ -100,6 +109,8 @@ impl Default for Globals {
             busy_poll: false,
             pcap_dir: None,
             capture: Default::default(),
+            rootless: false,
+            outside: Vec::new(),
         }
     }
 }
@@ -158,6 +169,8 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
             "--stats" => globals.stats = true,
             "--pcap" => globals.pcap_dir = Some(PathBuf::from(value("--pcap")?)),
             "--pcap-drops" => globals.capture.drops = true,
+            "--rootless" => globals.rootless = true,
+            "--outside" => globals.outside.push(value("--outside")?),
             "--snaplen" => {
                 let text = value("--snaplen")?;
                 globals.capture.snaplen = text
@@ -287,6 +300,8 @@ pub fn run_chain(
             dir,
             options: globals.capture,
         }),
+        rootless: globals.rootless,
+        outside: globals.outside,
     };
     match shells::run(specs, options) {
         Ok(code) => Ok(code),

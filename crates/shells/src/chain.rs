@@ -10,8 +10,10 @@ use crate::error::{Result, ShellError};
 use crate::guardian::Guardian;
 use crate::nat::{self, NatRule};
 use crate::netns::{self, NetNs};
+use crate::outside::Outside;
 use crate::privilege;
 use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews, Timing};
+use crate::rootless;
 use crate::tun::Tun;
 use emu_core::capture::{CaptureHeader, CaptureOptions};
 use emu_core::log::{Direction, DropReason, LogHeader, LogSink, LogWriter, TraceFile};
@@ -63,6 +65,11 @@ pub struct RunOptions {
     pub command_line: String,
     /// Write pcapng captures of every shell and direction.
     pub pcap: Option<Pcap>,
+    /// Build everything inside a user namespace of emu's own (no root
+    /// needed), whose network namespace stands in for the host.
+    pub rootless: bool,
+    /// Shell commands run around the outermost shell while the command runs.
+    pub outside: Vec<String>,
 }
 
 /// Where and what to capture (`--pcap DIR`).
@@ -95,6 +102,9 @@ const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SI
 /// Runs `options.command` inside `shells` (outermost first) and returns the
 /// command's exit status.
 pub fn run(shells: Vec<ShellSpec>, options: RunOptions) -> Result<i32> {
+    if options.rootless {
+        rootless::enter()?;
+    }
     privilege::check()?;
     // The guardian must be forked while this process has a single thread.
     let mut guardian = Guardian::start()?;
@@ -111,6 +121,12 @@ fn run_guarded(
 ) -> Result<i32> {
     let host = Arc::new(NetNs::current()?);
     nat::sweep_stale(&host);
+    if options.rootless {
+        // Whatever runs in emu's own outer namespace goes with emu.
+        guardian.watch_namespace(host.identity()?);
+    }
+    // Started first, so a server has the time the shells take to come up.
+    let outside = Outside::start(&host, &options.outside)?;
     let depth: usize = std::env::var("EMU_SHELL_DEPTH")
         .ok()
         .and_then(|d| d.parse().ok())
@@ -148,7 +164,14 @@ fn run_guarded(
 
     let mut taken: Vec<u32> = addressing::inherited_pairs();
     let mut running: Vec<RunningShell> = Vec::new();
-    let selection = addressing::SelectionLock::acquire()?;
+    // Addresses are chosen under a machine-wide lock, so emus started
+    // together never pick the same pair; a rootless emu's outer namespace
+    // is its alone, and /run is not its to write.
+    let selection = if options.rootless {
+        None
+    } else {
+        Some(addressing::SelectionLock::acquire()?)
+    };
     let mut outer = host.clone();
     let mut prompt = String::new();
     for (k, spec) in shells.iter().enumerate() {
@@ -182,7 +205,15 @@ fn run_guarded(
         options.command.clone()
     };
     let env = command_environment(&running, &prompt, &taken, depth + shells.len());
-    let mut child = command::spawn(&outer, &CommandSpec { argv, env, invoker })?;
+    let mut child = command::spawn(
+        &outer,
+        &CommandSpec {
+            argv,
+            env,
+            invoker,
+            own_process_group: false,
+        },
+    )?;
     let child_pid = child.id() as i32;
     {
         let news = news_tx.clone();
@@ -243,6 +274,7 @@ fn run_guarded(
         .filter_map(|s| s.inner.identity().ok())
         .collect();
     netns::kill_processes_in(&identities);
+    drop(outside);
 
     // Stop every reader first, so nothing is read that a stopped pump would
     // not count; then let each pump take what is left on its ring.

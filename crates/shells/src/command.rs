@@ -15,6 +15,8 @@ pub struct CommandSpec {
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
     pub invoker: Option<Invoker>,
+    /// Lead a process group of its own, so all it starts can be stopped.
+    pub own_process_group: bool,
 }
 
 /// The user's login shell (from the password database when run through
@@ -46,6 +48,7 @@ pub fn spawn(ns: &NetNs, spec: &CommandSpec) -> Result<Child> {
         command.env(key, value);
     }
     let ns_fd = ns.fd().as_raw_fd();
+    let own_process_group = spec.own_process_group;
     let identity = spec
         .invoker
         .as_ref()
@@ -57,10 +60,13 @@ pub fn spawn(ns: &NetNs, spec: &CommandSpec) -> Result<Child> {
             .env("LOGNAME", &invoker.name);
     }
     // SAFETY: the closure only calls async-signal-safe functions (setns,
-    // prctl, sigprocmask, setgroups, setgid, setuid) on data prepared above.
+    // setpgid, prctl, sigprocmask, setgroups, setgid, setuid) on data prepared above.
     unsafe {
         command.pre_exec(move || {
             if libc::setns(ns_fd, libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if own_process_group && libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // If emu dies, so does the command.

@@ -11,8 +11,10 @@ mod guardian;
 pub mod lateness;
 pub mod nat;
 pub mod netns;
+pub mod outside;
 pub mod privilege;
 pub mod pump;
+pub mod rootless;
 pub mod tun;
 
 pub use chain::{run, DirectionSpec, Pcap, RunOptions, ShellSpec};

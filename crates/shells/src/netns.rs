@@ -162,14 +162,17 @@ pub fn kill_processes_in(namespaces: &[(u64, u64)]) {
     }
 }
 
-/// Every process whose network namespace is one of `namespaces`.
+/// Every process whose network namespace is one of `namespaces`, but this
+/// one (the guardian of a rootless emu lives in a namespace it watches).
 pub fn processes_in(namespaces: &[(u64, u64)]) -> Vec<i32> {
+    let me = std::process::id() as i32;
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .filter_map(|e| e.ok())
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != me)
         .filter(|pid| {
             std::fs::metadata(format!("/proc/{pid}/ns/net"))
                 .map(|m| namespaces.contains(&(m.dev(), m.ino())))
