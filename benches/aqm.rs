@@ -2,7 +2,7 @@
 //! time, with a standing queue of 100 packets: one flow, 100 flows, and
 //! ECN-capable traffic (so AQMs mark rather than drop).
 
-use aqm::{parse_queue, Outcome, Queue};
+use aqm::{build_queue, Outcome, Queue};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use emu_core::packet::build::ipv4_udp;
 use emu_core::Packet;
@@ -78,7 +78,7 @@ fn bench(c: &mut Criterion) {
                 // The queue is built outside the timing: cake's 1024
                 // queues per tin are set up once, not per packet.
                 b.iter_batched(
-                    || (parse_queue(spec).unwrap(), traffic(flows, tos)),
+                    || (build_queue(spec).unwrap(), traffic(flows, tos)),
                     |(queue, p)| drive(queue, p),
                     BatchSize::LargeInput,
                 )

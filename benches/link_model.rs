@@ -2,12 +2,13 @@
 //! serialization and departure, with no device or clock involved. The
 //! figure is what the pump spends on the model for each packet.
 
-use aqm::parse_queue;
+use aqm::build_queue;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use emu_core::log::{Direction, LogSink};
 use emu_core::packet::build::ipv4_udp;
+use emu_core::trace::Trace;
 use emu_core::{Packet, Rate};
-use link::{Link, LinkConfig, Loss, Server, Trace};
+use link::{Link, LinkConfig, Loss, Server};
 use std::sync::Arc;
 
 const PACKETS: usize = 10_000;
@@ -39,7 +40,7 @@ fn link(server: Server, queue: &str, loss: Option<Loss>) -> Link {
             direction: Direction::Uplink,
             delay: 20_000_000,
             server,
-            queue: parse_queue(queue).unwrap(),
+            queue: build_queue(queue).unwrap(),
             loss,
             max_packet: 1500,
             overhead: 0,

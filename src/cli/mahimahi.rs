@@ -7,11 +7,13 @@
 //! As in Mahimahi, each command is one shell and nests by running the next
 //! command inside it (`mm-delay 10 mm-link up down -- cmd`).
 
-use super::shell_args::load_trace;
+use super::shell_args::{load_trace, NO_RANDOMNESS};
 use super::UsageError;
-use emu_core::log::{Direction, Event, LogReader};
-use emu_core::time::{realtime_now, Nanos, NS_PER_MS};
+use aqm::QueueSpec;
+use emu_core::log::Direction;
+use emu_core::time::{Nanos, NS_PER_MS};
 use link::{Pattern, Server};
+use report::mahimahi_writer::TextLog;
 use shells::{DirectionSpec, ShellSpec};
 use std::path::{Path, PathBuf};
 
@@ -47,8 +49,9 @@ emu additions: --log=DIR also keeps emu's binary per-packet log in DIR.
 pub fn main(name: &str, args: Vec<String>) -> i32 {
     let result = match name {
         "mm-link" => link(name, &args),
-        _ => plan(name, &args)
-            .and_then(|(spec, command)| run(spec, command, None, command_line(name, &args))),
+        _ => plan(name, &args).and_then(|(spec, command)| {
+            run(spec, command, None, command_line(name, &args)).map(|finished| finished.status)
+        }),
     };
     match result {
         Ok(code) => code,
@@ -74,7 +77,7 @@ fn seconds(text: &str, what: &str, usage: &str) -> Result<Nanos, UsageError> {
     }
 }
 
-fn direction(delay: Nanos, server: Server, queue: String, loss: Pattern) -> DirectionSpec {
+fn direction(delay: Nanos, server: Server, queue: QueueSpec, loss: Pattern) -> DirectionSpec {
     DirectionSpec {
         delay,
         server,
@@ -89,7 +92,7 @@ fn quiet() -> [DirectionSpec; 2] {
         direction(
             0,
             Server::Unlimited,
-            "infinite".into(),
+            QueueSpec::Infinite,
             Pattern::Bernoulli(0.0),
         )
     })
@@ -101,7 +104,7 @@ fn run(
     command: Vec<String>,
     log_dir: Option<PathBuf>,
     command_line: String,
-) -> Result<i32, UsageError> {
+) -> Result<shells::Finished, UsageError> {
     let globals = super::Globals {
         log_dir,
         ..super::Globals::default()
@@ -137,7 +140,7 @@ fn delay(args: &[String]) -> Result<(ShellSpec, Vec<String>), UsageError> {
         kind: "delay",
         description: format!("delay {ms} ms"),
         directions: quiet(),
-        seed: 0,
+        seed: NO_RANDOMNESS,
     };
     for d in &mut spec.directions {
         d.delay = ms * NS_PER_MS;
@@ -174,7 +177,7 @@ fn loss(args: &[String]) -> Result<(ShellSpec, Vec<String>), UsageError> {
         kind: "loss",
         description: format!("loss ({}) {rate}", if d == 0 { "up" } else { "down" }),
         directions: quiet(),
-        seed: realtime_now() ^ ((std::process::id() as u64) << 32),
+        seed: None,
     };
     spec.directions[d].loss = Pattern::Bernoulli(rate);
     Ok((spec, args[2..].to_vec()))
@@ -213,7 +216,7 @@ fn switching(
             args[2]
         ),
         directions: quiet(),
-        seed: realtime_now() ^ ((std::process::id() as u64) << 32),
+        seed: None,
     };
     spec.directions[d].loss = if exponential {
         Pattern::OnOff {
@@ -303,76 +306,6 @@ pub fn parse_link(args: &[String]) -> Result<LinkOptions, UsageError> {
     Ok(o)
 }
 
-/// A Mahimahi queue (type and `NAME=NUMBER, ...` arguments) as an emu queue
-/// spec. Mahimahi's own types take its arguments; any other emu queue takes
-/// its own keywords, written `keyword=value` or as bare words.
-pub fn queue_spec(kind: Option<&str>, args: Option<&str>) -> Result<String, UsageError> {
-    let kind = kind.unwrap_or("infinite");
-    let mut pairs = Vec::new();
-    for item in args
-        .unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-    {
-        match item.split_once('=') {
-            Some((k, v)) => pairs.push((k.trim().to_string(), Some(v.trim().to_string()))),
-            None => pairs.push((item.to_string(), None)),
-        }
-    }
-    let number = |k: &str, v: &Option<String>| -> Result<u64, UsageError> {
-        v.as_deref()
-            .and_then(|v| v.parse::<u64>().ok())
-            .ok_or_else(|| {
-                UsageError(format!(
-                    "mm-link: queue argument '{k}' needs a whole number (NAME=NUMBER)"
-                ))
-            })
-    };
-    let mahimahi = ["infinite", "droptail", "drophead", "codel", "pie"];
-    let spec = if mahimahi.contains(&kind) {
-        let mut words = vec![kind.to_string()];
-        for (k, v) in &pairs {
-            let n = number(k, v)?;
-            let keyword = match (kind, k.as_str()) {
-                ("droptail" | "drophead", "packets") => "packets",
-                ("codel" | "pie", "packets") => "limit",
-                (_, "bytes") if kind != "infinite" => "bytes",
-                ("codel", "target") => "target",
-                ("codel", "interval") => "interval",
-                ("pie", "qdelay_ref") => "target",
-                ("pie", "max_burst") => "max_burst",
-                _ => {
-                    return Err(UsageError(format!(
-                        "mm-link: '{k}' is not an argument of the {kind} queue"
-                    )))
-                }
-            };
-            words.push(keyword.to_string());
-            words.push(if matches!(keyword, "target" | "interval" | "max_burst") {
-                format!("{n}ms")
-            } else {
-                n.to_string()
-            });
-        }
-        if matches!(kind, "droptail" | "drophead") && pairs.is_empty() {
-            return Err(UsageError(format!(
-                "mm-link: the {kind} queue needs packets=N or bytes=N in its queue args"
-            )));
-        }
-        words.join(" ")
-    } else {
-        let mut words = vec![kind.to_string()];
-        for (k, v) in pairs {
-            words.push(k);
-            words.extend(v);
-        }
-        words.join(" ")
-    };
-    aqm::parse_queue(&spec).map_err(|e| UsageError(format!("mm-link: {e}")))?;
-    Ok(spec)
-}
-
 /// `mm-link UPLINK-TRACE DOWNLINK-TRACE [OPTION]... [COMMAND]`
 fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
     let o = parse_link(args)?;
@@ -380,18 +313,20 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
         eprintln!("mm-link: live meters are not shown by emu; use --uplink-log/--downlink-log and `emu report`");
     }
     let mut directions = Vec::new();
+    let mut queues = Vec::new();
     for d in 0..2 {
         let server = load_trace(Path::new(&o.traces[d]), o.once)
             .map_err(|UsageError(m)| UsageError(m.trim_start_matches("link: ").to_string()))?;
-        let queue = queue_spec(o.queues[d].as_deref(), o.queue_args[d].as_deref())?;
-        directions.push(direction(0, server, queue, Pattern::Bernoulli(0.0)));
+        let queue = aqm::spec::mahimahi::parse(o.queues[d].as_deref(), o.queue_args[d].as_deref())
+            .map_err(|e| UsageError(format!("mm-link: {e}")))?;
+        queues.push(queue.emu_text);
+        directions.push(direction(0, server, queue.spec, Pattern::Bernoulli(0.0)));
     }
-    let queues: Vec<String> = directions.iter().map(|d| d.queue.clone()).collect();
     let spec = ShellSpec {
         kind: "link",
         description: "link".into(),
         directions: [directions.remove(0), directions.remove(0)],
-        seed: 0,
+        seed: NO_RANDOMNESS,
     };
     let wants_text = o.logs.iter().any(Option::is_some);
     // The text logs are written from emu's binary log after the run.
@@ -410,19 +345,14 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
         shells::privilege::io_as_invoker(|| std::fs::File::create(path))
             .map_err(|e| UsageError(format!("{path}: error opening for writing ({e})")))?;
     }
-    let depth: usize = std::env::var("EMU_SHELL_DEPTH")
-        .ok()
-        .and_then(|d| d.parse().ok())
-        .unwrap_or(0);
     let prefix = std::env::var("MAHIMAHI_SHELL_PREFIX").ok();
     let line = command_line(name, args);
-    let status = run(spec, o.command.clone(), log_dir.clone(), line.clone())?;
-    if let Some(dir) = &log_dir {
-        let binary = dir.join(format!("{depth}-link.emulog"));
+    let finished = run(spec, o.command.clone(), log_dir.clone(), line.clone())?;
+    if let Some(binary) = finished.logs.first() {
         for (d, path) in o.logs.iter().enumerate() {
             if let Some(path) = path {
-                let info = TextLog {
-                    binary: &binary,
+                let text_log = TextLog {
+                    binary,
                     direction: Direction::BOTH[d],
                     trace: &o.traces[d],
                     repeat: !o.once,
@@ -431,7 +361,7 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
                     queue: &queues[d],
                     prefix: prefix.as_deref(),
                 };
-                let written = shells::privilege::as_invoker(|| info.write())
+                let written = shells::privilege::as_invoker(|| text_log.write())
                     .map_err(|e| e.to_string())
                     .and_then(|r| r);
                 if let Err(e) = written {
@@ -444,72 +374,7 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
     if let Some(dir) = scratch {
         let _ = shells::privilege::as_invoker(|| std::fs::remove_dir_all(dir));
     }
-    Ok(status)
-}
-
-/// One direction's Mahimahi text log, made from emu's binary log.
-struct TextLog<'a> {
-    binary: &'a Path,
-    direction: Direction,
-    trace: &'a str,
-    repeat: bool,
-    path: &'a str,
-    command_line: &'a str,
-    queue: &'a str,
-    prefix: Option<&'a str>,
-}
-
-impl TextLog<'_> {
-    fn write(&self) -> Result<(), String> {
-        let reader = LogReader::open(self.binary).map_err(|e| e.to_string())?;
-        let header = reader.header.clone();
-        let origin = header.monotonic_origin_ns;
-        let trace = link::Trace::load(Path::new(self.trace)).map_err(|e| e.to_string())?;
-        // Two streaming passes, so a long run's log is never held in
-        // memory: the first finds where the run ended (and any damage),
-        // the second writes this direction's events.
-        let mut end = origin;
-        for record in reader {
-            end = end.max(record.map_err(|e| e.to_string())?.time);
-        }
-        let direction = self.direction;
-        let records = LogReader::open(self.binary)
-            .map_err(|e| e.to_string())?
-            .map_while(Result::ok)
-            .filter(move |r| r.direction == direction && r.event != Event::Mark);
-        let period = trace.period();
-        let offsets: Vec<(Nanos, u32)> = (0..trace.len()).map(|i| trace.opportunity(i)).collect();
-        let repeat = self.repeat;
-        let opportunities = (0u64..)
-            .take_while(move |&lap| repeat || lap == 0)
-            .flat_map(move |lap| {
-                let base = origin + lap * period;
-                offsets
-                    .clone()
-                    .into_iter()
-                    .map(move |(offset, bytes)| (base + offset, bytes))
-            });
-        let text_header = report::mahimahi::Header {
-            link_name: if self.direction == Direction::Uplink {
-                "Uplink"
-            } else {
-                "Downlink"
-            }
-            .into(),
-            trace_path: self.trace.into(),
-            log_path: self.path.into(),
-            command_line: self.command_line.into(),
-            queue: self.queue.into(),
-            init_timestamp_ms: header.realtime_origin_ns / 1_000_000,
-            base_timestamp_ms: 0,
-            prefix: self.prefix.map(str::to_string),
-        };
-        let file = std::fs::File::create(self.path).map_err(|e| e.to_string())?;
-        let mut out = std::io::BufWriter::new(file);
-        report::mahimahi::write_log(&mut out, &text_header, origin, records, opportunities, end)
-            .map_err(|e| e.to_string())?;
-        std::io::Write::flush(&mut out).map_err(|e| e.to_string())
-    }
+    Ok(finished.status)
 }
 
 #[cfg(test)]
@@ -592,47 +457,5 @@ mod tests {
                 .unwrap_or_else(|| panic!("{name} {bad} was accepted"));
             assert!(err.0.contains("Usage:"), "{name} {bad}: {}", err.0);
         }
-    }
-
-    #[test]
-    fn mahimahi_queues_become_emu_specs() {
-        let q = |k: &str, a: &str| queue_spec(Some(k), (!a.is_empty()).then_some(a));
-        assert_eq!(
-            q("droptail", "packets=100").unwrap(),
-            "droptail packets 100"
-        );
-        assert_eq!(
-            q("drophead", "bytes=45000").unwrap(),
-            "drophead bytes 45000"
-        );
-        assert_eq!(
-            q("codel", "packets=200, target=5, interval=100").unwrap(),
-            "codel limit 200 target 5ms interval 100ms"
-        );
-        assert_eq!(
-            q("pie", "bytes=30000, qdelay_ref=20, max_burst=100").unwrap(),
-            "pie bytes 30000 target 20ms max_burst 100ms"
-        );
-        assert_eq!(queue_spec(None, None).unwrap(), "infinite");
-        assert_eq!(
-            q("cake", "bandwidth=10mbit, sce").unwrap(),
-            "cake bandwidth 10mbit sce"
-        );
-        assert!(q("droptail", "")
-            .unwrap_err()
-            .0
-            .contains("needs packets=N or bytes=N"));
-        assert!(q("codel", "qdelay_ref=5")
-            .unwrap_err()
-            .0
-            .contains("not an argument of the codel queue"));
-        assert!(q("droptail", "packets=ten")
-            .unwrap_err()
-            .0
-            .contains("whole number"));
-        assert!(q("sfq", "")
-            .unwrap_err()
-            .0
-            .contains("unknown queue discipline"));
     }
 }

@@ -274,7 +274,7 @@ fn run_shells(
             shell_args::Parsed::Printed => return Ok(0),
         }
     }
-    run_chain(specs, command, globals, command_line)
+    run_chain(specs, command, globals, command_line).map(|finished| finished.status)
 }
 
 /// Runs shells around a command, as every front end does: a failure to
@@ -284,7 +284,7 @@ pub fn run_chain(
     command: Vec<String>,
     globals: Globals,
     command_line: String,
-) -> Result<i32, UsageError> {
+) -> Result<shells::Finished, UsageError> {
     let options = shells::RunOptions {
         command,
         log_dir: globals.log_dir,
@@ -304,10 +304,13 @@ pub fn run_chain(
         outside: globals.outside,
     };
     match shells::run(specs, options) {
-        Ok(code) => Ok(code),
+        Ok(finished) => Ok(finished),
         Err(e) => {
             eprintln!("emu: {e}");
-            Ok(1)
+            Ok(shells::Finished {
+                status: 1,
+                logs: Vec::new(),
+            })
         }
     }
 }

@@ -2,17 +2,22 @@
 //! `--help`), and turned into the `shells` crate's specifications.
 
 use super::UsageError;
+use aqm::QueueSpec;
 use clap::Parser;
-use emu_core::time::{format_duration, parse_duration, realtime_now, Nanos};
+use emu_core::time::{format_duration, parse_duration, Nanos};
+use emu_core::trace::Trace;
 use emu_core::Rate;
-use link::{Server, Trace};
+use link::Server;
 use shells::{DirectionSpec, ShellSpec};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The queue a link gets when none is given: a Linux interface's default
-/// transmit queue of 1000 packets, tail-drop.
-pub const DEFAULT_LINK_QUEUE: &str = "droptail packets 1000";
+/// transmit queue of 1000 packets, tail-drop (`droptail packets 1000`).
+pub const DEFAULT_LINK_QUEUE: QueueSpec = QueueSpec::Droptail(aqm::Limits {
+    packets: Some(1000),
+    bytes: None,
+});
 
 #[derive(Parser)]
 #[command(
@@ -95,6 +100,10 @@ struct LossArgs {
     seed: Option<u64>,
 }
 
+/// The seed of a shell that draws no random numbers (delay, link): fixed,
+/// so its log header is the same from run to run.
+pub const NO_RANDOMNESS: Option<u64> = Some(0);
+
 pub enum Parsed {
     Spec(Box<ShellSpec>),
     /// Help or version was printed.
@@ -167,11 +176,11 @@ fn per_direction<'a>(
     Ok([pick(up, "uplink")?, pick(down, "downlink")?])
 }
 
-fn plain(delay: Nanos, server: Server, queue: &str, loss: f64) -> DirectionSpec {
+fn plain(delay: Nanos, server: Server, queue: QueueSpec, loss: f64) -> DirectionSpec {
     DirectionSpec {
         delay,
         server,
-        queue: queue.to_string(),
+        queue,
         loss: link::Pattern::Bernoulli(loss),
         overhead: 0,
     }
@@ -195,8 +204,8 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
     Ok(ShellSpec {
         kind: "delay",
         description,
-        directions: delays.map(|d| plain(d, Server::Unlimited, "infinite", 0.0)),
-        seed: 0,
+        directions: delays.map(|d| plain(d, Server::Unlimited, QueueSpec::Infinite, 0.0)),
+        seed: NO_RANDOMNESS,
     })
 }
 
@@ -240,33 +249,32 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
             "link: --once needs a trace (--uplink-trace or --downlink-trace)".into(),
         ));
     }
-    let both = args.queue.as_deref().unwrap_or(DEFAULT_LINK_QUEUE);
-    let queues = [
-        args.uplink_queue.as_deref().unwrap_or(both),
-        args.downlink_queue.as_deref().unwrap_or(both),
-    ];
-    for queue in queues {
-        aqm::parse_queue(queue).map_err(|e| UsageError(format!("link: --queue: {e}")))?;
-    }
+    // Each direction's own queue, else the shared one, else the default.
+    let queue = |own: &Option<String>| match own.as_deref().or(args.queue.as_deref()) {
+        Some(text) => QueueSpec::parse(text).map_err(|e| UsageError(format!("link: --queue: {e}"))),
+        None => Ok(DEFAULT_LINK_QUEUE),
+    };
+    let queues = [queue(&args.uplink_queue)?, queue(&args.downlink_queue)?];
     let description = if words[0] == words[1] {
         format!("link {}", words[0])
     } else {
         format!("link up {} down {}", words[0], words[1])
     };
     let mut servers = servers.into_iter();
-    let mut direction = |queue: &str| DirectionSpec {
+    let mut direction = |queue: QueueSpec| DirectionSpec {
         delay: 0,
         server: servers.next().expect("two servers"),
-        queue: queue.to_string(),
+        queue,
         loss: link::Pattern::Bernoulli(0.0),
         overhead: args.overhead,
     };
-    let directions = [direction(queues[0]), direction(queues[1])];
+    let [uplink_queue, downlink_queue] = queues;
+    let directions = [direction(uplink_queue), direction(downlink_queue)];
     Ok(ShellSpec {
         kind: "link",
         description,
         directions,
-        seed: 0,
+        seed: NO_RANDOMNESS,
     })
 }
 
@@ -280,9 +288,6 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
             .filter(|p| (0.0..=1.0).contains(p))
             .ok_or_else(|| UsageError(format!("loss: '{text}' is not a probability: expected a number from 0 to 1, e.g. 0.01 for 1%")))?;
     }
-    let seed = args
-        .seed
-        .unwrap_or_else(|| realtime_now() ^ ((std::process::id() as u64) << 32));
     let description = if probabilities[0] == probabilities[1] {
         format!("loss {}", probabilities[0])
     } else {
@@ -291,8 +296,9 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
     Ok(ShellSpec {
         kind: "loss",
         description,
-        directions: probabilities.map(|p| plain(0, Server::Unlimited, "infinite", p)),
-        seed,
+        directions: probabilities.map(|p| plain(0, Server::Unlimited, QueueSpec::Infinite, p)),
+        // None: the shells pick one from the clock and log it.
+        seed: args.seed,
     })
 }
 
@@ -363,7 +369,7 @@ mod tests {
         let s = spec("loss 0.1 --seed 5").unwrap();
         assert_eq!(
             (s.directions[0].loss, s.seed),
-            (link::Pattern::Bernoulli(0.1), 5)
+            (link::Pattern::Bernoulli(0.1), Some(5))
         );
         assert!(spec("loss 1.5")
             .unwrap_err()

@@ -11,18 +11,23 @@
 //!   and nanosecond time.
 
 use crate::ecn::set_ce;
+use crate::spec::catalogue::Opt;
+use crate::spec::words::{tc_time, Words};
+use crate::spec::SpecError;
 use crate::{Fifo, Limits, Outcome};
 use emu_core::log::{DropReason, Mark};
+use emu_core::size::{parse_count, parse_size};
 use emu_core::{Nanos, Packet};
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Variant {
     Linux,
     Rfc,
 }
 
 /// CoDel's parameters (RFC 8289 §4.2–4.4; ce_threshold from Linux).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CodelParams {
     pub target: Nanos,
     pub interval: Nanos,
@@ -47,6 +52,17 @@ impl Default for CodelParams {
             variant: Variant::Linux,
         }
     }
+}
+
+/// The `codel` discipline's parameters: CoDel's own and the limits of its
+/// FIFO.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CodelQueueParams {
+    pub codel: CodelParams,
+    /// Most packets held (tail drop beyond).
+    pub limit: u64,
+    /// Most bytes held, if limited (Mahimahi's `bytes=`).
+    pub byte_limit: Option<u64>,
 }
 
 /// What CoDel needs from the queue it controls.
@@ -347,6 +363,102 @@ pub fn describe_codel(name: &str, p: &CodelParams, limits: &str) -> String {
         text += " variant rfc";
     }
     text
+}
+
+/// The CoDel options `codel` and `fq_codel` share.
+pub(crate) const SHARED_OPTIONS: &[Opt] = &[
+    ("target", "TIME", "5ms", "acceptable standing queue delay"),
+    (
+        "interval",
+        "TIME",
+        "100ms",
+        "window over which delay must stay above target",
+    ),
+    (
+        "ce_threshold",
+        "TIME",
+        "off",
+        "CE-mark ECT packets whose sojourn exceeds this",
+    ),
+    (
+        "variant",
+        "linux|rfc",
+        "linux",
+        "fixed-point Newton steps (Linux) or exact sqrt (RFC 8289)",
+    ),
+    (
+        "mtu",
+        "BYTES",
+        "1500",
+        "no drop while the backlog is at most this",
+    ),
+];
+
+/// The options only the `codel` discipline has.
+pub(crate) const OWN_OPTIONS: &[Opt] = &[
+    (
+        "limit",
+        "PACKETS",
+        "1000",
+        "most packets held (tail drop beyond)",
+    ),
+    (
+        "bytes",
+        "SIZE",
+        "none",
+        "most bytes held (tail drop beyond)",
+    ),
+    (
+        "ecn | noecn",
+        "",
+        "noecn",
+        "mark ECT packets instead of dropping them",
+    ),
+];
+
+/// Handles a CoDel keyword; false if it is not one.
+pub(crate) fn option(
+    words: &mut Words,
+    keyword: &str,
+    p: &mut CodelParams,
+) -> Result<bool, SpecError> {
+    match keyword {
+        "target" => p.target = words.value(keyword, tc_time)?,
+        "interval" => p.interval = words.value(keyword, tc_time)?,
+        "ce_threshold" => p.ce_threshold = Some(words.value(keyword, tc_time)?),
+        "ecn" => p.ecn = true,
+        "noecn" => p.ecn = false,
+        "mtu" => p.mtu = words.value(keyword, parse_size)? as u32,
+        "variant" => {
+            p.variant = words.value(keyword, |v| match v {
+                "linux" => Ok(Variant::Linux),
+                "rfc" => Ok(Variant::Rfc),
+                _ => Err(format!("'{v}' is not a variant: expected linux or rfc")),
+            })?
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Reads the `codel` discipline's options.
+pub(crate) fn parse(words: &mut Words) -> Result<CodelQueueParams, SpecError> {
+    let mut codel = CodelParams::default();
+    let (mut limit, mut bytes) = (1000, None);
+    while let Some(keyword) = words.next_keyword() {
+        if keyword == "limit" {
+            limit = words.value(keyword, parse_count)?;
+        } else if keyword == "bytes" {
+            bytes = Some(words.value(keyword, parse_size)?);
+        } else if !option(words, keyword, &mut codel)? {
+            return Err(words.unknown(keyword));
+        }
+    }
+    Ok(CodelQueueParams {
+        codel,
+        limit,
+        byte_limit: bytes,
+    })
 }
 
 #[cfg(test)]

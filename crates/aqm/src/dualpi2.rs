@@ -24,11 +24,16 @@
 //! step AQM and the PI² controller sees only the C queue.
 
 use crate::ecn::set_ce;
+use crate::spec::catalogue::Opt;
+use crate::spec::words::{tc_time, Words};
+use crate::spec::SpecError;
 use crate::{Outcome, Queue};
 use emu_core::log::{DropReason, Mark};
+use emu_core::size::{parse_count, parse_size};
 use emu_core::{Ecn, Nanos, Packet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Probability 1.0 in Linux's 32-bit fixed point.
@@ -46,13 +51,13 @@ pub fn gain_from_hz(hz: f64) -> u32 {
 }
 
 /// What the step threshold measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Step {
     Time(Nanos),
     Packets(u32),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Scheduler {
     /// Weighted round robin by bytes (Linux).
     Wrr,
@@ -61,7 +66,7 @@ pub enum Scheduler {
     TimeShifted(Nanos),
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DualPi2Params {
     pub limit: u64,
     pub memory_limit: u64,
@@ -448,6 +453,168 @@ impl Queue for DualPi2 {
         }
         text
     }
+}
+
+/// sch_dualpi2's options.
+pub(crate) const OPTIONS: &[Opt] = &[
+    (
+        "limit",
+        "PACKETS",
+        "10000",
+        "most packets held in both queues",
+    ),
+    (
+        "memlimit",
+        "SIZE",
+        "limit*2*mtu",
+        "most bytes held in both queues",
+    ),
+    ("target", "TIME", "15ms", "PI target queue delay"),
+    ("tupdate", "TIME", "16ms", "interval between PI updates"),
+    ("alpha", "HZ", "0.16", "integral gain"),
+    ("beta", "HZ", "3.2", "proportional gain"),
+    (
+        "max_rtt",
+        "TIME",
+        "",
+        "set target, tupdate, alpha, beta for this RTT",
+    ),
+    (
+        "typical_rtt",
+        "TIME",
+        "",
+        "with max_rtt: the RTT the target is set to",
+    ),
+    ("coupling_factor", "K", "2", "p_L = K * p'"),
+    (
+        "step_thresh",
+        "TIME|Np",
+        "1ms",
+        "L queue step marking threshold (time, or packets with 'p')",
+    ),
+    (
+        "min_qlen_step",
+        "PACKETS",
+        "0",
+        "no step marking below this L queue length",
+    ),
+    (
+        "drop_on_overload | overflow",
+        "",
+        "drop_on_overload",
+        "overload: classic drop for L4S too, or mark and overflow",
+    ),
+    (
+        "drop_enqueue | drop_dequeue",
+        "",
+        "drop_dequeue",
+        "where the PI signal is applied",
+    ),
+    (
+        "classic_protection",
+        "PERCENT",
+        "10",
+        "the C queue's WRR weight",
+    ),
+    (
+        "l4s_ect | any_ect",
+        "",
+        "l4s_ect",
+        "what goes to the L queue: ECT(1)/CE, or any ECT",
+    ),
+    (
+        "split_gso | no_split_gso",
+        "",
+        "split_gso",
+        "accepted; emu's packets are already segmented",
+    ),
+    (
+        "tshift",
+        "TIME",
+        "off",
+        "time-shifted FIFO scheduler instead of WRR",
+    ),
+    (
+        "uncoupled",
+        "",
+        "off",
+        "no coupling: L queue step AQM only, PI sees the C queue",
+    ),
+    (
+        "mtu",
+        "BYTES",
+        "1500",
+        "MTU for the 2-MTU floor and the WRR credit",
+    ),
+    ("seed", "N", "1", "seed of the random decisions"),
+];
+
+/// Reads dualpi2's options, applying `max_rtt`/`typical_rtt` as tc does.
+pub(crate) fn parse(words: &mut Words) -> Result<DualPi2Params, SpecError> {
+    let mut p = DualPi2Params::default();
+    let (mut max_rtt, mut typical_rtt, mut memlimit) = (None, None, None);
+    let gain = |v: &str| match v.parse::<f64>() {
+        Ok(hz) if hz > 0.0 && hz < 8_388_608.0 => Ok(gain_from_hz(hz)),
+        _ => Err(format!(
+            "'{v}' is not a gain: expected a positive number of Hz"
+        )),
+    };
+    while let Some(keyword) = words.next_keyword() {
+        match keyword {
+            "limit" => p.limit = words.value(keyword, parse_count)?.max(1),
+            "memlimit" => memlimit = Some(words.value(keyword, parse_size)?),
+            "target" => p.target = words.value(keyword, tc_time)?,
+            "tupdate" => p.tupdate = words.value(keyword, tc_time)?.max(1000),
+            "alpha" => p.alpha = words.value(keyword, gain)?,
+            "beta" => p.beta = words.value(keyword, gain)?,
+            "max_rtt" => max_rtt = Some(words.value(keyword, tc_time)?),
+            "typical_rtt" => typical_rtt = Some(words.value(keyword, tc_time)?),
+            "coupling_factor" => {
+                p.coupling = words.value(keyword, |v| match v.parse::<u8>() {
+                    Ok(k) if k >= 1 => Ok(k),
+                    _ => Err(format!("'{v}' is not a coupling factor: expected 1 to 255")),
+                })?
+            }
+            "step_thresh" => {
+                p.step = words.value(keyword, |v| {
+                    let packets = ["p", "pkt", "pkts", "packet", "packets"]
+                        .iter()
+                        .find_map(|suffix| v.strip_suffix(suffix))
+                        .and_then(|n| n.parse::<u32>().ok());
+                    match packets {
+                        Some(n) => Ok(Step::Packets(n)),
+                        None => tc_time(v).map(Step::Time).map_err(|e| e.to_string()),
+                    }
+                })?
+            }
+            "min_qlen_step" => {
+                p.min_qlen_step = words.value(keyword, parse_count)?.min(u32::MAX as u64) as u32
+            }
+            "drop_on_overload" => p.drop_overload = true,
+            "overflow" => p.drop_overload = false,
+            "drop_enqueue" => p.drop_early = true,
+            "drop_dequeue" => p.drop_early = false,
+            "classic_protection" => {
+                p.classic_protection =
+                    words.value(keyword, |v| match v.trim_end_matches('%').parse::<u8>() {
+                        Ok(n) if n <= 100 => Ok(n),
+                        _ => Err(format!("'{v}' is not a percentage: expected 0 to 100")),
+                    })?
+            }
+            "l4s_ect" => p.ecn_mask = 1,
+            "any_ect" => p.ecn_mask = 3,
+            "split_gso" | "no_split_gso" => {}
+            "tshift" => p.scheduler = Scheduler::TimeShifted(words.value(keyword, tc_time)?),
+            "uncoupled" => p.uncoupled = true,
+            "mtu" => p.mtu = words.value(keyword, parse_size)?.clamp(68, 65_535) as u32,
+            "seed" => p.seed = words.value(keyword, parse_count)?,
+            _ => return Err(words.unknown(keyword)),
+        }
+    }
+    p.tune_for_rtt(max_rtt, typical_rtt)
+        .map_err(|e| SpecError(format!("dualpi2: {e}")))?;
+    p.memory_limit = memlimit.unwrap_or(p.limit * 2 * p.mtu as u64);
+    Ok(p)
 }
 
 #[cfg(test)]

@@ -1,13 +1,18 @@
 //! First-in first-out queues: unbounded, tail-drop and head-drop, with a
 //! limit in packets, in bytes, or both (as Mahimahi's droptail/drophead).
 
+use crate::spec::catalogue::Opt;
+use crate::spec::words::Words;
+use crate::spec::SpecError;
 use crate::{Outcome, Queue};
 use emu_core::log::DropReason;
+use emu_core::size::{parse_count, parse_size};
 use emu_core::{Nanos, Packet};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// How much a bounded FIFO holds. A limit of `None` does not apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Limits {
     pub packets: Option<u64>,
     pub bytes: Option<u64>,
@@ -157,6 +162,36 @@ impl Queue for Bounded {
         };
         format!("{name}{}", self.limits.describe())
     }
+}
+
+/// The options of droptail and drophead.
+pub(crate) const OPTIONS: &[Opt] = &[
+    ("packets", "N", "none", "most packets held"),
+    (
+        "bytes",
+        "SIZE",
+        "none",
+        "most bytes held (IP lengths; 64kb, 1mb accepted)",
+    ),
+];
+
+/// Reads droptail's or drophead's limits; at least one is required.
+pub(crate) fn parse(words: &mut Words) -> Result<Limits, SpecError> {
+    let mut limits = Limits::default();
+    while let Some(keyword) = words.next_keyword() {
+        match keyword {
+            "packets" | "limit" => limits.packets = Some(words.value(keyword, parse_count)?),
+            "bytes" => limits.bytes = Some(words.value(keyword, parse_size)?),
+            _ => return Err(words.unknown(keyword)),
+        }
+    }
+    if limits.packets.is_none() && limits.bytes.is_none() {
+        return Err(SpecError(format!(
+            "{name}: needs a limit, e.g. '{name} packets 100' or '{name} bytes 150000'",
+            name = words.discipline()
+        )));
+    }
+    Ok(limits)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod codel;
 pub mod dualpi2;
 pub mod ecn;
 mod fifo;
+mod flow_queues;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod pie;
@@ -19,7 +20,8 @@ pub mod spec;
 
 pub(crate) use fifo::Fifo;
 pub use fifo::{Bounded, Infinite, Limits, Overflow};
-pub use spec::{catalogue, parse_queue, SpecError};
+pub use spec::catalogue::catalogue;
+pub use spec::{build_queue, QueueSpec, SpecError};
 
 use emu_core::log::{DropReason, Mark};
 use emu_core::{Nanos, Packet};

@@ -8,11 +8,16 @@
 //! decays exactly as under a kernel timer.
 
 use crate::ecn::set_ce;
+use crate::spec::catalogue::Opt;
+use crate::spec::words::{tc_time, Words};
+use crate::spec::SpecError;
 use crate::{Fifo, Limits, Outcome, Queue};
 use emu_core::log::{DropReason, Mark};
+use emu_core::size::{parse_count, parse_size};
 use emu_core::{Nanos, Packet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 
 /// Probability 1.0 in Q56, as Linux's MAX_PROB.
 pub const MAX_PROB: u64 = u64::MAX >> 8;
@@ -27,7 +32,7 @@ fn ticks(ns: Nanos) -> u64 {
 
 /// PIE's parameters (RFC 8033 §5, tc-pie). `alpha` and `beta` are in
 /// sixteenths, as tc takes them (2 = 0.125, 20 = 1.25).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PieParams {
     pub target: Nanos,
     pub tupdate: Nanos,
@@ -385,6 +390,95 @@ impl Queue for Pie {
             },
         )
     }
+}
+
+/// pie's limits (the whole queue's; fq_pie's limit is a flow-queue option).
+pub(crate) const LIMIT_OPTIONS: &[Opt] = &[
+    (
+        "limit",
+        "PACKETS",
+        "1000",
+        "most packets held (tail drop beyond)",
+    ),
+    (
+        "bytes",
+        "SIZE",
+        "none",
+        "most bytes held (tail drop beyond)",
+    ),
+];
+
+/// The PIE options `pie` and `fq_pie` share.
+pub(crate) const SHARED_OPTIONS: &[Opt] = &[
+    ("target", "TIME", "15ms", "target queue delay"),
+    (
+        "tupdate",
+        "TIME",
+        "15ms",
+        "interval between probability updates",
+    ),
+    ("alpha", "N", "2", "integral gain in 1/16 (2 = 0.125)"),
+    ("beta", "N", "20", "proportional gain in 1/16 (20 = 1.25)"),
+    ("max_burst", "TIME", "150ms", "burst allowance"),
+    (
+        "ecn | noecn",
+        "",
+        "noecn",
+        "mark ECT packets while p <= 10%",
+    ),
+    (
+        "bytemode | nobytemode",
+        "",
+        "nobytemode",
+        "scale the probability by packet size",
+    ),
+    (
+        "dq_rate_estimator | no_dq_rate_estimator",
+        "",
+        "off",
+        "delay from the departure rate instead of timestamps",
+    ),
+    ("seed", "N", "1", "seed of the random drop decisions"),
+];
+
+/// Handles a PIE keyword; false if it is not one.
+pub(crate) fn option(
+    words: &mut Words,
+    keyword: &str,
+    p: &mut PieParams,
+) -> Result<bool, SpecError> {
+    {
+        match keyword {
+            "limit" => p.limit = words.value(keyword, parse_count)?,
+            "target" => p.target = words.value(keyword, tc_time)?,
+            "tupdate" => p.tupdate = words.value(keyword, tc_time)?,
+            "alpha" => p.alpha = words.value(keyword, parse_count)?.min(32) as u32,
+            "beta" => p.beta = words.value(keyword, parse_count)?.min(32) as u32,
+            "max_burst" => p.max_burst = words.value(keyword, tc_time)?,
+            "ecn" => p.ecn = true,
+            "noecn" => p.ecn = false,
+            "bytemode" => p.bytemode = true,
+            "nobytemode" => p.bytemode = false,
+            "dq_rate_estimator" => p.dq_rate_estimator = true,
+            "no_dq_rate_estimator" => p.dq_rate_estimator = false,
+            "seed" => p.seed = words.value(keyword, parse_count)?,
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
+}
+
+/// Reads pie's options.
+pub(crate) fn parse(words: &mut Words) -> Result<PieParams, SpecError> {
+    let mut p = PieParams::default();
+    while let Some(keyword) = words.next_keyword() {
+        if keyword == "bytes" {
+            p.byte_limit = Some(words.value(keyword, parse_size)?);
+        } else if !option(words, keyword, &mut p)? {
+            return Err(words.unknown(keyword));
+        }
+    }
+    Ok(p)
 }
 
 #[cfg(test)]

@@ -11,20 +11,26 @@
 //! The queue can be measured in bytes (tc's default) or in packets.
 
 use crate::ecn::set_ce;
+use crate::spec::catalogue::Opt;
+use crate::spec::words::{probability, Words};
+use crate::spec::SpecError;
 use crate::{Fifo, Limits, Outcome, Queue};
 use emu_core::log::{DropReason, Mark};
+use emu_core::rate::Rate;
+use emu_core::size::{parse_count, parse_size};
 use emu_core::{Nanos, Packet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 
 /// What the thresholds and the average count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Unit {
     Bytes,
     Packets,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RedParams {
     /// Hard limit on the backlog, in `unit`.
     pub limit: u64,
@@ -350,6 +356,131 @@ impl Queue for Red {
         }
         text
     }
+}
+
+/// tc-red's options.
+pub(crate) const OPTIONS: &[Opt] = &[
+    (
+        "limit",
+        "SIZE",
+        "required",
+        "hard limit on the backlog (packets with 'packets')",
+    ),
+    (
+        "min",
+        "SIZE",
+        "max/3",
+        "average backlog where marking starts",
+    ),
+    (
+        "max",
+        "SIZE",
+        "3*min",
+        "average backlog where marking reaches 'probability'",
+    ),
+    (
+        "avpkt",
+        "BYTES",
+        "1000",
+        "average packet size (idle decay, burst, bytemode)",
+    ),
+    (
+        "burst",
+        "PACKETS",
+        "(2min+max)/3avpkt",
+        "burst that must fit before min: sets the weight as tc does",
+    ),
+    (
+        "weight",
+        "W",
+        "from burst",
+        "EWMA weight of the average, 0 < W <= 1",
+    ),
+    ("probability", "P", "0.02", "marking probability at max"),
+    (
+        "bandwidth",
+        "RATE",
+        "10mbit",
+        "link rate, for the idle-time decay",
+    ),
+    (
+        "packets",
+        "",
+        "bytes",
+        "count the queue in packets instead of bytes",
+    ),
+    (
+        "ecn",
+        "",
+        "off",
+        "mark ECT packets instead of dropping them",
+    ),
+    ("harddrop", "", "off", "drop even ECT packets above max"),
+    (
+        "gentle",
+        "",
+        "off",
+        "ramp from probability to 1 between max and 2*max",
+    ),
+    (
+        "adaptive",
+        "",
+        "off",
+        "adapt probability every 500 ms (Adaptive RED)",
+    ),
+    (
+        "bytemode",
+        "",
+        "off",
+        "scale the probability by packet size / avpkt",
+    ),
+    ("seed", "N", "1", "seed of the random decisions"),
+];
+
+/// Reads red's options, resolved as tc-red resolves them.
+pub(crate) fn parse(words: &mut Words) -> Result<RedParams, SpecError> {
+    let (mut limit, mut min, mut max, mut burst) = (None, None, None, None);
+    let (mut avpkt, mut unit) = (1000u32, Unit::Bytes);
+    let (mut weight, mut max_p, mut bandwidth, mut seed) = (None, None, None, None);
+    let mut flags = [false; 5];
+    while let Some(keyword) = words.next_keyword() {
+        match keyword {
+            "limit" => limit = Some(words.value(keyword, parse_size)?),
+            "min" => min = Some(words.value(keyword, parse_size)?),
+            "max" => max = Some(words.value(keyword, parse_size)?),
+            "avpkt" => avpkt = words.value(keyword, parse_size)?.clamp(1, 65_535) as u32,
+            "burst" => burst = Some(words.value(keyword, parse_count)?),
+            "weight" => {
+                weight = Some(words.value(keyword, |v| match v.parse::<f64>() {
+                    Ok(w) if w > 0.0 && w <= 1.0 => Ok(w),
+                    _ => Err(format!(
+                        "'{v}' is not a weight: expected a number in (0, 1]"
+                    )),
+                })?)
+            }
+            "probability" => max_p = Some(words.value(keyword, probability)?),
+            "bandwidth" => bandwidth = Some(words.value(keyword, Rate::parse)?.bits_per_sec()),
+            "packets" => unit = Unit::Packets,
+            "ecn" => flags[0] = true,
+            "harddrop" => flags[1] = true,
+            "gentle" => flags[2] = true,
+            "adaptive" => flags[3] = true,
+            "bytemode" => flags[4] = true,
+            "seed" => seed = Some(words.value(keyword, parse_count)?),
+            _ => return Err(words.unknown(keyword)),
+        }
+    }
+    let limit = limit.ok_or_else(|| {
+        SpecError("red: needs 'limit', e.g. 'red limit 400kb min 30kb max 90kb avpkt 1000'".into())
+    })?;
+    let mut p = RedParams::new(limit, min, max, burst, unit, avpkt)
+        .map_err(|e| SpecError(format!("red: {e}")))?;
+    p.weight = weight.unwrap_or(p.weight);
+    p.max_p = max_p.unwrap_or(p.max_p);
+    p.bandwidth = bandwidth.unwrap_or(p.bandwidth);
+    p.seed = seed.unwrap_or(p.seed);
+    [p.ecn, p.harddrop, p.gentle, p.adaptive, p.bytemode] = flags;
+    Ok(p)
 }
 
 #[cfg(test)]

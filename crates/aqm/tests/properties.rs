@@ -3,7 +3,7 @@
 //! exactly once), the byte and packet counts agree with what is inside, and
 //! bounded queues respect their limits.
 
-use aqm::{parse_queue, Outcome};
+use aqm::{build_queue, Outcome};
 use emu_core::packet::build::ipv4_udp;
 use emu_core::Packet;
 use proptest::prelude::*;
@@ -86,7 +86,7 @@ proptest! {
     #[test]
     fn no_discipline_loses_or_duplicates_and_limits_hold(ops in proptest::collection::vec(op(), 1..2000)) {
         for (spec, packet_limit) in SPECS {
-            let mut queue = parse_queue(spec).unwrap();
+            let mut queue = build_queue(spec).unwrap();
             let mut outcome = Outcome::default();
             let mut seen: HashMap<u16, u32> = HashMap::new();
             let mut offered = 0u16;

@@ -1,12 +1,13 @@
 //! The path model in virtual time: delay, serialization, Mahimahi trace
 //! semantics, queue limits, seeded loss, and the accounting invariant.
 
-use aqm::parse_queue;
-use emu_core::log::{Direction, DropReason, Event, LogSink};
+use aqm::build_queue;
+use emu_core::log::{Direction, DropCounts, DropReason, Event, LogSink};
 use emu_core::packet::build::ipv4_udp;
 use emu_core::time::{NS_PER_MS, NS_PER_US};
+use emu_core::trace::Trace;
 use emu_core::{Nanos, Packet, Rate};
-use link::{Link, LinkConfig, Loss, Server, Trace};
+use link::{Link, LinkConfig, Loss, Server};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -37,7 +38,7 @@ fn link_with(
             direction: Direction::Uplink,
             delay,
             server,
-            queue: parse_queue(queue).unwrap(),
+            queue: build_queue(queue).unwrap(),
             loss,
             max_packet,
             overhead: 0,
@@ -291,7 +292,7 @@ fn the_log_agrees_with_the_counters() {
             direction: Direction::Downlink,
             delay: NS_PER_MS,
             server: Server::Rate(Rate::parse("5mbit").unwrap()),
-            queue: parse_queue("droptail packets 5").unwrap(),
+            queue: build_queue("droptail packets 5").unwrap(),
             loss: Some(Loss::new(0.2, 7, 1)),
             max_packet: 1500,
             overhead: 0,
@@ -304,12 +305,12 @@ fn the_log_agrees_with_the_counters() {
         .collect();
     let out = run(&mut l, arrivals, 60 * NS_PER_MS);
     let mut by_event = std::collections::HashMap::new();
-    let mut drops = [0u64; 8];
+    let mut drops = DropCounts::default();
     while let Ok(r) = records.pop() {
         assert_eq!((r.shell, r.direction), (2, Direction::Downlink));
         *by_event.entry(r.event).or_insert(0u64) += 1;
         if let Some(reason) = r.drop_reason() {
-            drops[reason as usize] += 1;
+            drops.add(reason);
         }
     }
     let c = l.counters();
@@ -358,7 +359,7 @@ fn overhead_is_charged_per_packet_on_the_wire() {
             direction: Direction::Uplink,
             delay: 0,
             server: Server::Rate(Rate::parse("10mbit").unwrap()),
-            queue: parse_queue("infinite").unwrap(),
+            queue: build_queue("infinite").unwrap(),
             loss: None,
             max_packet: 1500,
             overhead: 38,

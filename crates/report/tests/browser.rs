@@ -12,7 +12,12 @@ fn chromium() -> String {
     if let Ok(path) = std::env::var("CHROMIUM") {
         return path;
     }
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
+    for name in [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ] {
         if Command::new(name).arg("--version").output().is_ok() {
             return name.into();
         }

@@ -6,6 +6,8 @@
 pub mod addressing;
 mod chain;
 pub mod command;
+mod devices;
+mod environment;
 pub mod error;
 mod guardian;
 pub mod lateness;
@@ -15,8 +17,12 @@ pub mod outside;
 pub mod privilege;
 pub mod pump;
 pub mod rootless;
+mod signals;
+mod spec;
+mod summary;
 pub mod tun;
 
-pub use chain::{run, DirectionSpec, Pcap, RunOptions, ShellSpec};
+pub use chain::run;
 pub use error::ShellError;
 pub use pump::Timing;
+pub use spec::{DirectionSpec, Finished, Pcap, RunOptions, ShellSpec};

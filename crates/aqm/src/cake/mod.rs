@@ -22,6 +22,7 @@
 
 pub mod ack_filter;
 pub mod cobalt;
+pub(crate) mod options;
 pub mod overhead;
 mod rotations;
 pub mod tins;
@@ -35,6 +36,7 @@ use overhead::{Framing, Overhead};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rotations::{List, Rotations};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use tins::{TinConfig, TinMode};
 
@@ -65,14 +67,14 @@ pub mod flow_mode {
     ];
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AckFilter {
     Off,
     On,
     Aggressive,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CakeParams {
     /// Shaper rate in bytes per second; 0 = unlimited.
     pub bandwidth: u64,

@@ -2,8 +2,10 @@
 //! packet really costs on the wire below IP. emu's packets are IP packets,
 //! so `raw` (no compensation) counts IP bytes and `overhead N` adds N.
 
+use serde::{Deserialize, Serialize};
+
 /// Cell framing of the link below.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Framing {
     None,
     /// ATM: 48 payload bytes per 53-byte cell, the last cell padded.
@@ -12,7 +14,7 @@ pub enum Framing {
     Ptm,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Overhead {
     pub overhead: i32,
     pub mpu: u32,

@@ -3,8 +3,9 @@
 
 use super::cobalt::CobaltParams;
 use emu_core::Nanos;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TinMode {
     Besteffort,
     Precedence,

@@ -1,0 +1,97 @@
+//! The registry of disciplines: each one's name, a line on what it is, and
+//! its options as `emu queues` lists them. The option tables live beside
+//! each discipline's parser; this file only gathers them.
+
+use crate::{cake, codel, dualpi2, fifo, flow_queues, fq_codel, fq_pie, pie, red};
+
+/// One discipline in the catalogue shown by `emu queues`.
+pub struct Discipline {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// Groups of options; disciplines that share options share a group.
+    pub options: &'static [&'static [Opt]],
+}
+
+/// One option: keyword, value form, default, meaning.
+pub type Opt = (&'static str, &'static str, &'static str, &'static str);
+
+impl Discipline {
+    pub fn all_options(&self) -> impl Iterator<Item = &'static Opt> {
+        self.options.iter().flat_map(|group| group.iter())
+    }
+}
+
+/// Every discipline emu offers, with its options and defaults.
+pub fn catalogue() -> &'static [Discipline] {
+    &[
+        Discipline {
+            name: "infinite",
+            summary: "unbounded FIFO (never drops)",
+            options: &[],
+        },
+        Discipline {
+            name: "droptail",
+            summary: "FIFO that drops arrivals beyond its limit (at least one limit required)",
+            options: &[fifo::OPTIONS],
+        },
+        Discipline {
+            name: "drophead",
+            summary:
+                "FIFO that drops its oldest packets to make room (at least one limit required)",
+            options: &[fifo::OPTIONS],
+        },
+        Discipline {
+            name: "codel",
+            summary: "CoDel (RFC 8289), Linux fixed-point arithmetic unless 'variant rfc'",
+            options: &[codel::OWN_OPTIONS, codel::SHARED_OPTIONS],
+        },
+        Discipline {
+            name: "fq_codel",
+            summary: "FQ-CoDel (RFC 8290): per-flow CoDel queues served by DRR++",
+            options: &[
+                flow_queues::OPTIONS,
+                fq_codel::OWN_OPTIONS,
+                codel::SHARED_OPTIONS,
+            ],
+        },
+        Discipline {
+            name: "pie",
+            summary: "PIE (RFC 8033) with Linux's arithmetic and derandomization",
+            options: &[pie::LIMIT_OPTIONS, pie::SHARED_OPTIONS],
+        },
+        Discipline {
+            name: "fq_pie",
+            summary: "FQ-PIE (Linux sch_fq_pie): per-flow PIE queues served by DRR++",
+            options: &[
+                flow_queues::OPTIONS,
+                fq_pie::OWN_OPTIONS,
+                pie::SHARED_OPTIONS,
+            ],
+        },
+        Discipline {
+            name: "red",
+            summary: "RED (Floyd & Jacobson 1993) with tc-red's options, gentle and adaptive RED",
+            options: &[red::OPTIONS],
+        },
+        Discipline {
+            name: "cake",
+            summary:
+                "Cake (sch_cake): shaper, diffserv tins, host/flow isolation, COBALT, SCE marking",
+            options: &[cake::options::OPTIONS],
+        },
+        Discipline {
+            name: "dualpi2",
+            summary: "DualPI2 (RFC 9332, sch_dualpi2): coupled L4S/classic dual queue",
+            options: &[dualpi2::OPTIONS],
+        },
+    ]
+}
+
+/// The names of all disciplines, for error messages.
+pub(crate) fn names() -> String {
+    catalogue()
+        .iter()
+        .map(|d| d.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,174 @@
+//! Queue specifications in `tc qdisc` syntax: a discipline name followed by
+//! keyword/value pairs, e.g. `droptail packets 100` or `cake bandwidth
+//! 10mbit diffserv4`. Text is parsed once into a [`QueueSpec`], a typed
+//! value that travels (to the shells, into experiment files and log
+//! headers through serde) and builds its queue where the link is built.
+//!
+//! Each discipline's options and parser sit beside the discipline; this
+//! module holds what they share: the word-and-unit grammar ([`words`]), the
+//! registry `emu queues` prints ([`catalogue`]), and Mahimahi's spelling of
+//! queue arguments as one more front end ([`mahimahi`]).
+//!
+//! ```
+//! use aqm::QueueSpec;
+//!
+//! let spec = QueueSpec::parse("codel target 5ms ecn").unwrap();
+//! assert_eq!(spec.name(), "codel");
+//! let queue = spec.build();
+//! assert!(queue.describe().starts_with("codel limit 1000 target 5ms"));
+//! // Every error names the keyword and what it accepts.
+//! let err = QueueSpec::parse("droptail flows 3").unwrap_err();
+//! assert!(err.0.contains("unknown option 'flows' (it accepts: packets, bytes)"));
+//! ```
+
+pub mod catalogue;
+pub mod mahimahi;
+pub mod words;
+
+use crate::cake::{Cake, CakeParams};
+use crate::codel::{Codel, CodelQueueParams};
+use crate::dualpi2::{DualPi2, DualPi2Params};
+use crate::fifo::{Bounded, Infinite, Limits, Overflow};
+use crate::fq_codel::{FqCodel, FqCodelParams};
+use crate::fq_pie::{FqPie, FqPieParams};
+use crate::pie::{Pie, PieParams};
+use crate::red::{Red, RedParams};
+use crate::Queue;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use words::Words;
+
+/// A queue specification we could not understand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError(pub String);
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// A queue discipline and all its parameters, resolved (defaults filled
+/// in, derived values such as RED's weight computed), ready to build.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "discipline", rename_all = "snake_case")]
+pub enum QueueSpec {
+    /// An unbounded FIFO.
+    Infinite,
+    /// A FIFO that drops arrivals beyond its limits.
+    Droptail(Limits),
+    /// A FIFO that drops its oldest packets to make room.
+    Drophead(Limits),
+    Codel(CodelQueueParams),
+    FqCodel(FqCodelParams),
+    Pie(PieParams),
+    FqPie(FqPieParams),
+    Red(RedParams),
+    Cake(CakeParams),
+    #[serde(rename = "dualpi2")]
+    DualPi2(DualPi2Params),
+}
+
+impl QueueSpec {
+    /// Reads a specification such as `fq_codel flows 16 quantum 300`.
+    pub fn parse(text: &str) -> Result<QueueSpec, SpecError> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let Some((&name, rest)) = words.split_first() else {
+            return Err(SpecError(format!(
+                "empty queue specification (known disciplines: {})",
+                catalogue::names()
+            )));
+        };
+        let mut words = Words::new(name, rest);
+        Ok(match name {
+            "infinite" => {
+                if let Some(keyword) = words.next_keyword() {
+                    return Err(words.unknown(keyword));
+                }
+                QueueSpec::Infinite
+            }
+            "droptail" => QueueSpec::Droptail(crate::fifo::parse(&mut words)?),
+            "drophead" => QueueSpec::Drophead(crate::fifo::parse(&mut words)?),
+            "codel" => QueueSpec::Codel(crate::codel::parse(&mut words)?),
+            "fq_codel" => QueueSpec::FqCodel(crate::fq_codel::parse(&mut words)?),
+            "pie" => QueueSpec::Pie(crate::pie::parse(&mut words)?),
+            "fq_pie" => QueueSpec::FqPie(crate::fq_pie::parse(&mut words)?),
+            "red" => QueueSpec::Red(crate::red::parse(&mut words)?),
+            "cake" => QueueSpec::Cake(crate::cake::options::parse(&mut words)?),
+            "dualpi2" => QueueSpec::DualPi2(crate::dualpi2::parse(&mut words)?),
+            _ => {
+                return Err(SpecError(format!(
+                    "unknown queue discipline '{name}' (known: {})",
+                    catalogue::names()
+                )))
+            }
+        })
+    }
+
+    /// The discipline's name, as written in a specification.
+    pub fn name(&self) -> &'static str {
+        match self {
+            QueueSpec::Infinite => "infinite",
+            QueueSpec::Droptail(_) => "droptail",
+            QueueSpec::Drophead(_) => "drophead",
+            QueueSpec::Codel(_) => "codel",
+            QueueSpec::FqCodel(_) => "fq_codel",
+            QueueSpec::Pie(_) => "pie",
+            QueueSpec::FqPie(_) => "fq_pie",
+            QueueSpec::Red(_) => "red",
+            QueueSpec::Cake(_) => "cake",
+            QueueSpec::DualPi2(_) => "dualpi2",
+        }
+    }
+
+    /// A new, empty queue with these parameters.
+    pub fn build(&self) -> Box<dyn Queue> {
+        match self {
+            QueueSpec::Infinite => Box::new(Infinite::default()),
+            QueueSpec::Droptail(limits) => Box::new(Bounded::new(*limits, Overflow::Tail)),
+            QueueSpec::Drophead(limits) => Box::new(Bounded::new(*limits, Overflow::Head)),
+            QueueSpec::Codel(p) => {
+                Box::new(Codel::new(p.codel.clone(), p.limit).with_byte_limit(p.byte_limit))
+            }
+            QueueSpec::FqCodel(p) => Box::new(FqCodel::new(p.clone())),
+            QueueSpec::Pie(p) => Box::new(Pie::new(p.clone())),
+            QueueSpec::FqPie(p) => Box::new(FqPie::new(p.clone())),
+            QueueSpec::Red(p) => Box::new(Red::new(p.clone())),
+            QueueSpec::Cake(p) => Box::new(Cake::new(p.clone())),
+            QueueSpec::DualPi2(p) => Box::new(DualPi2::new(p.clone())),
+        }
+    }
+}
+
+impl std::str::FromStr for QueueSpec {
+    type Err = SpecError;
+
+    fn from_str(text: &str) -> Result<QueueSpec, SpecError> {
+        QueueSpec::parse(text)
+    }
+}
+
+/// Builds a queue from its text specification: [`QueueSpec::parse`], then
+/// [`QueueSpec::build`]. For tests and benchmarks that need a queue at once.
+///
+/// ```
+/// use aqm::{build_queue, Outcome, Queue};
+/// use emu_core::packet::build::ipv4_udp;
+/// use emu_core::Packet;
+///
+/// let mut queue = build_queue("droptail packets 1").unwrap();
+/// let mut outcome = Outcome::default();
+/// let packet = || Packet::new(ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, 100), 0);
+/// assert!(queue.enqueue(packet(), 0, &mut outcome));
+/// assert!(!queue.enqueue(packet(), 0, &mut outcome), "the limit is one packet");
+/// assert_eq!(outcome.drops.len(), 1);
+/// assert!(queue.dequeue(0, &mut outcome).is_some());
+/// ```
+pub fn build_queue(text: &str) -> Result<Box<dyn Queue>, SpecError> {
+    Ok(QueueSpec::parse(text)?.build())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,178 @@
+//! The specification grammar across all disciplines: what parses, what
+//! each builds, and what every error says.
+
+use super::catalogue::catalogue;
+use super::*;
+
+#[test]
+fn builds_each_fifo() {
+    assert_eq!(build_queue("infinite").unwrap().describe(), "infinite");
+    assert_eq!(
+        build_queue("droptail packets 100").unwrap().describe(),
+        "droptail packets 100"
+    );
+    assert_eq!(
+        build_queue("drophead bytes 64kb").unwrap().describe(),
+        "drophead bytes 65536"
+    );
+    assert_eq!(
+        build_queue("droptail packets 10 bytes 15000")
+            .unwrap()
+            .describe(),
+        "droptail packets 10 bytes 15000"
+    );
+}
+
+#[test]
+fn builds_the_aqms_with_tc_keywords() {
+    assert_eq!(
+        build_queue("codel").unwrap().describe(),
+        "codel limit 1000 target 5 ms interval 100 ms noecn".replace(" ms", "ms")
+    );
+    assert_eq!(
+        build_queue("codel target 5ms ecn ce_threshold 2500 variant rfc")
+            .unwrap()
+            .describe(),
+        "codel limit 1000 target 5ms interval 100ms ce_threshold 2.5ms ecn variant rfc"
+    );
+    assert!(build_queue("fq_codel flows 16 quantum 300 noecn")
+        .unwrap()
+        .describe()
+        .starts_with("fq_codel limit 10240 flows 16 quantum 300"));
+    assert_eq!(
+        build_queue("pie limit 1000 target 20ms noecn")
+            .unwrap()
+            .describe(),
+        "pie limit 1000 target 20ms tupdate 15ms alpha 2 beta 20 max_burst 150ms noecn"
+    );
+    let err = |s| build_queue(s).err().unwrap().0;
+    assert!(err("codel target soon").contains("codel: target: 'soon'"));
+    assert!(err("codel variant bsd").contains("'bsd' is not a variant"));
+    assert!(err("pie frobs 3")
+        .contains("unknown option 'frobs' (it accepts: limit, bytes, target, tupdate"));
+}
+
+/// What `emu queues` documents is what the parser takes: every keyword
+/// of every discipline, with a value of its stated form.
+#[test]
+fn every_documented_option_is_accepted() {
+    for d in catalogue() {
+        for (keywords, form, _, _) in d.all_options() {
+            let value = match *form {
+                "" => "",
+                "TIME" => "5ms",
+                "linux|rfc" => "rfc",
+                "RATE" | "RATE|unlimited" => "10mbit",
+                "HZ" => "0.5",
+                "P" => "0.1",
+                "W" => "0.002",
+                "PERCENT" | "K" => "2",
+                "TIME|Np" => "2p",
+                _ => "1500",
+            };
+            for keyword in keywords.split(" | ") {
+                // Values a discipline needs in a narrower range.
+                let value = match (d.name, keyword) {
+                    ("red", "limit") => "400kb",
+                    ("red", "min") => "20kb",
+                    ("red", "max") => "100kb",
+                    ("cake", "sce-thresh") => "4",
+                    ("cake", "overhead") => "38",
+                    _ => value,
+                };
+                let required = if d.name == "red" {
+                    " limit 400kb min 30kb max 90kb"
+                } else {
+                    ""
+                };
+                let spec = format!("{}{required} {keyword} {value}", d.name);
+                let spec =
+                    if d.options.first() == Some(&crate::fifo::OPTIONS) && keyword != "packets" {
+                        format!("{spec} packets 10")
+                    } else {
+                        spec
+                    };
+                assert!(
+                    build_queue(&spec).is_ok(),
+                    "'{spec}': {:?}",
+                    build_queue(&spec).err()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn builds_red_cake_dualpi2_and_fq_pie() {
+    let describe = |s| build_queue(s).unwrap().describe();
+    assert!(
+        describe("red limit 400kb min 30kb max 90kb avpkt 1000 ecn gentle")
+            .starts_with("red limit 409600 min 30720 max 92160 avpkt 1000 probability 0.02")
+    );
+    let cake =
+        describe("cake bandwidth 10mbit triple-isolate sce diffserv4 rtt 50ms atm overhead 32");
+    assert!(
+        cake.starts_with("cake bandwidth 10mbit diffserv4 triple-isolate rtt 50ms target 2.5ms overhead 32 mpu 0 atm"),
+        "{cake}"
+    );
+    assert!(cake.ends_with(" sce"), "{cake}");
+    assert!(describe("cake sce-thresh 4 ethernet").contains("overhead 38 mpu 84"));
+    assert!(describe("cake sce-single").ends_with("sce-single"));
+    let dualpi2 = describe("dualpi2 target 15ms coupling_factor 2 step_thresh 1ms");
+    assert!(dualpi2.starts_with("dualpi2 limit 10000 memlimit 30000000 target 15ms tupdate 16ms alpha 0.16015625 beta 3.19921875 coupling_factor 2 step_thresh 1ms"), "{dualpi2}");
+    assert!(describe("dualpi2 step_thresh 5p any_ect overflow").contains("step_thresh 5packets min_qlen_step 0 overflow drop_dequeue classic_protection 10 any_ect"));
+    assert!(describe("dualpi2 max_rtt 100ms typical_rtt 15ms")
+        .contains("target 15ms tupdate 15ms alpha 0.1484375 beta 3"));
+    assert!(describe("fq_pie ecn target 10ms").contains("target 10ms tupdate 15ms"));
+    let err = |s| build_queue(s).err().unwrap().0;
+    assert!(err("red limit 100kb").contains("needs 'min' or 'max'"));
+    assert!(err("red min 30kb").contains("needs 'limit'"));
+    assert!(err("red limit 100kb min 90kb max 30kb").contains("min (92160) must be below max"));
+    assert!(err("cake nat").contains("connection tracking"));
+    assert!(err("cake sce-thresh 0").contains("expected 1 to 1024"));
+    assert!(err("cake bandwidth fast").contains("bandwidth: 'fast'"));
+    assert!(err("dualpi2 coupling_factor 0").contains("coupling factor"));
+    assert!(err("dualpi2 max_rtt 10ms typical_rtt 20ms")
+        .contains("typical_rtt must be at most max_rtt"));
+}
+
+#[test]
+fn errors_name_the_keyword() {
+    let err = |s| build_queue(s).err().unwrap().0;
+    assert!(err("droptail packets").contains("'packets' needs a value"));
+    assert!(err("droptail packets ten").contains("packets: 'ten'"));
+    assert!(err("droptail flows 3").contains("unknown option 'flows' (it accepts: packets, bytes)"));
+    assert!(err("droptail").contains("needs a limit"));
+    assert!(err("sfq").contains("unknown queue discipline 'sfq'"));
+    assert!(err("").contains("empty"));
+}
+
+/// A spec survives a trip through serde (experiment files and log
+/// headers carry it as JSON) and builds the same queue afterwards.
+#[test]
+fn a_spec_round_trips_through_json() {
+    for text in [
+        "infinite",
+        "droptail packets 10 bytes 15000",
+        "codel target 5ms ecn ce_threshold 2500 variant rfc",
+        "fq_codel flows 16 quantum 300 noecn",
+        "pie limit 1000 target 20ms noecn",
+        "fq_pie ecn target 10ms",
+        "red limit 400kb min 30kb max 90kb avpkt 1000 ecn gentle",
+        "cake bandwidth 10mbit triple-isolate sce diffserv4 rtt 50ms atm overhead 32",
+        "dualpi2 step_thresh 5p any_ect overflow tshift 2ms",
+    ] {
+        let spec = QueueSpec::parse(text).unwrap();
+        let json = serde_json::to_string(&spec).unwrap();
+        assert!(
+            json.contains(&format!("\"discipline\":\"{}\"", spec.name())),
+            "{json}"
+        );
+        let back: QueueSpec = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, spec, "{text}");
+        assert_eq!(
+            back.build().describe(),
+            build_queue(text).unwrap().describe()
+        );
+    }
+}

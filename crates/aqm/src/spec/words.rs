@@ -1,0 +1,84 @@
+//! The shared grammar of every discipline's options: keyword/value pairs
+//! read one at a time, values in tc's units, and errors that name the
+//! discipline, the keyword and what it accepts.
+
+use super::catalogue::catalogue;
+use super::SpecError;
+use emu_core::error::ParseError;
+use emu_core::time::{parse_duration, Nanos};
+use std::fmt;
+
+/// Keyword/value pairs after the discipline name, consumed one at a time.
+pub struct Words<'a> {
+    discipline: &'a str,
+    words: std::slice::Iter<'a, &'a str>,
+}
+
+impl<'a> Words<'a> {
+    /// The words after `discipline`'s name.
+    pub fn new(discipline: &'a str, words: &'a [&'a str]) -> Words<'a> {
+        Words {
+            discipline,
+            words: words.iter(),
+        }
+    }
+
+    /// The discipline these words configure, for error messages.
+    pub fn discipline(&self) -> &'a str {
+        self.discipline
+    }
+
+    pub fn next_keyword(&mut self) -> Option<&'a str> {
+        self.words.next().copied()
+    }
+
+    /// The value after `keyword`, read by `parse`; errors name both.
+    pub fn value<T, E: fmt::Display>(
+        &mut self,
+        keyword: &str,
+        parse: impl Fn(&str) -> Result<T, E>,
+    ) -> Result<T, SpecError> {
+        let text = self
+            .words
+            .next()
+            .ok_or_else(|| SpecError(format!("{}: '{keyword}' needs a value", self.discipline)))?;
+        parse(text).map_err(|e| SpecError(format!("{}: {keyword}: {e}", self.discipline)))
+    }
+
+    /// The error for a keyword the discipline does not take, listing those
+    /// it does (from the catalogue, so the list is what `emu queues` shows).
+    pub fn unknown(&self, keyword: &str) -> SpecError {
+        let known: Vec<&str> = catalogue()
+            .iter()
+            .find(|d| d.name == self.discipline)
+            .map(|d| d.all_options().map(|o| o.0).collect())
+            .unwrap_or_default();
+        let accepted = if known.is_empty() {
+            "no options".to_string()
+        } else {
+            known.join(", ")
+        };
+        SpecError(format!(
+            "{}: unknown option '{keyword}' (it accepts: {accepted})",
+            self.discipline
+        ))
+    }
+}
+
+/// A time in tc's syntax: a bare number is microseconds, as in tc.
+pub fn tc_time(text: &str) -> Result<Nanos, ParseError> {
+    if !text.is_empty() && text.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return parse_duration(&format!("{text}us"));
+    }
+    parse_duration(text)
+}
+
+/// A probability in (0, 1].
+pub fn probability(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 1.0 => Ok(p),
+        _ => Err(format!(
+            "'{text}' is not a probability: expected a number in (0, 1]"
+        )),
+    }
+}
