@@ -526,6 +526,24 @@ impl LogSink {
     }
 }
 
+/// A capture ring read directly, for virtual-time tests.
+impl CaptureSink {
+    pub fn in_memory(
+        capacity: usize,
+        options: CaptureOptions,
+    ) -> (CaptureSink, Consumer<Captured>) {
+        let (producer, consumer) = spsc(capacity);
+        (
+            CaptureSink {
+                producer,
+                options,
+                lost: Arc::new(AtomicU64::new(0)),
+            },
+            consumer,
+        )
+    }
+}
+
 /// A sink that keeps records in memory, for virtual-time tests.
 impl LogSink {
     pub fn in_memory(capacity: usize) -> (LogSink, Consumer<Record>) {
