@@ -9,10 +9,9 @@
 
 use super::shell_args::{load_trace, NO_RANDOMNESS};
 use super::UsageError;
-use aqm::QueueSpec;
 use emu_core::log::Direction;
 use emu_core::time::{Nanos, NS_PER_MS};
-use link::{Pattern, Server};
+use link::Pattern;
 use report::mahimahi_writer::TextLog;
 use shells::{DirectionSpec, ShellSpec};
 use std::path::{Path, PathBuf};
@@ -77,27 +76,6 @@ fn seconds(text: &str, what: &str, usage: &str) -> Result<Nanos, UsageError> {
     }
 }
 
-fn direction(delay: Nanos, server: Server, queue: QueueSpec, loss: Pattern) -> DirectionSpec {
-    DirectionSpec {
-        delay,
-        server,
-        queue,
-        loss,
-        overhead: 0,
-    }
-}
-
-fn quiet() -> [DirectionSpec; 2] {
-    [0, 1].map(|_| {
-        direction(
-            0,
-            Server::Unlimited,
-            QueueSpec::Infinite,
-            Pattern::Bernoulli(0.0),
-        )
-    })
-}
-
 /// Runs one Mahimahi shell with emu's defaults.
 fn run(
     spec: ShellSpec,
@@ -139,7 +117,7 @@ fn delay(args: &[String]) -> Result<(ShellSpec, Vec<String>), UsageError> {
     let mut spec = ShellSpec {
         kind: "delay",
         description: format!("delay {ms} ms"),
-        directions: quiet(),
+        directions: [DirectionSpec::pass_through(), DirectionSpec::pass_through()],
         seed: NO_RANDOMNESS,
     };
     for d in &mut spec.directions {
@@ -176,7 +154,7 @@ fn loss(args: &[String]) -> Result<(ShellSpec, Vec<String>), UsageError> {
     let mut spec = ShellSpec {
         kind: "loss",
         description: format!("loss ({}) {rate}", if d == 0 { "up" } else { "down" }),
-        directions: quiet(),
+        directions: [DirectionSpec::pass_through(), DirectionSpec::pass_through()],
         seed: None,
     };
     spec.directions[d].loss = Pattern::Bernoulli(rate);
@@ -215,7 +193,7 @@ fn switching(
             args[1],
             args[2]
         ),
-        directions: quiet(),
+        directions: [DirectionSpec::pass_through(), DirectionSpec::pass_through()],
         seed: None,
     };
     spec.directions[d].loss = if exponential {
@@ -320,7 +298,11 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
         let queue = aqm::spec::mahimahi::parse(o.queues[d].as_deref(), o.queue_args[d].as_deref())
             .map_err(|e| UsageError(format!("mm-link: {e}")))?;
         queues.push(queue.emu_text);
-        directions.push(direction(0, server, queue.spec, Pattern::Bernoulli(0.0)));
+        directions.push(DirectionSpec {
+            server,
+            queue: queue.spec,
+            ..DirectionSpec::pass_through()
+        });
     }
     let spec = ShellSpec {
         kind: "link",

@@ -4,7 +4,7 @@
 use super::UsageError;
 use aqm::QueueSpec;
 use clap::Parser;
-use emu_core::time::{format_duration, parse_duration, Nanos};
+use emu_core::time::{format_duration, parse_duration};
 use emu_core::trace::Trace;
 use emu_core::Rate;
 use link::Server;
@@ -176,16 +176,6 @@ fn per_direction<'a>(
     Ok([pick(up, "uplink")?, pick(down, "downlink")?])
 }
 
-fn plain(delay: Nanos, server: Server, queue: QueueSpec, loss: f64) -> DirectionSpec {
-    DirectionSpec {
-        delay,
-        server,
-        queue,
-        loss: link::Pattern::Bernoulli(loss),
-        overhead: 0,
-    }
-}
-
 fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
     let texts = per_direction("delay", "time", &args.time, &args.uplink, &args.downlink)?;
     let mut delays = [0; 2];
@@ -204,7 +194,10 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
     Ok(ShellSpec {
         kind: "delay",
         description,
-        directions: delays.map(|d| plain(d, Server::Unlimited, QueueSpec::Infinite, 0.0)),
+        directions: delays.map(|delay| DirectionSpec {
+            delay,
+            ..DirectionSpec::pass_through()
+        }),
         seed: NO_RANDOMNESS,
     })
 }
@@ -262,11 +255,10 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
     };
     let mut servers = servers.into_iter();
     let mut direction = |queue: QueueSpec| DirectionSpec {
-        delay: 0,
         server: servers.next().expect("two servers"),
         queue,
-        loss: link::Pattern::Bernoulli(0.0),
         overhead: args.overhead,
+        ..DirectionSpec::pass_through()
     };
     let [uplink_queue, downlink_queue] = queues;
     let directions = [direction(uplink_queue), direction(downlink_queue)];
@@ -296,7 +288,10 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
     Ok(ShellSpec {
         kind: "loss",
         description,
-        directions: probabilities.map(|p| plain(0, Server::Unlimited, QueueSpec::Infinite, p)),
+        directions: probabilities.map(|p| DirectionSpec {
+            loss: link::Pattern::Bernoulli(p),
+            ..DirectionSpec::pass_through()
+        }),
         // None: the shells pick one from the clock and log it.
         seed: args.seed,
     })

@@ -328,6 +328,52 @@ impl fmt::Display for LogError {
 impl std::error::Error for LogError {}
 
 /// Streams the records of one log file in bounded memory.
+///
+/// A log written by [`LogWriter`] (as the shells write theirs), read back:
+///
+/// ```
+/// use emu_core::log::{Direction, Event, LogHeader, LogReader, LogWriter, Record};
+///
+/// let path = std::env::temp_dir().join(format!("doc-{}.emulog", std::process::id()));
+/// let header = LogHeader {
+///     shell: 0,
+///     description: "delay 40 ms".into(),
+///     monotonic_origin_ns: 0,
+///     realtime_origin_ns: 0,
+///     rate_bps: None,
+///     command_line: "emu delay 40".into(),
+///     traces: None,
+/// };
+/// let mut writer = LogWriter::new();
+/// let file = writer.add_file(&path, &header).unwrap();
+/// let mut sink = writer.sink(file);
+/// writer.start();
+/// let arrival = Record {
+///     time: 1_000,
+///     sojourn: 0,
+///     flow: 7,
+///     fingerprint: 42,
+///     bytes: 1500,
+///     queue_bytes: 0,
+///     queue_packets: 0,
+///     shell: 0,
+///     direction: Direction::Uplink,
+///     event: Event::Arrive,
+///     detail: 0,
+///     ecn: 0,
+/// };
+/// sink.record(arrival);
+/// sink.record(Record { time: 40_001_000, event: Event::Depart, ..arrival });
+/// drop(sink);
+/// let (written, lost) = writer.finish().unwrap();
+/// assert_eq!((written, lost), (2, 0));
+///
+/// let reader = LogReader::open(&path).unwrap();
+/// assert_eq!(reader.header.description, "delay 40 ms");
+/// let events: Vec<Event> = reader.map(|r| r.unwrap().event).collect();
+/// assert_eq!(events, [Event::Arrive, Event::Depart]);
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
 pub struct LogReader {
     path: PathBuf,
     input: BufReader<File>,

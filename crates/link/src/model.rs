@@ -48,7 +48,7 @@ pub struct LinkConfig {
 }
 
 /// What happened to the packets of one direction. At any time
-/// `arrived == delivered + dropped_total() + queued` (see [`Link::queued`]).
+/// `arrived == delivered + dropped_total() + packets_inside` (see [`Link::packets_inside`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Counters {
     pub arrived: u64,
@@ -117,6 +117,47 @@ impl Facts {
 }
 
 /// The model of one direction.
+///
+/// Driven by its caller's clock: `arrive` at a packet's arrival time,
+/// `advance` to the next event, `pop_due` what is due. In virtual time,
+/// a 40 ms delay behind a 12 Mbit/s link:
+///
+/// ```
+/// use aqm::QueueSpec;
+/// use emu_core::log::{Direction, LogSink};
+/// use emu_core::packet::build::ipv4_udp;
+/// use emu_core::{Packet, Rate};
+/// use link::{Link, LinkConfig, Server};
+///
+/// let mut link = Link::new(
+///     LinkConfig {
+///         shell: 0,
+///         direction: Direction::Uplink,
+///         delay: 40_000_000,
+///         server: Server::Rate(Rate::parse("12mbit").unwrap()),
+///         queue: QueueSpec::parse("droptail packets 100").unwrap().build(),
+///         loss: None,
+///         max_packet: 1500,
+///         overhead: 0,
+///     },
+///     0,
+///     LogSink::disabled(),
+/// );
+/// for _ in 0..2 {
+///     link.arrive(Packet::new(ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, 1500), 0));
+/// }
+/// // 1500 bytes take 1 ms at 12 Mbit/s: the packets leave at 41 and 42 ms.
+/// let mut departures = Vec::new();
+/// while let Some(t) = link.next_event() {
+///     link.advance(t);
+///     while let Some((_packet, due)) = link.pop_due(t) {
+///         departures.push(due);
+///     }
+/// }
+/// assert_eq!(departures, [41_000_000, 42_000_000]);
+/// assert_eq!(link.counters().delivered, 2);
+/// assert_eq!(link.packets_inside(), 0);
+/// ```
 pub struct Link {
     shell: u8,
     direction: Direction,
@@ -180,7 +221,7 @@ impl Link {
 
     /// Packets held anywhere in the model: in the queue, partly sent along a
     /// trace, or serialized and propagating.
-    pub fn queued(&self) -> u64 {
+    pub fn packets_inside(&self) -> u64 {
         let transit = match &self.server {
             ServerState::Trace {
                 transit: Some(_), ..

@@ -195,7 +195,7 @@ fn once_stops_at_the_end_of_the_trace() {
     let out = run(&mut l, arrivals, u64::MAX);
     assert_eq!(out, vec![(NS_PER_MS, 0)]);
     assert!(l.trace_ended());
-    assert_eq!(l.queued(), 2);
+    assert_eq!(l.packets_inside(), 2);
 }
 
 #[test]
@@ -245,7 +245,7 @@ fn droptail_limit_holds_in_the_link() {
     }
     // One packet went straight onto the wire; three wait; six dropped.
     assert_eq!(l.counters().dropped_by(DropReason::Tail), 6);
-    assert_eq!(l.queued(), 4);
+    assert_eq!(l.packets_inside(), 4);
 }
 
 #[test]
@@ -253,7 +253,7 @@ fn oversize_packets_are_dropped_with_a_reason() {
     let mut l = link(Server::Unlimited, 0, "infinite");
     l.arrive(packet(1600, 0, 1));
     assert_eq!(l.counters().dropped_by(DropReason::Oversize), 1);
-    assert_eq!(l.queued(), 0);
+    assert_eq!(l.packets_inside(), 0);
 }
 
 fn lost_ids(seed: u64) -> Vec<u16> {
@@ -319,7 +319,10 @@ fn the_log_agrees_with_the_counters() {
     assert_eq!(c.delivered, out.len() as u64);
     assert_eq!(drops, c.dropped);
     assert!(c.dropped_by(DropReason::Loss) > 0 && c.dropped_by(DropReason::Tail) > 0);
-    assert_eq!(c.arrived, c.delivered + c.dropped_total() + l.queued());
+    assert_eq!(
+        c.arrived,
+        c.delivered + c.dropped_total() + l.packets_inside()
+    );
 }
 
 proptest! {
@@ -346,7 +349,7 @@ proptest! {
         let arrivals: Vec<Packet> = gaps.iter().enumerate().map(|(i, g)| { t += g; packet(sizes[i], t, i as u16) }).collect();
         let out = run(&mut l, arrivals, stop_ms * NS_PER_MS);
         let c = l.counters().clone();
-        prop_assert_eq!(c.arrived, c.delivered + c.dropped_total() + l.queued());
+        prop_assert_eq!(c.arrived, c.delivered + c.dropped_total() + l.packets_inside());
         prop_assert!(out.windows(2).all(|w| w[0].1 < w[1].1 && w[0].0 <= w[1].0));
     }
 }

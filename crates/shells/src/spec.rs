@@ -19,6 +19,20 @@ pub struct DirectionSpec {
     pub overhead: u32,
 }
 
+impl DirectionSpec {
+    /// A direction that changes nothing: no delay, no bottleneck, an
+    /// unbounded queue, no loss. Each shell sets what it is about on top.
+    pub fn pass_through() -> DirectionSpec {
+        DirectionSpec {
+            delay: 0,
+            server: Server::Unlimited,
+            queue: aqm::QueueSpec::Infinite,
+            loss: link::Pattern::Bernoulli(0.0),
+            overhead: 0,
+        }
+    }
+}
+
 /// One shell as the user asked for it.
 #[derive(Debug, Clone)]
 pub struct ShellSpec {

@@ -25,7 +25,7 @@ pub(crate) fn summarize(
     let mut entries = Vec::new();
     for (index, direction, r) in results {
         let c = r.link.counters();
-        let queued = r.link.queued();
+        let queued = r.link.packets_inside();
         let drops: Vec<String> = c
             .dropped
             .iter()
