@@ -354,7 +354,7 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
         .then(|| std::env::temp_dir().join(format!("emu-mm-link-{}", std::process::id())));
     let log_dir = o.log_dir.clone().map(PathBuf::from).or(scratch.clone());
     if let Some(dir) = &log_dir {
-        std::fs::create_dir_all(dir).map_err(|e| {
+        shells::privilege::io_as_invoker(|| std::fs::create_dir_all(dir)).map_err(|e| {
             UsageError(format!(
                 "{}: cannot create the log directory: {e}",
                 dir.display()
@@ -362,7 +362,7 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
         })?;
     }
     for path in o.logs.iter().flatten() {
-        std::fs::File::create(path)
+        shells::privilege::io_as_invoker(|| std::fs::File::create(path))
             .map_err(|e| UsageError(format!("{path}: error opening for writing ({e})")))?;
     }
     let prefix = std::env::var("MAHIMAHI_SHELL_PREFIX").ok();
@@ -381,7 +381,10 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
                     queue: &queues[d],
                     prefix: prefix.as_deref(),
                 };
-                if let Err(e) = text_log.write() {
+                let written = shells::privilege::as_invoker(|| text_log.write())
+                    .map_err(|e| e.to_string())
+                    .and_then(|r| r);
+                if let Err(e) = written {
                     eprintln!("mm-link: {path}: {e}");
                     return Ok(1);
                 }
@@ -389,7 +392,7 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
         }
     }
     if let Some(dir) = scratch {
-        let _ = std::fs::remove_dir_all(dir);
+        let _ = shells::privilege::as_invoker(|| std::fs::remove_dir_all(dir));
     }
     Ok(finished.status)
 }

@@ -8,6 +8,7 @@ mod log_command;
 mod mahimahi;
 mod report_command;
 mod run_command;
+mod setup_setuid;
 mod shell_args;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -29,7 +30,8 @@ pub const SHELL_NAMES: [&str; 3] = ["delay", "link", "loss"];
                       emu report RUN... [OPTIONS]\n       \
                       emu run EXPERIMENT.toml [OPTIONS]\n       \
                       emu log dump FILE [--format csv|jsonl]\n       \
-                      emu queues | completions SHELL | man",
+                      emu queues | completions SHELL | man\n       \
+                      emu setup-setuid [--copy-to DIR]   (as root, once: run emu without sudo)",
     after_help = "Each shell runs what follows it inside a new network namespace. Run `emu SHELL --help` \
                   for a shell's options. Without a COMMAND, your login shell runs inside. The command's \
                   exit status is emu's.\n\n\
@@ -78,6 +80,28 @@ struct GlobalArgs {
     /// Never show the live status line.
     #[arg(long, overrides_with = "status")]
     no_status: bool,
+    /// Write a pcapng capture per shell and direction into DIR of the packets
+    /// that left the link (raw IP, ns timestamps, sojourn and ECN marks as
+    /// packet comments).
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
+    pcap: Option<PathBuf>,
+    /// Capture dropped packets too (a second file per direction, with the
+    /// drop reason as comment).
+    #[arg(long, requires = "pcap")]
+    pcap_drops: bool,
+    /// Bytes kept of each captured packet.
+    #[arg(long, value_name = "BYTES", default_value = "128", value_parser = snaplen)]
+    snaplen: u32,
+    /// No root needed: build everything in a user namespace of emu's own
+    /// (needs unprivileged user namespaces and a /dev/net/tun open to all);
+    /// the host's network is out of reach, so run servers with --outside.
+    #[arg(long)]
+    rootless: bool,
+    /// Run the shell command CMD around the outermost shell (on the host, or
+    /// in the --rootless namespace) while the command runs, e.g.
+    /// --outside 'iperf3 -s'; repeatable.
+    #[arg(long, value_name = "CMD")]
+    outside: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -88,6 +112,8 @@ enum TopCommand {
     Report(report_command::ReportArgs),
     /// Run an experiment: hosts on two sides of a bottleneck, flows between them, measured outcomes.
     Run(run_command::RunArgs),
+    /// Make emu and the mm-* commands setuid root, so users run them without sudo.
+    SetupSetuid(setup_setuid::SetupArgs),
     /// Read emu's per-packet logs.
     Log(log_command::LogArgs),
     /// List the queue disciplines and their options.
@@ -122,6 +148,13 @@ fn mtu(text: &str) -> Result<u32, String> {
 
 fn duration(text: &str) -> Result<u64, String> {
     parse_duration(text).map_err(|e| e.to_string())
+}
+
+fn snaplen(text: &str) -> Result<u32, String> {
+    text.parse()
+        .ok()
+        .filter(|n| (20..=262_144).contains(n))
+        .ok_or_else(|| "expected a whole number of bytes from 20 to 262144".to_string())
 }
 
 /// A user mistake on the command line: one message, exit status 2.
@@ -246,6 +279,11 @@ pub struct Globals {
     /// The live status line: forced on or off, or None to decide from
     /// whether stderr is a terminal.
     pub status: Option<bool>,
+    /// `--pcap DIR`, `--snaplen`, `--pcap-drops`.
+    pub pcap_dir: Option<PathBuf>,
+    pub capture: emu_core::capture::CaptureOptions,
+    pub rootless: bool,
+    pub outside: Vec<String>,
 }
 
 impl Default for Globals {
@@ -258,6 +296,10 @@ impl Default for Globals {
             offload: true,
             busy_poll: false,
             status: None,
+            pcap_dir: None,
+            capture: Default::default(),
+            rootless: false,
+            outside: Vec::new(),
         }
     }
 }
@@ -276,6 +318,13 @@ impl From<GlobalArgs> for Globals {
                 (_, true) => Some(false),
                 _ => None,
             },
+            pcap_dir: a.pcap,
+            capture: emu_core::capture::CaptureOptions {
+                snaplen: a.snaplen,
+                drops: a.pcap_drops,
+            },
+            rootless: a.rootless,
+            outside: a.outside,
         }
     }
 }
@@ -315,6 +364,13 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
             Err(e) => return Err(clap_error(&e, &args)),
         };
     let globals = Globals::from(cli.globals);
+    if !matches!(
+        cli.command,
+        Some(TopCommand::Shell(_) | TopCommand::Run(_) | TopCommand::SetupSetuid(_))
+    ) {
+        // A setuid emu needs root only to build shells and experiments.
+        shells::privilege::drop_for_good().map_err(UsageError)?;
+    }
     match cli.command {
         None => Err(UsageError(
             "nothing to run: give a shell such as 'delay 40' (see emu --help)".into(),
@@ -323,6 +379,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         Some(TopCommand::Report(report)) => report_command::run(report),
         Some(TopCommand::Run(run)) => run_command::run(run),
         Some(TopCommand::Log(log)) => log_command::run(log),
+        Some(TopCommand::SetupSetuid(setup)) => setup_setuid::run(setup),
         Some(TopCommand::Queues) => {
             print!("{}", queues_text());
             Ok(0)
@@ -424,6 +481,12 @@ pub fn run_chain(
         stats: globals.stats,
         offload: globals.offload,
         command_line,
+        pcap: globals.pcap_dir.map(|dir| shells::Pcap {
+            dir,
+            options: globals.capture,
+        }),
+        rootless: globals.rootless,
+        outside: globals.outside,
     };
     match shells::run(specs, options) {
         Ok(finished) => Ok(finished),

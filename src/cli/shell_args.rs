@@ -269,7 +269,11 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
 }
 
 pub(crate) fn load_trace(path: &std::path::Path, once: bool) -> Result<Server, UsageError> {
-    let trace = Trace::load(path).map_err(|e| UsageError(format!("link: {e}")))?;
+    // Read as the user behind sudo or a setuid emu: a trace is never a way
+    // to read (and copy into a log directory) a file the user may not.
+    let trace = shells::privilege::as_invoker(|| Trace::load(path))
+        .map_err(|e| UsageError(format!("link: {}: {e}", path.display())))?
+        .map_err(|e| UsageError(format!("link: {e}")))?;
     Ok(Server::Trace {
         trace: Arc::new(trace),
         repeat: !once,

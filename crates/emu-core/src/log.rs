@@ -4,6 +4,7 @@
 //! never blocks the data path, and the streaming reader behind `emu log dump`
 //! and the report crate. The file format is documented in docs/log-format.md.
 
+use crate::capture::{CaptureFile, CaptureHeader, CaptureOptions, Captured, Fate};
 use crate::progress::Counted;
 use crate::ring::{spsc, Consumer, Producer};
 use crate::time::Nanos;
@@ -618,6 +619,15 @@ pub fn write_header(out: &mut impl Write, header: &LogHeader) -> io::Result<()> 
 pub struct LogSink {
     producer: Option<Producer<Record>>,
     lost: Arc<AtomicU64>,
+    capture: Option<CaptureSink>,
+}
+
+/// The pump's end of a capture ring, with what to capture. Like records,
+/// a capture that finds the ring full is counted as lost, never waited for.
+pub struct CaptureSink {
+    producer: Producer<Captured>,
+    options: CaptureOptions,
+    lost: Arc<AtomicU64>,
 }
 
 impl LogSink {
@@ -626,6 +636,44 @@ impl LogSink {
         LogSink {
             producer: None,
             lost: Arc::new(AtomicU64::new(0)),
+            capture: None,
+        }
+    }
+
+    /// This sink, also capturing packets into `capture`.
+    pub fn with_capture(mut self, capture: CaptureSink) -> LogSink {
+        self.capture = Some(capture);
+        self
+    }
+
+    /// True when packets are captured (departures at least).
+    #[inline]
+    pub fn captures(&self) -> bool {
+        self.capture.is_some()
+    }
+
+    /// Captures the first bytes of a packet that departed or was dropped
+    /// at `time`; drops only when they were asked for.
+    pub fn capture(&mut self, time: Nanos, data: &[u8], fate: Fate) {
+        let Some(capture) = &mut self.capture else {
+            return;
+        };
+        if matches!(fate, Fate::Dropped { .. }) && !capture.options.drops {
+            return;
+        }
+        if capture.producer.is_full() {
+            capture.lost.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let kept = data.len().min(capture.options.snaplen as usize);
+        let packet = Captured {
+            time,
+            original_len: data.len() as u32,
+            data: data[..kept].to_vec(),
+            fate,
+        };
+        if capture.producer.push(packet).is_err() {
+            capture.lost.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -643,6 +691,24 @@ impl LogSink {
     }
 }
 
+/// A capture ring read directly, for virtual-time tests.
+impl CaptureSink {
+    pub fn in_memory(
+        capacity: usize,
+        options: CaptureOptions,
+    ) -> (CaptureSink, Consumer<Captured>) {
+        let (producer, consumer) = spsc(capacity);
+        (
+            CaptureSink {
+                producer,
+                options,
+                lost: Arc::new(AtomicU64::new(0)),
+            },
+            consumer,
+        )
+    }
+}
+
 /// A sink that keeps records in memory, for virtual-time tests.
 impl LogSink {
     pub fn in_memory(capacity: usize) -> (LogSink, Consumer<Record>) {
@@ -651,6 +717,7 @@ impl LogSink {
             LogSink {
                 producer: Some(producer),
                 lost: Arc::new(AtomicU64::new(0)),
+                capture: None,
             },
             consumer,
         )
@@ -661,10 +728,27 @@ impl LogSink {
 pub struct LogWriter {
     stop: Arc<AtomicBool>,
     lost: Arc<AtomicU64>,
-    thread: Option<JoinHandle<io::Result<u64>>>,
+    captures_lost: Arc<AtomicU64>,
+    thread: Option<JoinHandle<io::Result<(u64, u64)>>>,
     pending: Vec<(usize, Consumer<Record>)>,
     files: Vec<BufWriter<File>>,
+    /// Each ring with its departures file and, if drops are captured, its
+    /// drops file.
+    pending_captures: Vec<(usize, Option<usize>, Consumer<Captured>)>,
+    capture_files: Vec<CaptureFile>,
 }
+
+/// What the writer wrote and what it had to lose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriterTotals {
+    pub records: u64,
+    pub records_lost: u64,
+    pub captures: u64,
+    pub captures_lost: u64,
+}
+
+/// Captured packets per ring: they carry their bytes, so fewer than records.
+pub const CAPTURE_CAPACITY: usize = 1 << 16;
 
 /// Records per ring: about 4 s of a saturated 1 Gbit/s direction, so the
 /// writer can stall on a slow disk without losing any.
@@ -675,9 +759,38 @@ impl LogWriter {
         LogWriter {
             stop: Arc::new(AtomicBool::new(false)),
             lost: Arc::new(AtomicU64::new(0)),
+            captures_lost: Arc::new(AtomicU64::new(0)),
             thread: None,
             pending: Vec::new(),
             files: Vec::new(),
+            pending_captures: Vec::new(),
+            capture_files: Vec::new(),
+        }
+    }
+
+    /// Creates a pcapng capture file; returns its index for [`capture_sink`].
+    pub fn add_capture(&mut self, path: &Path, header: &CaptureHeader) -> io::Result<usize> {
+        self.capture_files.push(CaptureFile::create(path, header)?);
+        Ok(self.capture_files.len() - 1)
+    }
+
+    /// A new capture ring whose departures go to capture file `departures`
+    /// and whose drops, if captured, to `drops`.
+    pub fn capture_sink(
+        &mut self,
+        departures: usize,
+        drops: Option<usize>,
+        options: CaptureOptions,
+    ) -> CaptureSink {
+        let (producer, consumer) = spsc(CAPTURE_CAPACITY);
+        self.pending_captures.push((departures, drops, consumer));
+        CaptureSink {
+            producer,
+            options: CaptureOptions {
+                drops: drops.is_some(),
+                ..options
+            },
+            lost: self.captures_lost.clone(),
         }
     }
 
@@ -696,6 +809,7 @@ impl LogWriter {
         LogSink {
             producer: Some(producer),
             lost: self.lost.clone(),
+            capture: None,
         }
     }
 
@@ -704,11 +818,14 @@ impl LogWriter {
         let stop = self.stop.clone();
         let mut rings = std::mem::take(&mut self.pending);
         let mut files = std::mem::take(&mut self.files);
+        let mut capture_rings = std::mem::take(&mut self.pending_captures);
+        let mut capture_files = std::mem::take(&mut self.capture_files);
         self.thread = Some(
             std::thread::Builder::new()
                 .name("emu-log".into())
                 .spawn(move || {
                     let mut written = 0u64;
+                    let mut captured = 0u64;
                     let mut buffer = [0u8; RECORD_SIZE];
                     loop {
                         // Read the flag before draining so nothing pushed
@@ -723,11 +840,29 @@ impl LogWriter {
                             }
                         }
                         written += moved;
+                        let mut packets = 0;
+                        for (departures, drops, ring) in capture_rings.iter_mut() {
+                            while let Ok(packet) = ring.pop() {
+                                let file = match packet.fate {
+                                    Fate::Departed { .. } => Some(*departures),
+                                    Fate::Dropped { .. } => *drops,
+                                };
+                                if let Some(file) = file {
+                                    capture_files[file].write(&packet)?;
+                                    packets += 1;
+                                }
+                            }
+                        }
+                        captured += packets;
+                        moved += packets;
                         if stopping {
                             break;
                         }
                         if moved == 0 {
                             for file in files.iter_mut() {
+                                file.flush()?;
+                            }
+                            for file in capture_files.iter_mut() {
                                 file.flush()?;
                             }
                             std::thread::sleep(Duration::from_millis(2));
@@ -736,22 +871,30 @@ impl LogWriter {
                     for file in files.iter_mut() {
                         file.flush()?;
                     }
-                    Ok(written)
+                    for file in capture_files.iter_mut() {
+                        file.flush()?;
+                    }
+                    Ok((written, captured))
                 })
                 .expect("spawning the log writer thread"),
         );
     }
 
-    /// Drains every ring, flushes, and returns (records written, records lost).
-    pub fn finish(mut self) -> io::Result<(u64, u64)> {
+    /// Drains every ring, flushes, and says what was written and lost.
+    pub fn finish(mut self) -> io::Result<WriterTotals> {
         self.stop.store(true, Ordering::Release);
-        let written = match self.thread.take() {
+        let (records, captures) = match self.thread.take() {
             Some(thread) => thread
                 .join()
                 .map_err(|_| io::Error::other("log writer panicked"))??,
-            None => 0,
+            None => (0, 0),
         };
-        Ok((written, self.lost.load(Ordering::Relaxed)))
+        Ok(WriterTotals {
+            records,
+            records_lost: self.lost.load(Ordering::Relaxed),
+            captures,
+            captures_lost: self.captures_lost.load(Ordering::Relaxed),
+        })
     }
 }
 
@@ -946,8 +1089,8 @@ mod tests {
         for i in 0..1000 {
             sink.record(sample(i));
         }
-        let (written, lost) = writer.finish().unwrap();
-        assert_eq!((written, lost), (1000, 0));
+        let totals = writer.finish().unwrap();
+        assert_eq!((totals.records, totals.records_lost), (1000, 0));
 
         let reader = LogReader::open(&path).unwrap();
         assert_eq!(reader.header, header());

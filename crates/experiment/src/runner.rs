@@ -296,9 +296,10 @@ fn run_with_hosts(
         .collect();
     netns::kill_processes_in(&identities);
     let result = thread.stop()?;
-    let (_, lost) = writer
+    let lost = writer
         .finish()
-        .map_err(|e| RunError::Failed(format!("writing the packet logs: {e}")))?;
+        .map_err(|e| RunError::Failed(format!("writing the packet logs: {e}")))?
+        .records_lost;
     let accounting_ok = write_accounting(plan, dir, (&names, start), &result, lost)?;
     let flows = control?;
     Ok(RunResult {

@@ -23,11 +23,13 @@ use crate::outage::{OutageCursor, Outages};
 use crate::propagation::{DelayDynamics, Propagation};
 use crate::schedule::Schedule;
 use aqm::{Outcome, Queue};
+use emu_core::capture::Fate;
 use emu_core::flow::FlowNamer;
-use emu_core::log::{Change, Direction, DropCounts, DropReason, Event, LogSink, Record};
+use emu_core::log::{Change, Direction, DropCounts, DropReason, Event, LogSink, Mark, Record};
 use emu_core::rate::Serializer;
 use emu_core::trace::{Opportunities, Trace};
 use emu_core::{Nanos, Packet, Rate};
+use std::collections::HashMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -230,6 +232,9 @@ pub struct Link {
     log: LogSink,
     /// Flows already named in the log (see [`emu_core::flow`]).
     flow_names: FlowNamer,
+    /// When packets are captured: the ECN mark this link's queue made on a
+    /// packet still inside, by fingerprint, for its capture comment.
+    marks: HashMap<u32, Mark>,
     /// Latest time seen; earlier stamps are clamped to it so the model never
     /// runs backwards (a reader may stamp a packet a hair before the pump
     /// last advanced).
@@ -320,6 +325,7 @@ impl Link {
             counters: Counters::default(),
             log,
             flow_names: FlowNamer::default(),
+            marks: HashMap::new(),
             clock: start,
         }
     }
@@ -614,6 +620,14 @@ impl Link {
         self.counters.delivered += 1;
         self.counters.delivered_bytes += flight.packet.len() as u64;
         self.record(flight.due, &flight.packet, Event::Depart, 0, flight.sojourn);
+        if self.log.captures() {
+            let mark = self.marks.remove(&flight.packet.fingerprint);
+            let fate = Fate::Departed {
+                sojourn: flight.sojourn,
+                mark,
+            };
+            self.log.capture(flight.due, &flight.packet.data, fate);
+        }
         Some((flight.packet, flight.due))
     }
 
@@ -633,6 +647,9 @@ impl Link {
             self.drop_packet(dropped.packet, dropped.reason, dropped.at, sojourn);
         }
         for mark in outcome.marks.drain(..) {
+            if self.log.captures() {
+                self.marks.insert(mark.fingerprint, mark.mark);
+            }
             match mark.mark {
                 emu_core::log::Mark::Ce => self.counters.marked_ce += 1,
                 emu_core::log::Mark::Ect1 => self.counters.marked_ect1 += 1,
@@ -664,6 +681,15 @@ impl Link {
     fn drop_packet(&mut self, packet: Packet, reason: DropReason, at: Nanos, sojourn: Nanos) {
         self.counters.dropped.add(reason);
         self.record(at, &packet, Event::Drop, reason as u8, sojourn);
+        if self.log.captures() {
+            let mark = self.marks.remove(&packet.fingerprint);
+            let fate = Fate::Dropped {
+                reason,
+                sojourn,
+                mark,
+            };
+            self.log.capture(at, &packet.data, fate);
+        }
     }
 
     /// Writes a flow record before the first arrival of each flow, so the

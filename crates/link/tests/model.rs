@@ -428,3 +428,88 @@ fn a_shaping_queue_paces_the_link() {
     let gaps: Vec<Nanos> = out.windows(2).map(|w| w[1].0 - w[0].0).collect();
     assert!(gaps.iter().all(|&g| g == 16 * NS_PER_MS), "{gaps:?}");
 }
+
+/// What the capture sees agrees with the log: one capture per departure
+/// and drop, at the same times, with the same sojourns, cut at the snap
+/// length, and the CE marks this queue made named on the packets.
+#[test]
+fn captures_agree_with_the_log_and_name_the_marks_made_here() {
+    use emu_core::capture::{CaptureOptions, Fate};
+    use emu_core::log::CaptureSink;
+    let (sink, mut records) = LogSink::in_memory(1 << 12);
+    let options = CaptureOptions {
+        snaplen: 40,
+        drops: true,
+    };
+    let (capture, mut captured) = CaptureSink::in_memory(1 << 12, options);
+    let mut l = Link::new(
+        LinkConfig {
+            shell: 0,
+            direction: Direction::Uplink,
+            delay: NS_PER_MS,
+            server: Server::Rate(Rate::parse("5mbit").unwrap()),
+            queue: build_queue("codel ecn ce_threshold 1ms limit 10").unwrap(),
+            loss: None,
+            max_packet: 1500,
+            overhead: 0,
+        },
+        0,
+        sink.with_capture(capture),
+    );
+    // A burst of ECT(0) packets: the queue overflows and its standing
+    // packets pass the CE threshold.
+    let arrivals = (0..20)
+        .map(|i| {
+            let mut p = packet(1000, i as u64 * 10 * NS_PER_US, i);
+            p.set_ecn(emu_core::Ecn::Ect0);
+            p
+        })
+        .collect();
+    run(&mut l, arrivals, 100 * NS_PER_MS);
+    let mut departures = Vec::new();
+    let mut drops = Vec::new();
+    while let Ok(r) = records.pop() {
+        match r.event {
+            Event::Depart => departures.push(r),
+            Event::Drop => drops.push(r),
+            _ => {}
+        }
+    }
+    let mut shots = Vec::new();
+    while let Ok(c) = captured.pop() {
+        shots.push(c);
+    }
+    let c = l.counters();
+    assert!(c.marked_ce > 0 && c.dropped_total() > 0, "{c:?}");
+    let departed: Vec<_> = shots
+        .iter()
+        .filter(|s| matches!(s.fate, Fate::Departed { .. }))
+        .collect();
+    assert_eq!(departed.len(), departures.len());
+    let mut marked = 0;
+    for (shot, record) in departed.iter().zip(&departures) {
+        assert_eq!(shot.time, record.time);
+        assert_eq!((shot.original_len, shot.data.len()), (record.bytes, 40));
+        let Fate::Departed { sojourn, mark } = shot.fate else {
+            unreachable!()
+        };
+        assert_eq!(sojourn, record.sojourn);
+        if mark.is_some() {
+            assert_eq!(emu_core::packet::ecn(&shot.data), Some(emu_core::Ecn::Ce));
+            marked += 1;
+        }
+    }
+    assert_eq!(marked, c.marked_ce);
+    let dropped: Vec<_> = shots
+        .iter()
+        .filter_map(|s| match s.fate {
+            Fate::Dropped { reason, .. } => Some((s.time, reason)),
+            _ => None,
+        })
+        .collect();
+    let logged: Vec<_> = drops
+        .iter()
+        .map(|r| (r.time, r.drop_reason().unwrap()))
+        .collect();
+    assert_eq!(dropped, logged);
+}

@@ -10,11 +10,14 @@ use crate::error::{Result, ShellError};
 use crate::guardian::Guardian;
 use crate::nat::{self, NatRule};
 use crate::netns::{self, NetNs};
+use crate::outside::Outside;
 use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews};
+use crate::rootless;
 use crate::spec::{DirectionSpec, Finished, RunOptions, ShellSpec};
 use crate::status::{self, StatusLine};
 use crate::tun::Tun;
 use crate::{devices, environment, privilege, signals, summary};
+use emu_core::capture::CaptureHeader;
 use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, TraceFile};
 use emu_core::time::{monotonic_now, realtime_now};
 use link::{Link, LinkConfig, Loss, Server};
@@ -47,6 +50,9 @@ struct RunningShell {
 /// Runs `options.command` inside `shells` (outermost first) and returns the
 /// command's exit status and the logs written.
 pub fn run(shells: Vec<ShellSpec>, options: RunOptions) -> Result<Finished> {
+    if options.rootless {
+        rootless::enter()?;
+    }
     privilege::check()?;
     // The guardian must be forked while this process has a single thread.
     let mut guardian = Guardian::start()?;
@@ -67,21 +73,34 @@ fn run_guarded(
         .collect();
     let host = Arc::new(NetNs::current()?);
     nat::sweep_stale(&host);
+    if options.rootless {
+        // Whatever runs in emu's own outer namespace goes with emu.
+        guardian.watch_namespace(host.identity()?);
+    }
+    // Started first, so a server has the time the shells take to come up.
+    let outside = Outside::start(&host, &options.outside)?;
     let depth: usize = std::env::var("EMU_SHELL_DEPTH")
         .ok()
         .and_then(|d| d.parse().ok())
         .unwrap_or(0);
-    let nested_in_emu = depth > 0;
+    // The variable alone is not trusted: a user of a setuid emu could set it
+    // to have emu treat the host like one of its own namespaces.
+    let nested_in_emu = depth > 0 && !host.is_initial();
 
-    let mut writer = match &options.log_dir {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                ShellError::os(&format!("creating log directory {}", dir.display()), e)
-            })?;
-            Some(LogWriter::new())
-        }
-        None => None,
-    };
+    if let Some(dir) = &options.log_dir {
+        privilege::io_as_invoker(|| std::fs::create_dir_all(dir))
+            .map_err(|e| ShellError::os(&format!("creating log directory {}", dir.display()), e))?;
+    }
+    if let Some(pcap) = &options.pcap {
+        privilege::io_as_invoker(|| std::fs::create_dir_all(&pcap.dir)).map_err(|e| {
+            ShellError::os(
+                &format!("creating capture directory {}", pcap.dir.display()),
+                e,
+            )
+        })?;
+    }
+    // One writer thread takes both the log records and the captures.
+    let mut writer = (options.log_dir.is_some() || options.pcap.is_some()).then(LogWriter::new);
     let (news_tx, news_rx) = mpsc::channel::<News>();
     let (pump_tx, pump_rx) = mpsc::channel::<PumpNews>();
     {
@@ -97,7 +116,14 @@ fn run_guarded(
 
     let mut taken: Vec<u32> = addressing::inherited_pairs();
     let mut running: Vec<RunningShell> = Vec::new();
-    let selection = addressing::SelectionLock::acquire()?;
+    // Addresses are chosen under a machine-wide lock, so emus started
+    // together never pick the same pair; a rootless emu's outer namespace
+    // is its alone, and /run is not its to write.
+    let selection = if options.rootless {
+        None
+    } else {
+        Some(addressing::SelectionLock::acquire()?)
+    };
     let mut outer = host.clone();
     let mut prompt = String::new();
     for (k, spec) in shells.iter().enumerate() {
@@ -133,7 +159,15 @@ fn run_guarded(
     };
     let outermost = running.first().expect("at least one shell").pair;
     let env = environment::command_environment(outermost, &prompt, &taken, depth + shells.len());
-    let mut child = command::spawn(&outer, &CommandSpec { argv, env, invoker })?;
+    let mut child = command::spawn(
+        &outer,
+        &CommandSpec {
+            argv,
+            env,
+            invoker,
+            own_process_group: false,
+        },
+    )?;
     let child_pid = child.id() as i32;
     {
         let news = news_tx.clone();
@@ -211,6 +245,7 @@ fn run_guarded(
         .filter_map(|s| s.inner.identity().ok())
         .collect();
     netns::kill_processes_in(&identities);
+    drop(outside);
 
     // Stop every reader first, so nothing is read that a stopped pump would
     // not count; then let each pump take what is left on its ring.
@@ -230,14 +265,25 @@ fn run_guarded(
             results.push((depth + k, direction, pump.finish(read)));
         }
     }
-    let (written, lost) = match writer {
-        Some(w) => w
-            .finish()
-            .map_err(|e| ShellError::os("writing the packet log", e))?,
-        None => (0, 0),
+    let totals = match writer {
+        Some(w) => Some(
+            w.finish()
+                .map_err(|e| ShellError::os("writing the packet log", e))?,
+        ),
+        None => None,
     };
-    if lost > 0 {
-        eprintln!("emu: warning: {lost} log records were lost because the disk could not keep up ({written} written)");
+    let lost = totals.map_or(0, |t| t.records_lost);
+    if let Some(t) = totals.filter(|t| t.records_lost > 0) {
+        eprintln!(
+            "emu: warning: {} log records were lost because the disk could not keep up ({} written)",
+            t.records_lost, t.records
+        );
+    }
+    if let Some(t) = totals.filter(|t| t.captures_lost > 0) {
+        eprintln!(
+            "emu: warning: {} captured packets were lost because the disk could not keep up ({} written)",
+            t.captures_lost, t.captures
+        );
     }
     let summary = summary::summarize(
         &shells,
@@ -251,7 +297,7 @@ fn run_guarded(
     }
     if let Some(dir) = &options.log_dir {
         let path = dir.join(format!("summary-{depth}.json"));
-        std::fs::write(&path, summary.json)
+        privilege::io_as_invoker(|| std::fs::write(&path, summary.json))
             .map_err(|e| ShellError::os(&format!("writing {}", path.display()), e))?;
     }
     let logs = running.iter().filter_map(|s| s.log.clone()).collect();
@@ -344,14 +390,16 @@ fn build_shell(
     }
 
     let start = monotonic_now();
+    let realtime_start = realtime_now();
     let mut log = None;
-    let mut sinks = match writer {
+    let mut writer = writer;
+    let mut sinks = match writer.as_deref_mut().filter(|_| options.log_dir.is_some()) {
         Some(w) => {
             let header = LogHeader {
                 shell: index as u8,
                 description: format!("{} seed {seed}", spec.description),
                 monotonic_origin_ns: start,
-                realtime_origin_ns: realtime_now(),
+                realtime_origin_ns: realtime_start,
                 rate_bps: Some(spec.directions.clone().map(|d| match d.server {
                     Server::Rate(r) => Some(r.bits_per_sec()),
                     _ => None,
@@ -374,14 +422,39 @@ fn build_shell(
                 ..header
             };
             let path = dir.join(format!("{index}-{}.emulog", spec.kind));
-            let file = w
-                .add_file(&path, &header)
+            let file = privilege::io_as_invoker(|| w.add_file(&path, &header))
                 .map_err(|e| ShellError::os(&format!("creating {}", path.display()), e))?;
             log = Some(path);
             [w.sink(file), w.sink(file)]
         }
         None => [LogSink::disabled(), LogSink::disabled()],
     };
+    if let (Some(w), Some(pcap)) = (writer, &options.pcap) {
+        for (d, direction) in Direction::BOTH.into_iter().enumerate() {
+            // `<shell>-<kind>-<direction>.pcapng`, and `…-drops.pcapng`.
+            let mut create = |suffix: &str| {
+                let name = format!("{index}-{}-{}{suffix}", spec.kind, direction.name());
+                let path = pcap.dir.join(format!("{name}.pcapng"));
+                let header = CaptureHeader {
+                    name: format!(
+                        "emu{index} {}{}",
+                        direction.name(),
+                        suffix.replace('-', " ")
+                    ),
+                    description: spec.description.clone(),
+                    monotonic_origin_ns: start,
+                    realtime_origin_ns: realtime_start,
+                    options: pcap.options,
+                };
+                privilege::io_as_invoker(|| w.add_capture(&path, &header))
+                    .map_err(|e| ShellError::os(&format!("creating {}", path.display()), e))
+            };
+            let departures = create("")?;
+            let drops = pcap.options.drops.then(|| create("-drops")).transpose()?;
+            let sink = std::mem::replace(&mut sinks[d], LogSink::disabled());
+            sinks[d] = sink.with_capture(w.capture_sink(departures, drops, pcap.options));
+        }
+    }
 
     let mut pumps = Vec::new();
     for (d, direction) in Direction::BOTH.into_iter().enumerate() {
@@ -452,7 +525,7 @@ fn copy_traces(
         if let Server::Trace { trace, repeat } = &directions[d].server {
             let file = format!("{index}-{}.trace", direction.name());
             let path = dir.join(&file);
-            std::fs::write(&path, trace.to_emu_text())
+            privilege::io_as_invoker(|| std::fs::write(&path, trace.to_emu_text()))
                 .map_err(|e| ShellError::os(&format!("writing {}", path.display()), e))?;
             files[d] = Some(TraceFile {
                 file,

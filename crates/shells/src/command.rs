@@ -1,5 +1,6 @@
 //! The command a chain of shells runs: started inside the innermost
-//! namespace, as the user who invoked sudo, killed if emu dies.
+//! namespace, as the user who invoked sudo (or a setuid emu), killed if
+//! emu dies.
 
 use crate::error::{Result, ShellError};
 use crate::netns::NetNs;
@@ -14,10 +15,12 @@ pub struct CommandSpec {
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
     pub invoker: Option<Invoker>,
+    /// Lead a process group of its own, so all it starts can be stopped.
+    pub own_process_group: bool,
 }
 
 /// The user's login shell (from the password database when run through
-/// sudo, else $SHELL), or /bin/sh.
+/// sudo or setuid, else $SHELL), or /bin/sh.
 pub fn login_shell(invoker: &Option<Invoker>) -> String {
     invoker
         .as_ref()
@@ -34,10 +37,18 @@ pub fn spawn(ns: &NetNs, spec: &CommandSpec) -> Result<Child> {
         .ok_or_else(|| ShellError::new("no command to run"))?;
     let mut command = Command::new(program);
     command.args(args);
+    // A setuid emu runs with a scrubbed environment of its own; the command
+    // gets the one its user gave (it runs as that user, so nothing in it
+    // reaches root).
+    if let Some(environment) = crate::privilege::user_environment() {
+        command.env_clear();
+        command.envs(environment.iter().map(|(k, v)| (k, v)));
+    }
     for (key, value) in &spec.env {
         command.env(key, value);
     }
     let ns_fd = ns.fd().as_raw_fd();
+    let own_process_group = spec.own_process_group;
     let identity = spec
         .invoker
         .as_ref()
@@ -49,10 +60,13 @@ pub fn spawn(ns: &NetNs, spec: &CommandSpec) -> Result<Child> {
             .env("LOGNAME", &invoker.name);
     }
     // SAFETY: the closure only calls async-signal-safe functions (setns,
-    // prctl, sigprocmask, setgroups, setgid, setuid) on data prepared above.
+    // setpgid, prctl, sigprocmask, setgroups, setgid, setuid) on data prepared above.
     unsafe {
         command.pre_exec(move || {
             if libc::setns(ns_fd, libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            if own_process_group && libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // If emu dies, so does the command.

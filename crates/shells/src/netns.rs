@@ -34,6 +34,17 @@ impl NetNs {
         .map_err(|_| ShellError::new("the namespace thread panicked"))?
     }
 
+    /// True for the namespace of process 1 (the machine's, or in a container
+    /// the container's): the one emu calls the host. False when that cannot
+    /// be read (an unprivileged emu may not look at process 1).
+    pub fn is_initial(&self) -> bool {
+        let Ok(init) = std::fs::metadata("/proc/1/ns/net") else {
+            return false;
+        };
+        self.identity()
+            .is_ok_and(|id| id == (init.dev(), init.ino()))
+    }
+
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
@@ -151,14 +162,17 @@ pub fn kill_processes_in(namespaces: &[(u64, u64)]) {
     }
 }
 
-/// Every process whose network namespace is one of `namespaces`.
+/// Every process whose network namespace is one of `namespaces`, but this
+/// one (the guardian of a rootless emu lives in a namespace it watches).
 pub fn processes_in(namespaces: &[(u64, u64)]) -> Vec<i32> {
+    let me = std::process::id() as i32;
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .filter_map(|e| e.ok())
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != me)
         .filter(|pid| {
             std::fs::metadata(format!("/proc/{pid}/ns/net"))
                 .map(|m| namespaces.contains(&(m.dev(), m.ino())))

@@ -77,4 +77,18 @@ pub struct RunOptions {
     /// Show the live status line while the command runs (drawn at the
     /// bottom of the screen when stderr is a terminal).
     pub status: bool,
+    /// Write pcapng captures of every shell and direction.
+    pub pcap: Option<Pcap>,
+    /// Build everything inside a user namespace of emu's own (no root
+    /// needed), whose network namespace stands in for the host.
+    pub rootless: bool,
+    /// Shell commands run around the outermost shell while the command runs.
+    pub outside: Vec<String>,
+}
+
+/// Where and what to capture (`--pcap DIR`).
+#[derive(Debug, Clone)]
+pub struct Pcap {
+    pub dir: PathBuf,
+    pub options: emu_core::capture::CaptureOptions,
 }

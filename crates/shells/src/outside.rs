@@ -1,0 +1,110 @@
+//! `--outside CMD`: programs that run in the namespace around the outermost
+//! shell (the host, or with `--rootless` the experiment's own) for as long
+//! as the command does, typically the server the command talks to at
+//! `$EMU_BASE`. They run as the user the command runs as, each in a process
+//! group of its own, and are stopped (SIGTERM, then SIGKILL) when emu ends.
+
+use crate::command::{self, CommandSpec};
+use crate::error::Result;
+use crate::netns::NetNs;
+use crate::privilege;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+/// The running outside programs; dropping this stops them.
+pub struct Outside {
+    children: Vec<(String, Child)>,
+}
+
+impl Outside {
+    pub fn start(ns: &NetNs, commands: &[String]) -> Result<Outside> {
+        let mut outside = Outside {
+            children: Vec::new(),
+        };
+        if !commands.is_empty() {
+            // What an outside command starts and leaves behind is handed to
+            // emu when its parent dies, not to the machine's init, so emu
+            // can wait for it before it ends.
+            // SAFETY: prctl with integer arguments.
+            unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        }
+        for text in commands {
+            let spec = CommandSpec {
+                argv: vec!["/bin/sh".into(), "-c".into(), text.clone()],
+                env: Vec::new(),
+                invoker: privilege::invoker(),
+                own_process_group: true,
+            };
+            // On failure, those already started are stopped by the drop.
+            let child = command::spawn(ns, &spec)?;
+            outside.children.push((text.clone(), child));
+        }
+        Ok(outside)
+    }
+}
+
+impl Drop for Outside {
+    fn drop(&mut self) {
+        for (text, child) in &mut self.children {
+            if let Ok(Some(status)) = child.try_wait() {
+                if !status.success() {
+                    eprintln!(
+                        "emu: outside command '{text}' ended early with status {}",
+                        command::status_code(status)
+                    );
+                }
+                continue;
+            }
+            let group = child.id() as i32;
+            // SAFETY: signalling the process group our own child leads; it
+            // has not been reaped, so the id is still its.
+            unsafe { libc::kill(-group, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(1);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            // SAFETY: as above; whatever is left of the group goes.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+            let _ = child.wait();
+            // Its own children come to emu (the subreaper): reap them, so
+            // emu ends after everything it started.
+            let deadline = Instant::now() + Duration::from_secs(1);
+            // SAFETY: signal 0 only asks whether the group still exists.
+            while unsafe { libc::kill(-group, 0) } == 0 && Instant::now() < deadline {
+                reap_group(group);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+}
+
+/// Waits for the members of process group `group` that are this process's
+/// children (orphans handed to it as subreaper) and have ended.
+fn reap_group(group: i32) {
+    let me = std::process::id() as i32;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for pid in entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // After the command name in parentheses: state, ppid, pgrp, …
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let parent = fields.get(1).and_then(|f| f.parse::<i32>().ok());
+        let pgrp = fields.get(2).and_then(|f| f.parse::<i32>().ok());
+        if parent == Some(me) && pgrp == Some(group) {
+            // SAFETY: waiting, without blocking, for our own child.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        }
+    }
+}
