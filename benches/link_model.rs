@@ -6,8 +6,9 @@ use aqm::build_queue;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use emu_core::log::{Direction, LogSink};
 use emu_core::packet::build::ipv4_udp;
+use emu_core::trace::Trace;
 use emu_core::{Packet, Rate};
-use link::{Link, LinkConfig, Loss, Server, Trace};
+use link::{Link, LinkConfig, Loss, Server};
 use std::sync::Arc;
 
 const PACKETS: usize = 10_000;

@@ -7,12 +7,13 @@
 //! As in Mahimahi, each command is one shell and nests by running the next
 //! command inside it (`mm-delay 10 mm-link up down -- cmd`).
 
-use super::shell_args::load_trace;
+use super::shell_args::{load_trace, NO_RANDOMNESS};
 use super::UsageError;
 use aqm::QueueSpec;
-use emu_core::log::{Direction, Event, LogReader};
-use emu_core::time::{realtime_now, Nanos, NS_PER_MS};
+use emu_core::log::Direction;
+use emu_core::time::{Nanos, NS_PER_MS};
 use link::{Pattern, Server};
+use report::mahimahi_writer::TextLog;
 use shells::{DirectionSpec, ShellSpec};
 use std::path::{Path, PathBuf};
 
@@ -48,8 +49,9 @@ emu additions: --log=DIR also keeps emu's binary per-packet log in DIR.
 pub fn main(name: &str, args: Vec<String>) -> i32 {
     let result = match name {
         "mm-link" => link(name, &args),
-        _ => plan(name, &args)
-            .and_then(|(spec, command)| run(spec, command, None, command_line(name, &args))),
+        _ => plan(name, &args).and_then(|(spec, command)| {
+            run(spec, command, None, command_line(name, &args)).map(|finished| finished.status)
+        }),
     };
     match result {
         Ok(code) => code,
@@ -102,7 +104,7 @@ fn run(
     command: Vec<String>,
     log_dir: Option<PathBuf>,
     command_line: String,
-) -> Result<i32, UsageError> {
+) -> Result<shells::Finished, UsageError> {
     let globals = super::Globals {
         log_dir,
         ..super::Globals::default()
@@ -138,7 +140,7 @@ fn delay(args: &[String]) -> Result<(ShellSpec, Vec<String>), UsageError> {
         kind: "delay",
         description: format!("delay {ms} ms"),
         directions: quiet(),
-        seed: 0,
+        seed: NO_RANDOMNESS,
     };
     for d in &mut spec.directions {
         d.delay = ms * NS_PER_MS;
@@ -175,7 +177,7 @@ fn loss(args: &[String]) -> Result<(ShellSpec, Vec<String>), UsageError> {
         kind: "loss",
         description: format!("loss ({}) {rate}", if d == 0 { "up" } else { "down" }),
         directions: quiet(),
-        seed: realtime_now() ^ ((std::process::id() as u64) << 32),
+        seed: None,
     };
     spec.directions[d].loss = Pattern::Bernoulli(rate);
     Ok((spec, args[2..].to_vec()))
@@ -214,7 +216,7 @@ fn switching(
             args[2]
         ),
         directions: quiet(),
-        seed: realtime_now() ^ ((std::process::id() as u64) << 32),
+        seed: None,
     };
     spec.directions[d].loss = if exponential {
         Pattern::OnOff {
@@ -324,7 +326,7 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
         kind: "link",
         description: "link".into(),
         directions: [directions.remove(0), directions.remove(0)],
-        seed: 0,
+        seed: NO_RANDOMNESS,
     };
     let wants_text = o.logs.iter().any(Option::is_some);
     // The text logs are written from emu's binary log after the run.
@@ -343,19 +345,14 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
         std::fs::File::create(path)
             .map_err(|e| UsageError(format!("{path}: error opening for writing ({e})")))?;
     }
-    let depth: usize = std::env::var("EMU_SHELL_DEPTH")
-        .ok()
-        .and_then(|d| d.parse().ok())
-        .unwrap_or(0);
     let prefix = std::env::var("MAHIMAHI_SHELL_PREFIX").ok();
     let line = command_line(name, args);
-    let status = run(spec, o.command.clone(), log_dir.clone(), line.clone())?;
-    if let Some(dir) = &log_dir {
-        let binary = dir.join(format!("{depth}-link.emulog"));
+    let finished = run(spec, o.command.clone(), log_dir.clone(), line.clone())?;
+    if let Some(binary) = finished.logs.first() {
         for (d, path) in o.logs.iter().enumerate() {
             if let Some(path) = path {
-                let info = TextLog {
-                    binary: &binary,
+                let text_log = TextLog {
+                    binary,
                     direction: Direction::BOTH[d],
                     trace: &o.traces[d],
                     repeat: !o.once,
@@ -364,7 +361,7 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
                     queue: &queues[d],
                     prefix: prefix.as_deref(),
                 };
-                if let Err(e) = info.write() {
+                if let Err(e) = text_log.write() {
                     eprintln!("mm-link: {path}: {e}");
                     return Ok(1);
                 }
@@ -374,72 +371,7 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
     if let Some(dir) = scratch {
         let _ = std::fs::remove_dir_all(dir);
     }
-    Ok(status)
-}
-
-/// One direction's Mahimahi text log, made from emu's binary log.
-struct TextLog<'a> {
-    binary: &'a Path,
-    direction: Direction,
-    trace: &'a str,
-    repeat: bool,
-    path: &'a str,
-    command_line: &'a str,
-    queue: &'a str,
-    prefix: Option<&'a str>,
-}
-
-impl TextLog<'_> {
-    fn write(&self) -> Result<(), String> {
-        let reader = LogReader::open(self.binary).map_err(|e| e.to_string())?;
-        let header = reader.header.clone();
-        let origin = header.monotonic_origin_ns;
-        let trace = link::Trace::load(Path::new(self.trace)).map_err(|e| e.to_string())?;
-        // Two streaming passes, so a long run's log is never held in
-        // memory: the first finds where the run ended (and any damage),
-        // the second writes this direction's events.
-        let mut end = origin;
-        for record in reader {
-            end = end.max(record.map_err(|e| e.to_string())?.time);
-        }
-        let direction = self.direction;
-        let records = LogReader::open(self.binary)
-            .map_err(|e| e.to_string())?
-            .map_while(Result::ok)
-            .filter(move |r| r.direction == direction && r.event != Event::Mark);
-        let period = trace.period();
-        let offsets: Vec<(Nanos, u32)> = (0..trace.len()).map(|i| trace.opportunity(i)).collect();
-        let repeat = self.repeat;
-        let opportunities = (0u64..)
-            .take_while(move |&lap| repeat || lap == 0)
-            .flat_map(move |lap| {
-                let base = origin + lap * period;
-                offsets
-                    .clone()
-                    .into_iter()
-                    .map(move |(offset, bytes)| (base + offset, bytes))
-            });
-        let text_header = report::mahimahi::Header {
-            link_name: if self.direction == Direction::Uplink {
-                "Uplink"
-            } else {
-                "Downlink"
-            }
-            .into(),
-            trace_path: self.trace.into(),
-            log_path: self.path.into(),
-            command_line: self.command_line.into(),
-            queue: self.queue.into(),
-            init_timestamp_ms: header.realtime_origin_ns / 1_000_000,
-            base_timestamp_ms: 0,
-            prefix: self.prefix.map(str::to_string),
-        };
-        let file = std::fs::File::create(self.path).map_err(|e| e.to_string())?;
-        let mut out = std::io::BufWriter::new(file);
-        report::mahimahi::write_log(&mut out, &text_header, origin, records, opportunities, end)
-            .map_err(|e| e.to_string())?;
-        std::io::Write::flush(&mut out).map_err(|e| e.to_string())
-    }
+    Ok(finished.status)
 }
 
 #[cfg(test)]

@@ -228,7 +228,7 @@ fn run_shells(
             shell_args::Parsed::Printed => return Ok(0),
         }
     }
-    run_chain(specs, command, globals, command_line)
+    run_chain(specs, command, globals, command_line).map(|finished| finished.status)
 }
 
 /// Runs shells around a command, as every front end does: a failure to
@@ -238,7 +238,7 @@ pub fn run_chain(
     command: Vec<String>,
     globals: Globals,
     command_line: String,
-) -> Result<i32, UsageError> {
+) -> Result<shells::Finished, UsageError> {
     let options = shells::RunOptions {
         command,
         log_dir: globals.log_dir,
@@ -252,10 +252,13 @@ pub fn run_chain(
         command_line,
     };
     match shells::run(specs, options) {
-        Ok(code) => Ok(code),
+        Ok(finished) => Ok(finished),
         Err(e) => {
             eprintln!("emu: {e}");
-            Ok(1)
+            Ok(shells::Finished {
+                status: 1,
+                logs: Vec::new(),
+            })
         }
     }
 }

@@ -4,9 +4,10 @@
 use super::UsageError;
 use aqm::QueueSpec;
 use clap::Parser;
-use emu_core::time::{format_duration, parse_duration, realtime_now, Nanos};
+use emu_core::time::{format_duration, parse_duration, Nanos};
+use emu_core::trace::Trace;
 use emu_core::Rate;
-use link::{Server, Trace};
+use link::Server;
 use shells::{DirectionSpec, ShellSpec};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -98,6 +99,10 @@ struct LossArgs {
     #[arg(long)]
     seed: Option<u64>,
 }
+
+/// The seed of a shell that draws no random numbers (delay, link): fixed,
+/// so its log header is the same from run to run.
+pub const NO_RANDOMNESS: Option<u64> = Some(0);
 
 pub enum Parsed {
     Spec(Box<ShellSpec>),
@@ -200,7 +205,7 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
         kind: "delay",
         description,
         directions: delays.map(|d| plain(d, Server::Unlimited, QueueSpec::Infinite, 0.0)),
-        seed: 0,
+        seed: NO_RANDOMNESS,
     })
 }
 
@@ -265,7 +270,7 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
         kind: "link",
         description,
         directions,
-        seed: 0,
+        seed: NO_RANDOMNESS,
     })
 }
 
@@ -279,9 +284,6 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
             .filter(|p| (0.0..=1.0).contains(p))
             .ok_or_else(|| UsageError(format!("loss: '{text}' is not a probability: expected a number from 0 to 1, e.g. 0.01 for 1%")))?;
     }
-    let seed = args
-        .seed
-        .unwrap_or_else(|| realtime_now() ^ ((std::process::id() as u64) << 32));
     let description = if probabilities[0] == probabilities[1] {
         format!("loss {}", probabilities[0])
     } else {
@@ -291,7 +293,8 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
         kind: "loss",
         description,
         directions: probabilities.map(|p| plain(0, Server::Unlimited, QueueSpec::Infinite, p)),
-        seed,
+        // None: the shells pick one from the clock and log it.
+        seed: args.seed,
     })
 }
 
@@ -362,7 +365,7 @@ mod tests {
         let s = spec("loss 0.1 --seed 5").unwrap();
         assert_eq!(
             (s.directions[0].loss, s.seed),
-            (link::Pattern::Bernoulli(0.1), 5)
+            (link::Pattern::Bernoulli(0.1), Some(5))
         );
         assert!(spec("loss 1.5")
             .unwrap_err()

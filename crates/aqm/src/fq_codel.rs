@@ -1,9 +1,10 @@
 //! FQ-CoDel (RFC 8290; Linux net/sched/sch_fq_codel.c): packets are hashed
-//! by 5-tuple into flows, each a FIFO under its own CoDel; a DRR++
-//! scheduler serves flows with a byte quantum, giving flows that just became
-//! active (new flows) priority over those with a standing queue (old flows).
+//! by 5-tuple into flows, each a FIFO under its own CoDel, served by the
+//! DRR++ scheduler of [`crate::flow_queues`]. On overflow it drops from the
+//! head of the fattest flow.
 
 use crate::codel::{describe_codel, CodelParams, CodelVars, FlowQueue};
+use crate::flow_queues::{FlowPackets, FlowQueues};
 use crate::spec::catalogue::Opt;
 use crate::spec::words::Words;
 use crate::spec::SpecError;
@@ -13,7 +14,6 @@ use emu_core::log::DropReason;
 use emu_core::size::parse_count;
 use emu_core::{Nanos, Packet};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// Parameters of fq_codel beyond CoDel's own (RFC 8290 §4, §5; tc-fq_codel).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,108 +47,61 @@ impl Default for FqCodelParams {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FlowList {
-    Inactive,
-    New,
-    Old,
-}
-
-#[derive(Default)]
-struct Flow {
-    packets: VecDeque<Packet>,
-    backlog: u64,
-    deficit: i64,
-    vars: CodelVars,
-}
+pub use crate::flow_queues::FlowList;
 
 pub struct FqCodel {
     params: FqCodelParams,
-    flows: Vec<Flow>,
-    list_of: Vec<FlowList>,
-    new_flows: VecDeque<usize>,
-    old_flows: VecDeque<usize>,
-    packets: u64,
-    bytes: u64,
+    queues: FlowQueues<CodelVars>,
 }
 
-/// One flow's packets as CoDel sees them; the backlog CoDel compares with
-/// the MTU is the whole qdisc's, as in Linux.
-struct FlowView<'a> {
-    flow: &'a mut Flow,
-    packets: &'a mut u64,
-    bytes: &'a mut u64,
-}
-
-impl FlowQueue for FlowView<'_> {
+/// CoDel sees one flow's packets, but compares the whole qdisc's backlog
+/// with the MTU, as Linux does.
+impl FlowQueue for FlowPackets<'_> {
     fn pop(&mut self) -> Option<Packet> {
-        let packet = self.flow.packets.pop_front()?;
-        let len = packet.len() as u64;
-        self.flow.backlog -= len;
-        *self.packets -= 1;
-        *self.bytes -= len;
-        Some(packet)
+        FlowPackets::pop(self)
     }
     fn backlog(&self) -> u64 {
-        *self.bytes
+        self.total_backlog()
     }
 }
 
 impl FqCodel {
     pub fn new(params: FqCodelParams) -> FqCodel {
-        let flows = params.flows.max(1);
         FqCodel {
-            flows: (0..flows).map(|_| Flow::default()).collect(),
-            list_of: vec![FlowList::Inactive; flows],
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
+            queues: FlowQueues::new(params.flows, params.quantum, CodelVars::default),
             params,
-            packets: 0,
-            bytes: 0,
         }
     }
 
-    /// The flow a packet belongs to: its 5-tuple hash scaled to the
-    /// number of flows (Linux's reciprocal_scale).
-    fn classify(&self, packet: &Packet) -> usize {
-        ((packet.flow as u64 * self.flows.len() as u64) >> 32) as usize
-    }
-
     pub fn flow_of(&self, packet: &Packet) -> usize {
-        self.classify(packet)
+        self.queues.classify(packet)
     }
 
     pub fn deficit(&self, flow: usize) -> i64 {
-        self.flows[flow].deficit
+        self.queues.deficit(flow)
     }
 
     pub fn list(&self, flow: usize) -> FlowList {
-        self.list_of[flow]
+        self.queues.list(flow)
     }
 
     pub fn flow_packets(&self, flow: usize) -> usize {
-        self.flows[flow].packets.len()
+        self.queues.flow_packets(flow)
     }
 
     /// On overflow, drop from the head of the flow with the largest
     /// backlog until half of it is gone or `drop_batch` packets are
     /// (RFC 8290 §4.1; fq_codel_drop). Returns that flow.
     fn drop_from_fattest(&mut self, now: Nanos, outcome: &mut Outcome) -> usize {
-        let fattest = (0..self.flows.len())
-            .max_by_key(|&i| (self.flows[i].backlog, std::cmp::Reverse(i)))
-            .expect("at least one flow");
-        let threshold = self.flows[fattest].backlog / 2;
+        let fattest = self.queues.fattest();
+        let threshold = self.queues.flow(fattest).backlog() / 2;
         let mut dropped_bytes = 0;
         let mut dropped = 0;
         while dropped < self.params.drop_batch && dropped_bytes < threshold {
-            let Some(packet) = self.flows[fattest].packets.pop_front() else {
+            let Some(packet) = self.queues.pop_front(fattest) else {
                 break;
             };
-            let len = packet.len() as u64;
-            self.flows[fattest].backlog -= len;
-            self.packets -= 1;
-            self.bytes -= len;
-            dropped_bytes += len;
+            dropped_bytes += packet.len() as u64;
             dropped += 1;
             outcome.drop(packet, DropReason::Head, now);
         }
@@ -158,20 +111,12 @@ impl FqCodel {
 
 impl Queue for FqCodel {
     fn enqueue(&mut self, mut packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
-        let index = self.classify(&packet);
+        let index = self.queues.classify(&packet);
         packet.enqueued = now;
-        let len = packet.len() as u64;
-        let flow = &mut self.flows[index];
-        flow.packets.push_back(packet);
-        flow.backlog += len;
-        self.packets += 1;
-        self.bytes += len;
-        if self.list_of[index] == FlowList::Inactive {
-            self.list_of[index] = FlowList::New;
-            self.new_flows.push_back(index);
-            self.flows[index].deficit = self.params.quantum as i64;
-        }
-        if self.packets > self.params.limit || self.bytes > self.params.memory_limit {
+        self.queues.push(index, packet);
+        if self.queues.packets() > self.params.limit
+            || self.queues.bytes() > self.params.memory_limit
+        {
             self.drop_from_fattest(now, outcome);
         }
         // The arriving packet is at its flow's tail and batch drops take
@@ -180,68 +125,17 @@ impl Queue for FqCodel {
     }
 
     fn dequeue(&mut self, now: Nanos, outcome: &mut Outcome) -> Option<Packet> {
-        loop {
-            let from_new = !self.new_flows.is_empty();
-            let index = *(if from_new {
-                self.new_flows.front()
-            } else {
-                self.old_flows.front()
-            })?;
-            if self.flows[index].deficit <= 0 {
-                // Out of credit: a quantum more, to the back of the old list.
-                self.flows[index].deficit += self.params.quantum as i64;
-                if from_new {
-                    self.new_flows.pop_front();
-                } else {
-                    self.old_flows.pop_front();
-                }
-                self.old_flows.push_back(index);
-                self.list_of[index] = FlowList::Old;
-                continue;
-            }
-            let (flows, params) = (&mut self.flows, &self.params);
-            let flow = &mut flows[index];
-            let mut vars = std::mem::take(&mut flow.vars);
-            let packet = {
-                let mut view = FlowView {
-                    flow,
-                    packets: &mut self.packets,
-                    bytes: &mut self.bytes,
-                };
-                vars.dequeue(&params.codel, now, &mut view, outcome)
-            };
-            self.flows[index].vars = vars;
-            match packet {
-                None => {
-                    // Empty: a new flow goes to the old list (so it cannot
-                    // starve old flows by re-entering as new), unless the
-                    // old list is empty; an old flow becomes inactive.
-                    if from_new {
-                        self.new_flows.pop_front();
-                        if !self.old_flows.is_empty() {
-                            self.old_flows.push_back(index);
-                            self.list_of[index] = FlowList::Old;
-                            continue;
-                        }
-                    } else {
-                        self.old_flows.pop_front();
-                    }
-                    self.list_of[index] = FlowList::Inactive;
-                }
-                Some(packet) => {
-                    self.flows[index].deficit -= packet.len() as i64;
-                    return Some(packet);
-                }
-            }
-        }
+        let codel = &self.params.codel;
+        self.queues
+            .dequeue(|vars, packets| vars.dequeue(codel, now, packets, outcome))
     }
 
     fn packets(&self) -> usize {
-        self.packets as usize
+        self.queues.packets() as usize
     }
 
     fn bytes(&self) -> usize {
-        self.bytes as usize
+        self.queues.bytes() as usize
     }
 
     fn describe(&self) -> String {
@@ -252,7 +146,7 @@ impl Queue for FqCodel {
             &format!(
                 "limit {} flows {} quantum {} memory_limit {} drop_batch {}",
                 p.limit,
-                self.flows.len(),
+                self.queues.len(),
                 p.quantum,
                 p.memory_limit,
                 p.drop_batch

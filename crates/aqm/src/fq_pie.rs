@@ -1,11 +1,13 @@
 //! FQ-PIE (Linux net/sched/sch_fq_pie.c; Ramakrishnan et al., "FQ-PIE
 //! Queue Discipline in the Linux Kernel", 2020): fq_codel's flow queues and
-//! DRR++ scheduler, with a PIE controller per flow in place of CoDel. Every
+//! DRR++ scheduler ([`crate::flow_queues`]), with a PIE controller per flow
+//! in place of CoDel. Every
 //! `tupdate` all flows' probabilities are updated from their own backlogs;
 //! arrivals are dropped (or, with ECN, CE-marked while the flow's p is at
 //! most `ecn_prob`) by their flow's PIE.
 
 use crate::ecn::set_ce;
+use crate::flow_queues::FlowQueues;
 use crate::pie::{PieParams, PieVars, UpdateTimer, MAX_PROB};
 use crate::spec::catalogue::Opt;
 use crate::spec::words::Words;
@@ -18,7 +20,6 @@ use emu_core::{Nanos, Packet};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FqPieParams {
@@ -46,62 +47,37 @@ impl Default for FqPieParams {
     }
 }
 
-struct Flow {
-    packets: VecDeque<Packet>,
-    backlog: u64,
-    deficit: i64,
-    vars: PieVars,
-    listed: bool,
-}
-
 pub struct FqPie {
     params: FqPieParams,
-    flows: Vec<Flow>,
-    new_flows: VecDeque<usize>,
-    old_flows: VecDeque<usize>,
-    packets: u64,
-    bytes: u64,
+    queues: FlowQueues<PieVars>,
     timer: UpdateTimer,
     rng: ChaCha8Rng,
 }
 
 impl FqPie {
     pub fn new(params: FqPieParams) -> FqPie {
-        let flows = params.flows.max(1);
         FqPie {
-            flows: (0..flows)
-                .map(|_| Flow {
-                    packets: VecDeque::new(),
-                    backlog: 0,
-                    deficit: 0,
-                    vars: PieVars::new(&params.pie),
-                    listed: false,
-                })
-                .collect(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
+            queues: FlowQueues::new(params.flows, params.quantum, || PieVars::new(&params.pie)),
             rng: ChaCha8Rng::seed_from_u64(params.pie.seed),
             params,
-            packets: 0,
-            bytes: 0,
             timer: UpdateTimer::default(),
         }
     }
 
     pub fn flow_of(&self, packet: &Packet) -> usize {
-        ((packet.flow as u64 * self.flows.len() as u64) >> 32) as usize
+        self.queues.classify(packet)
     }
 
     pub fn probability(&self, flow: usize) -> f64 {
-        self.flows[flow].vars.prob as f64 / MAX_PROB as f64
+        self.queues.flow(flow).state.prob as f64 / MAX_PROB as f64
     }
 
     /// fq_pie_timer: one update of every flow per `tupdate`.
     fn run_timer(&mut self, now: Nanos) {
         for _ in 0..self.timer.due(now, self.params.pie.tupdate) {
-            for flow in &mut self.flows {
-                flow.vars
-                    .calculate_probability(&self.params.pie, flow.backlog);
+            for flow in self.queues.flows_mut() {
+                let backlog = flow.backlog();
+                flow.state.calculate_probability(&self.params.pie, backlog);
             }
         }
     }
@@ -110,89 +86,50 @@ impl FqPie {
 impl Queue for FqPie {
     fn enqueue(&mut self, mut packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
         self.run_timer(now);
-        let index = self.flow_of(&packet);
+        let index = self.queues.classify(&packet);
         let len = packet.len() as u64;
-        if self.packets >= self.params.pie.limit || self.bytes + len > self.params.memory_limit {
+        if self.queues.packets() >= self.params.pie.limit
+            || self.queues.bytes() + len > self.params.memory_limit
+        {
             outcome.drop(packet, DropReason::Tail, now);
             return false;
         }
         let draw: u64 = self.rng.gen();
-        let flow = &mut self.flows[index];
-        if flow
-            .vars
-            .drop_early(&self.params.pie, flow.backlog, len as u32, draw)
-        {
-            let may_mark = self.params.pie.ecn
-                && flow.vars.prob <= MAX_PROB / 100 * self.params.ecn_prob as u64;
+        let flow = self.queues.flow_mut(index);
+        let backlog = flow.backlog();
+        let vars = &mut flow.state;
+        if vars.drop_early(&self.params.pie, backlog, len as u32, draw) {
+            let may_mark =
+                self.params.pie.ecn && vars.prob <= MAX_PROB / 100 * self.params.ecn_prob as u64;
             if !(may_mark && set_ce(&mut packet)) {
-                flow.vars.accu_prob = 0;
+                vars.accu_prob = 0;
                 outcome.drop(packet, DropReason::Aqm, now);
                 return false;
             }
             outcome.mark(&packet, Mark::Ce, now);
         }
         packet.enqueued = now;
-        flow.packets.push_back(packet);
-        flow.backlog += len;
-        self.packets += 1;
-        self.bytes += len;
-        if !flow.listed {
-            flow.listed = true;
-            flow.deficit = self.params.quantum as i64;
-            self.new_flows.push_back(index);
-        }
+        self.queues.push(index, packet);
         true
     }
 
     fn dequeue(&mut self, now: Nanos, _outcome: &mut Outcome) -> Option<Packet> {
         self.run_timer(now);
-        loop {
-            let from_new = !self.new_flows.is_empty();
-            let list = if from_new {
-                &mut self.new_flows
-            } else {
-                &mut self.old_flows
-            };
-            let index = *list.front()?;
-            let flow = &mut self.flows[index];
-            if flow.deficit <= 0 {
-                flow.deficit += self.params.quantum as i64;
-                list.pop_front();
-                self.old_flows.push_back(index);
-                continue;
-            }
-            match flow.packets.pop_front() {
-                Some(packet) => {
-                    let len = packet.len() as u64;
-                    flow.backlog -= len;
-                    flow.deficit -= len as i64;
-                    self.packets -= 1;
-                    self.bytes -= len;
-                    let tick = now >> 6;
-                    flow.vars
-                        .process_dequeue(&self.params.pie, &packet, tick, flow.backlog);
-                    return Some(packet);
-                }
-                None => {
-                    // As fq_codel: an emptied new flow goes behind the old
-                    // ones so it cannot starve them by coming back as new.
-                    list.pop_front();
-                    if from_new && !self.old_flows.is_empty() {
-                        self.old_flows.push_back(index);
-                    } else {
-                        flow.listed = false;
-                    }
-                }
-            }
-        }
+        let pie = &self.params.pie;
+        let tick = now >> 6;
+        self.queues.dequeue(|vars, packets| {
+            let packet = packets.pop()?;
+            vars.process_dequeue(pie, &packet, tick, packets.flow_backlog());
+            Some(packet)
+        })
     }
 
     fn packets(&self) -> usize {
-        self.packets as usize
+        self.queues.packets() as usize
     }
 
     fn bytes(&self) -> usize {
-        self.bytes as usize
+        self.queues.bytes() as usize
     }
 
     fn describe(&self) -> String {
@@ -201,7 +138,7 @@ impl Queue for FqPie {
         format!(
             "fq_pie limit {} flows {} quantum {} memory_limit {} target {} tupdate {} alpha {} beta {} max_burst {} ecn_prob {}{}{}{}",
             p.pie.limit,
-            self.flows.len(),
+            self.queues.len(),
             p.quantum,
             p.memory_limit,
             ms(p.pie.target),

@@ -131,6 +131,40 @@ impl DropReason {
     }
 }
 
+/// Packets dropped, counted by reason: the link's counters, the shells'
+/// summaries and the report's tables all count drops in one of these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DropCounts([u64; DropReason::ALL.len() + 1]);
+
+impl DropCounts {
+    pub fn add(&mut self, reason: DropReason) {
+        self.0[reason as usize] += 1;
+    }
+
+    pub fn get(&self, reason: DropReason) -> u64 {
+        self.0[reason as usize]
+    }
+
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// Every reason with its count, zeros included, in [`DropReason::ALL`]'s order.
+    pub fn iter(&self) -> impl Iterator<Item = (DropReason, u64)> + '_ {
+        DropReason::ALL
+            .iter()
+            .map(|&reason| (reason, self.get(reason)))
+    }
+
+    /// The reasons that dropped anything, by name, as tables and JSON show them.
+    pub fn nonzero_by_name(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        self.iter()
+            .filter(|&(_, n)| n > 0)
+            .map(|(reason, n)| (reason.name(), n))
+            .collect()
+    }
+}
+
 /// Which congestion mark a queue applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]

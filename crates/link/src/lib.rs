@@ -5,8 +5,6 @@
 
 mod loss;
 mod model;
-pub mod trace;
 
 pub use loss::{Loss, Pattern};
 pub use model::{Counters, Link, LinkConfig, Server};
-pub use trace::{Trace, TraceError};

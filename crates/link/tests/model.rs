@@ -2,11 +2,12 @@
 //! semantics, queue limits, seeded loss, and the accounting invariant.
 
 use aqm::build_queue;
-use emu_core::log::{Direction, DropReason, Event, LogSink};
+use emu_core::log::{Direction, DropCounts, DropReason, Event, LogSink};
 use emu_core::packet::build::ipv4_udp;
 use emu_core::time::{NS_PER_MS, NS_PER_US};
+use emu_core::trace::Trace;
 use emu_core::{Nanos, Packet, Rate};
-use link::{Link, LinkConfig, Loss, Server, Trace};
+use link::{Link, LinkConfig, Loss, Server};
 use proptest::prelude::*;
 use std::sync::Arc;
 
@@ -304,12 +305,12 @@ fn the_log_agrees_with_the_counters() {
         .collect();
     let out = run(&mut l, arrivals, 60 * NS_PER_MS);
     let mut by_event = std::collections::HashMap::new();
-    let mut drops = [0u64; 8];
+    let mut drops = DropCounts::default();
     while let Ok(r) = records.pop() {
         assert_eq!((r.shell, r.direction), (2, Direction::Downlink));
         *by_event.entry(r.event).or_insert(0u64) += 1;
         if let Some(reason) = r.drop_reason() {
-            drops[reason as usize] += 1;
+            drops.add(reason);
         }
     }
     let c = l.counters();

@@ -2,133 +2,27 @@
 //! time-ordered stream of events in memory bounded by the run's length
 //! and its number of flows, never by its number of packets.
 //!
-//! Two streams feed it. *Path* events follow a packet through the whole
-//! nested path: it arrives at the first shell, is delivered by the last
-//! (with its one-way delay through every shell) or is dropped by one of
-//! them. *Shell* events are one shell's view: its queue, its sojourn
-//! times, its capacity. The readers ([`crate::emu_input`],
-//! [`crate::mahimahi_input`]) turn their log formats into both.
+//! The readers ([`crate::emu_reader`], [`crate::mahimahi_reader`]) feed it
+//! the events of [`crate::events`]; [`DirectionAnalysis::finish`] gives
+//! back the figures and series of [`crate::summary`], in three steps: the
+//! path, the flows with their fairness, and the per-bin series.
 
+use crate::capacity::Capacity;
+use crate::events::{
+    FlowSelection, Options, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched,
+};
 use crate::histogram::{Histogram, Rank};
-use crate::mahimahi_figures::{MahimahiFigures, MmAccumulator};
+use crate::mahimahi_figures::MmAccumulator;
 use crate::series::{Bins, Step};
-use emu_core::log::{Direction, DropReason, Mark};
+use crate::summary::{
+    jain, ms, DelayStats, DirectionSeries, DirectionSummary, Fairness, FlowSummary, Marks,
+    OtherFlows, PantheonSummary, PathSummary, QueueSummary, ShellSummary, SAMPLE_POINTS,
+};
+use emu_core::log::{Direction, DropCounts, Mark};
 use emu_core::Nanos;
-use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 const NS_PER_S: f64 = 1e9;
-
-/// What the user asked the report to cover.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Width of a time bin.
-    pub bin: Nanos,
-    /// Only events at or after this time (from the run's start) count.
-    pub from: Nanos,
-    /// Only events before this time count.
-    pub to: Option<Nanos>,
-    pub flows: FlowSelection,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            bin: 100_000_000,
-            from: 0,
-            to: None,
-            flows: FlowSelection::Significant,
-        }
-    }
-}
-
-/// Which flows get their own rows, lines and a place in Jain's index.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FlowSelection {
-    /// Flows that carried at least 1% of the direction's delivered bytes:
-    /// the bulk flows of an experiment, without the control connections
-    /// and name lookups that would drag a fairness index down.
-    Significant,
-    All,
-    /// The N flows that delivered the most bytes.
-    Top(usize),
-    /// These flow ids.
-    Ids(Vec<u32>),
-}
-
-/// Where a shell's capacity comes from.
-#[derive(Debug, Clone)]
-pub enum Capacity {
-    /// No bottleneck (a delay or loss shell), or not recorded.
-    Unknown,
-    /// A constant rate in bit/s.
-    Rate(u64),
-    /// A delivery trace starting at `start` (from the report's time 0,
-    /// negative for a shell that started before it).
-    Trace {
-        trace: Arc<link::Trace>,
-        repeat: bool,
-        start: i64,
-    },
-    /// Delivery opportunities that appear in the log itself (Mahimahi's `#`).
-    Logged,
-}
-
-#[derive(Debug, Clone)]
-pub struct ShellInfo {
-    pub shell: u8,
-    pub description: String,
-    pub capacity: Capacity,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum PathKind {
-    /// Entered the path at its first shell.
-    Arrive,
-    /// Left the path's last shell, `delay` after it entered.
-    Deliver {
-        delay: Nanos,
-    },
-    Drop(DropReason),
-    Mark(Mark),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PathEvent {
-    /// Time from the run's start.
-    pub time: Nanos,
-    pub flow: u32,
-    /// IP bytes.
-    pub bytes: u32,
-    pub kind: PathKind,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum ShellKind {
-    Arrive,
-    /// Only the queue changed.
-    Enqueue,
-    /// `arrived`: when the packet arrived at this shell, if known.
-    Depart {
-        sojourn: Nanos,
-        arrived: Option<Nanos>,
-    },
-    Drop(DropReason),
-    Mark(Mark),
-    /// A delivery opportunity of `bytes` (a [`Capacity::Logged`] shell).
-    Opportunity,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ShellEvent {
-    pub time: Nanos,
-    pub shell: u8,
-    pub bytes: u32,
-    /// The shell's queue after the event (bytes, packets), if recorded.
-    pub queue: Option<(u32, u32)>,
-    pub kind: ShellKind,
-}
 
 /// Counts and delays of a set of packets (the whole direction or a flow).
 #[derive(Debug, Clone)]
@@ -137,7 +31,7 @@ struct Totals {
     arrival_bytes: u64,
     delivered: u64,
     delivered_bytes: u64,
-    drops: [u64; 8],
+    drops: DropCounts,
     dropped_bytes: u64,
     ce: u64,
     ect1: u64,
@@ -154,7 +48,7 @@ impl Totals {
             arrival_bytes: 0,
             delivered: 0,
             delivered_bytes: 0,
-            drops: [0; 8],
+            drops: DropCounts::default(),
             dropped_bytes: 0,
             ce: 0,
             ect1: 0,
@@ -181,7 +75,7 @@ impl Totals {
                 self.delivered_bins.add(bin, bytes);
             }
             PathKind::Drop(reason) => {
-                self.drops[reason as usize] += 1;
+                self.drops.add(reason);
                 self.dropped_bytes += bytes;
             }
             PathKind::Mark(Mark::Ce) => self.ce += 1,
@@ -201,11 +95,11 @@ impl Totals {
     }
 
     fn drops_by_reason(&self) -> BTreeMap<&'static str, u64> {
-        drops_by_reason(&self.drops)
+        self.drops.nonzero_by_name()
     }
 
     fn dropped(&self) -> u64 {
-        self.drops.iter().sum()
+        self.drops.total()
     }
 
     fn marks(&self) -> Marks {
@@ -216,214 +110,6 @@ impl Totals {
         (self.arrivals > 0).then(|| 1.0 - self.delivered as f64 / self.arrivals as f64)
     }
 }
-
-/// Mean, extremes and percentiles (nearest rank) of a delay, in ms.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DelayStats {
-    pub count: u64,
-    pub mean_ms: f64,
-    pub min_ms: f64,
-    pub p50_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-}
-
-fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
-}
-
-impl DelayStats {
-    fn of(h: &Histogram) -> Option<DelayStats> {
-        let p = h.percentiles(Rank::NearestRank, &[0.5, 0.95, 0.99]);
-        Some(DelayStats {
-            count: h.count(),
-            mean_ms: h.mean()? / 1e6,
-            min_ms: ms(h.min()?),
-            p50_ms: ms(p[0]?),
-            p95_ms: ms(p[1]?),
-            p99_ms: ms(p[2]?),
-            max_ms: ms(h.max()?),
-        })
-    }
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Marks {
-    pub ce: u64,
-    pub ect1: u64,
-    /// Marks per delivered packet.
-    pub ce_per_delivered: Option<f64>,
-    pub ect1_per_delivered: Option<f64>,
-}
-
-impl Marks {
-    fn of(ce: u64, ect1: u64, delivered: u64) -> Marks {
-        let rate = |n: u64| (delivered > 0).then(|| n as f64 / delivered as f64);
-        Marks {
-            ce,
-            ect1,
-            ce_per_delivered: rate(ce),
-            ect1_per_delivered: rate(ect1),
-        }
-    }
-}
-
-/// Drop counts indexed by reason, as a name → count map of the nonzero ones.
-fn drops_by_reason(drops: &[u64; 8]) -> BTreeMap<&'static str, u64> {
-    DropReason::ALL
-        .iter()
-        .map(|&r| (r.name(), drops[r as usize]))
-        .filter(|&(_, n)| n > 0)
-        .collect()
-}
-
-/// Pantheon's three figures, as its analysis defines them.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct PantheonSummary {
-    /// Delivered bits over the span from the first delivery to the last.
-    pub throughput_mbps: Option<f64>,
-    /// One-way delay, numpy's `nearest` percentile (index 0.95·(n−1)
-    /// rounded half to even).
-    pub delay_p95_ms: Option<f64>,
-    /// 1 − delivered bytes / arrived bytes.
-    pub loss: Option<f64>,
-}
-
-/// The whole path of one direction: from the first shell to the last.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct PathSummary {
-    pub entry_shell: u8,
-    pub exit_shell: u8,
-    pub arrivals: u64,
-    pub arrival_bytes: u64,
-    pub delivered: u64,
-    pub delivered_bytes: u64,
-    pub dropped: u64,
-    pub drops: BTreeMap<&'static str, u64>,
-    /// Packets that had entered but neither left nor were dropped when the
-    /// log ends (still queued or in flight at exit).
-    pub in_flight_at_end: u64,
-    /// Packets that left the path without having entered at its first
-    /// shell (sent from between two shells); not in the other figures.
-    pub entered_mid_path: u64,
-    /// 1 − delivered/arrived, in packets.
-    pub loss: Option<f64>,
-    /// Delivered bits over the first-to-last delivery span (as Pantheon).
-    pub throughput_mbps: Option<f64>,
-    /// Delivered bits over the whole report window.
-    pub window_throughput_mbps: Option<f64>,
-    /// The bottleneck's mean capacity over the window, and delivered / capacity.
-    pub capacity_mbps: Option<f64>,
-    pub utilization: Option<f64>,
-    pub one_way_delay: Option<DelayStats>,
-    pub marks: Marks,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct QueueSummary {
-    pub mean_bytes: f64,
-    pub max_bytes: u64,
-    pub mean_packets: f64,
-    pub max_packets: u64,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ShellSummary {
-    pub shell: u8,
-    pub description: String,
-    pub arrivals: u64,
-    pub departures: u64,
-    pub departed_bytes: u64,
-    pub drops: BTreeMap<&'static str, u64>,
-    pub marks: Marks,
-    /// Time in this shell's queue (departures).
-    pub sojourn: Option<DelayStats>,
-    /// Arrival to departure in this shell (queue, serialization and delay).
-    pub transit: Option<DelayStats>,
-    pub queue: QueueSummary,
-    pub capacity_mbps: Option<f64>,
-    pub throughput_mbps: Option<f64>,
-    pub utilization: Option<f64>,
-    /// Mahimahi's graph figures for this shell, for shells with a bottleneck.
-    pub mahimahi: Option<MahimahiFigures>,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct FlowSummary {
-    /// The flow's 5-tuple hash as the first shell saw it, in hex.
-    pub flow: String,
-    pub arrivals: u64,
-    pub delivered: u64,
-    pub delivered_bytes: u64,
-    pub dropped: u64,
-    pub drops: BTreeMap<&'static str, u64>,
-    pub first_delivery_s: Option<f64>,
-    pub last_delivery_s: Option<f64>,
-    pub throughput_mbps: Option<f64>,
-    pub loss: Option<f64>,
-    pub one_way_delay: Option<DelayStats>,
-    pub marks: Marks,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Fairness {
-    /// Flows the index is taken over.
-    pub flows: usize,
-    /// Jain's index of the flows' average throughputs.
-    pub jain: Option<f64>,
-    /// Jain's index per bin over the flows active in it (between their
-    /// first and last delivery), averaged over the bins.
-    pub jain_mean_over_bins: Option<f64>,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct OtherFlows {
-    pub count: usize,
-    pub delivered_bytes: u64,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DirectionSummary {
-    pub direction: &'static str,
-    pub from_s: f64,
-    pub to_s: f64,
-    pub bin_s: f64,
-    pub path: PathSummary,
-    pub pantheon: PantheonSummary,
-    pub bottleneck_shell: Option<u8>,
-    pub shells: Vec<ShellSummary>,
-    pub flows: Vec<FlowSummary>,
-    /// Flows left out by the flow selection.
-    pub other_flows: OtherFlows,
-    pub fairness: Fairness,
-}
-
-/// Per-bin series of one direction; times are bin starts in s.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DirectionSeries {
-    pub direction: &'static str,
-    pub time_s: Vec<f64>,
-    pub throughput_mbps: Vec<f64>,
-    pub ingress_mbps: Vec<f64>,
-    pub capacity_mbps: Option<Vec<f64>>,
-    /// One-way delay percentiles 5, 25, 50, 75, 95 per bin (None: no delivery).
-    pub delay_bands_ms: Vec<Option<[f64; 5]>>,
-    /// Sampled per-packet (time s, one-way delay ms) points, at most
-    /// [`SAMPLE_POINTS`].
-    pub delay_points: Vec<(f64, f64)>,
-    pub delay_cdf_ms: Vec<(f64, f64)>,
-    pub drops: Vec<u64>,
-    pub ce_marks: Vec<u64>,
-    pub ect1_marks: Vec<u64>,
-    pub queue_shell: Option<u8>,
-    pub queue_bytes_mean: Vec<f64>,
-    pub queue_bytes_max: Vec<u64>,
-    pub jain: Vec<Option<f64>>,
-    pub flows: Vec<(String, Vec<f64>)>,
-}
-
-pub const SAMPLE_POINTS: usize = 4000;
 
 /// A fixed-size uniform sample of a stream (reservoir sampling with a
 /// fixed seed, so the same log always gives the same picture).
@@ -465,7 +151,7 @@ struct ShellAcc {
     arrivals: u64,
     departures: u64,
     departed_bytes: u64,
-    drops: [u64; 8],
+    drops: DropCounts,
     ce: u64,
     ect1: u64,
     sojourn: Histogram,
@@ -506,17 +192,6 @@ pub struct DirectionAnalysis {
     beyond_horizon: u64,
 }
 
-/// Packets a reader could not see through the path, handed to
-/// [`DirectionAnalysis::finish`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Unmatched {
-    /// Entered the path and neither left nor were dropped by the end.
-    pub in_flight: u64,
-    /// Left the path's last shell without having entered at its first:
-    /// sent from a namespace between two shells.
-    pub entered_mid_path: u64,
-}
-
 impl DirectionAnalysis {
     /// `shells` in any order; `entry_shell`/`exit_shell` are where packets
     /// of this direction enter and leave the path.
@@ -535,7 +210,7 @@ impl DirectionAnalysis {
                 arrivals: 0,
                 departures: 0,
                 departed_bytes: 0,
-                drops: [0; 8],
+                drops: DropCounts::default(),
                 ce: 0,
                 ect1: 0,
                 sojourn: Histogram::micros(),
@@ -667,7 +342,7 @@ impl DirectionAnalysis {
                 acc.mahimahi.departure(event.time, event.bytes, arrived);
             }
             ShellKind::Enqueue => {}
-            ShellKind::Drop(reason) => acc.drops[reason as usize] += 1,
+            ShellKind::Drop(reason) => acc.drops.add(reason),
             ShellKind::Mark(Mark::Ce) => acc.ce += 1,
             ShellKind::Mark(Mark::Ect1) => acc.ect1 += 1,
             ShellKind::Opportunity => {
@@ -678,66 +353,60 @@ impl DirectionAnalysis {
     }
 
     /// The report, with `end` the time the run ended (the last record of
-    /// any direction) and `in_flight` the packets the reader saw enter the
-    /// path without leaving it.
+    /// any direction) and `unmatched` the packets the reader could not
+    /// follow through the path.
     pub fn finish(
         mut self,
         end: Nanos,
         unmatched: Unmatched,
     ) -> (DirectionSummary, DirectionSeries) {
         self.close_band();
-        let end = end.max(self.end).min(self.horizon());
-        let from = self.options.from;
-        let to = self.options.to.map_or(end, |to| to.min(end)).max(from);
-        let bin = self.options.bin;
-        let bins = ((to - from).div_ceil(bin) as usize).max(1);
-        let window_s = (to - from) as f64 / NS_PER_S;
-        let bin_s = bin as f64 / NS_PER_S;
-        // The last bin may end early, with the window: rates use its width.
-        let last_bin_s = (to - from - (bins as u64 - 1) * bin) as f64 / NS_PER_S;
-        let width_s = |b: usize| if b + 1 == bins { last_bin_s } else { bin_s };
-        let rates = |bytes: Vec<u64>| -> Vec<f64> {
-            bytes
-                .into_iter()
-                .enumerate()
-                .map(|(b, v)| v as f64 * 8.0 / width_s(b).max(1e-9) / 1e6)
-                .collect()
-        };
-
-        let shells: Vec<ShellParts> = self
-            .shells
+        let window = Window::new(&self.options, end.max(self.end).min(self.horizon()));
+        let shells: Vec<ShellParts> = std::mem::take(&mut self.shells)
             .into_iter()
-            .map(|acc| shell_summary(acc, from, to, bins, bin))
+            .map(|acc| shell_summary(acc, &window))
             .collect();
-        // The bottleneck: the shell with the least capacity.
-        let bottleneck = shells
-            .iter()
-            .filter_map(|(s, _, _)| Some((s.shell, s.capacity_mbps?)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(shell, _)| shell);
-        let capacity_bytes = shells
-            .iter()
-            .find(|(s, _, _)| Some(s.shell) == bottleneck)
-            .and_then(|(_, c, _)| c.clone());
-        let capacity_mbps = capacity_bytes
+        let bottleneck = Bottleneck::of(&shells);
+        let path = self.path_summary(&window, &bottleneck, unmatched);
+        let flows = flows_and_fairness(
+            std::mem::take(&mut self.flows),
+            &self.options.flows,
+            self.total.delivered_bytes,
+            &window,
+        );
+        let series = self.series(&window, bottleneck.clone(), &flows);
+        let summary = DirectionSummary {
+            direction: self.direction.name(),
+            from_s: window.from as f64 / NS_PER_S,
+            to_s: window.to as f64 / NS_PER_S,
+            bin_s: window.bin_s(),
+            path,
+            pantheon: self.pantheon(),
+            bottleneck_shell: bottleneck.shell,
+            shells: shells.into_iter().map(|(s, _, _)| s).collect(),
+            flows: flows.rows,
+            other_flows: flows.other,
+            fairness: flows.fairness,
+        };
+        (summary, series)
+    }
+
+    /// The whole path: counts, loss, throughput against the bottleneck's
+    /// capacity, one-way delay and marks.
+    fn path_summary(
+        &self,
+        window: &Window,
+        bottleneck: &Bottleneck,
+        unmatched: Unmatched,
+    ) -> PathSummary {
+        let window_s = window.seconds();
+        let capacity_mbps = bottleneck
+            .capacity_bytes
             .as_ref()
             .map(|c| c.iter().sum::<u64>() as f64 * 8.0 / window_s / 1e6);
         let window_throughput =
             (window_s > 0.0).then(|| self.total.delivered_bytes as f64 * 8.0 / window_s / 1e6);
-        // The queue worth plotting: the bottleneck's, else the deepest.
-        let queue_shell = bottleneck.or_else(|| {
-            shells
-                .iter()
-                .max_by_key(|(s, _, _)| s.queue.max_bytes)
-                .map(|(s, _, _)| s.shell)
-        });
-        let (queue_mean, queue_max) = shells
-            .iter()
-            .find(|(s, _, _)| Some(s.shell) == queue_shell)
-            .map(|(_, _, q)| q.clone())
-            .unwrap_or_default();
-
-        let path = PathSummary {
+        PathSummary {
             entry_shell: self.entry_shell,
             exit_shell: self.exit_shell,
             arrivals: self.total.arrivals,
@@ -758,8 +427,12 @@ impl DirectionAnalysis {
                 .map(|(t, c)| t / c),
             one_way_delay: DelayStats::of(&self.total.delay),
             marks: self.total.marks(),
-        };
-        let pantheon = PantheonSummary {
+        }
+    }
+
+    /// Pantheon's three figures, as its analysis defines them.
+    fn pantheon(&self) -> PantheonSummary {
+        PantheonSummary {
             throughput_mbps: self.total.throughput_mbps(),
             delay_p95_ms: self
                 .total
@@ -768,87 +441,19 @@ impl DirectionAnalysis {
                 .map(ms),
             loss: (self.total.arrival_bytes > 0)
                 .then(|| 1.0 - self.total.delivered_bytes as f64 / self.total.arrival_bytes as f64),
-        };
-
-        // Flows, biggest first; the selection decides who is shown.
-        let mut flows: Vec<(u32, Totals)> = self.flows.into_iter().collect();
-        flows.sort_by(|a, b| {
-            b.1.delivered_bytes
-                .cmp(&a.1.delivered_bytes)
-                .then(a.0.cmp(&b.0))
-        });
-        let total_bytes = self.total.delivered_bytes;
-        let selected: Vec<bool> = flows
-            .iter()
-            .enumerate()
-            .map(|(rank, (id, t))| match &self.options.flows {
-                FlowSelection::All => true,
-                FlowSelection::Significant => {
-                    t.delivered_bytes > 0 && t.delivered_bytes * 100 >= total_bytes
-                }
-                FlowSelection::Top(n) => rank < *n,
-                FlowSelection::Ids(ids) => ids.contains(id),
-            })
-            .collect();
-        let mut flow_rows = Vec::new();
-        let mut flow_lines = Vec::new();
-        let mut other = OtherFlows {
-            count: 0,
-            delivered_bytes: 0,
-        };
-        let mut shares = Vec::new();
-        let mut active_bins = Vec::new();
-        for ((id, t), chosen) in flows.iter().zip(&selected) {
-            if !chosen {
-                other.count += 1;
-                other.delivered_bytes += t.delivered_bytes;
-                continue;
-            }
-            let name = format!("{id:08x}");
-            let seconds = |ns: Nanos| (ns - from) as f64 / NS_PER_S;
-            flow_rows.push(FlowSummary {
-                flow: name.clone(),
-                arrivals: t.arrivals,
-                delivered: t.delivered,
-                delivered_bytes: t.delivered_bytes,
-                dropped: t.dropped(),
-                drops: t.drops_by_reason(),
-                first_delivery_s: t.first_delivery.map(seconds),
-                last_delivery_s: t.first_delivery.map(|_| seconds(t.last_delivery)),
-                throughput_mbps: t.throughput_mbps(),
-                loss: t.loss(),
-                one_way_delay: DelayStats::of(&t.delay),
-                marks: t.marks(),
-            });
-            let dense = t.delivered_bins.dense(bins);
-            if let Some(tput) = t.throughput_mbps() {
-                shares.push(tput);
-            }
-            if let Some(span) = t.delivered_bins.span() {
-                active_bins.push((span, dense.clone()));
-            }
-            flow_lines.push((name, rates(dense)));
         }
-        // Jain's index per bin over the flows active in that bin.
-        let jain_bins: Vec<Option<f64>> = (0..bins)
-            .map(|b| {
-                let rates = active_bins
-                    .iter()
-                    .filter(|((first, last), _)| (*first as usize..=*last as usize).contains(&b))
-                    .map(|(_, dense)| dense[b] as f64);
-                jain(rates)
-            })
-            .collect();
-        let defined: Vec<f64> = jain_bins.iter().flatten().copied().collect();
-        let fairness = Fairness {
-            flows: flow_rows.len(),
-            jain: jain(shares.iter().copied()),
-            jain_mean_over_bins: (!defined.is_empty())
-                .then(|| defined.iter().sum::<f64>() / defined.len() as f64),
-        };
+    }
 
+    /// The per-bin series the charts draw.
+    fn series(
+        &self,
+        window: &Window,
+        bottleneck: Bottleneck,
+        flows: &FlowTables,
+    ) -> DirectionSeries {
+        let bins = window.bins;
         let mut bands = vec![None; bins];
-        for (b, band) in self.bands {
+        for &(b, band) in &self.bands {
             if let Some(slot) = bands.get_mut(b as usize) {
                 *slot = Some(band);
             }
@@ -860,12 +465,12 @@ impl DirectionAnalysis {
             .map(|&(t, d)| (t as f64 / NS_PER_S, ms(d)))
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let series = DirectionSeries {
+        DirectionSeries {
             direction: self.direction.name(),
-            time_s: (0..bins).map(|b| b as f64 * bin_s).collect(),
-            throughput_mbps: rates(self.total.delivered_bins.dense(bins)),
-            ingress_mbps: rates(self.ingress_bins.dense(bins)),
-            capacity_mbps: capacity_bytes.map(rates),
+            time_s: (0..bins).map(|b| b as f64 * window.bin_s()).collect(),
+            throughput_mbps: window.rates(self.total.delivered_bins.dense(bins)),
+            ingress_mbps: window.rates(self.ingress_bins.dense(bins)),
+            capacity_mbps: bottleneck.capacity_bytes.map(|c| window.rates(c)),
             delay_bands_ms: bands,
             delay_points: points,
             delay_cdf_ms: self
@@ -878,117 +483,217 @@ impl DirectionAnalysis {
             drops: self.drop_bins.dense(bins),
             ce_marks: self.ce_bins.dense(bins),
             ect1_marks: self.ect1_bins.dense(bins),
-            queue_shell,
-            queue_bytes_mean: queue_mean,
-            queue_bytes_max: queue_max,
-            jain: jain_bins,
-            flows: flow_lines,
-        };
-        let summary = DirectionSummary {
-            direction: self.direction.name(),
-            from_s: from as f64 / NS_PER_S,
-            to_s: to as f64 / NS_PER_S,
-            bin_s,
-            path,
-            pantheon,
-            bottleneck_shell: bottleneck,
-            shells: shells.into_iter().map(|(s, _, _)| s).collect(),
-            flows: flow_rows,
-            other_flows: other,
-            fairness,
-        };
-        (summary, series)
+            queue_shell: bottleneck.queue_shell,
+            queue_bytes_mean: bottleneck.queue_mean,
+            queue_bytes_max: bottleneck.queue_max,
+            jain: flows.jain_bins.clone(),
+            flows: flows.lines.clone(),
+        }
     }
 }
 
-/// Jain's fairness index (Σx)² / (n·Σx²), None without a positive value.
-pub fn jain(values: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let (mut n, mut sum, mut squares) = (0usize, 0.0, 0.0);
-    for x in values {
-        n += 1;
-        sum += x;
-        squares += x * x;
-    }
-    (n > 0 && squares > 0.0).then(|| sum * sum / (n as f64 * squares))
-}
-
-/// Capacity in bytes per bin over the window, if the shell has one.
-fn capacity_bins(
-    acc: &ShellAcc,
+/// The report's window and its bins.
+struct Window {
     from: Nanos,
     to: Nanos,
-    bins: usize,
     bin: Nanos,
-) -> Option<Vec<u64>> {
-    match &acc.info.capacity {
-        Capacity::Unknown => None,
-        Capacity::Logged => Some(acc.logged_capacity.dense(bins)),
-        Capacity::Rate(bps) => Some(
-            (0..bins as u64)
-                .map(|b| {
-                    let start = from + b * bin;
-                    let stop = (start + bin).min(to);
-                    (*bps as u128 * stop.saturating_sub(start) as u128 / 8 / 1_000_000_000) as u64
-                })
-                .collect(),
-        ),
-        Capacity::Trace {
-            trace,
-            repeat,
-            start,
-        } => {
-            let mut out = vec![0u64; bins];
-            for_each_opportunity(trace, *repeat, *start, from, to, |t, bytes| {
-                out[((t - from) / bin) as usize] += bytes as u64;
-            });
-            Some(out)
+    bins: usize,
+}
+
+impl Window {
+    fn new(options: &Options, end: Nanos) -> Window {
+        let from = options.from;
+        let to = options.to.map_or(end, |to| to.min(end)).max(from);
+        let bin = options.bin;
+        Window {
+            from,
+            to,
+            bin,
+            bins: ((to - from).div_ceil(bin) as usize).max(1),
+        }
+    }
+
+    fn seconds(&self) -> f64 {
+        (self.to - self.from) as f64 / NS_PER_S
+    }
+
+    fn bin_s(&self) -> f64 {
+        self.bin as f64 / NS_PER_S
+    }
+
+    /// Bytes per bin as Mbit/s. The last bin may end early, with the
+    /// window: its rate uses its own width.
+    fn rates(&self, bytes: Vec<u64>) -> Vec<f64> {
+        let last_bin_s =
+            (self.to - self.from - (self.bins as u64 - 1) * self.bin) as f64 / NS_PER_S;
+        let width_s = |b: usize| {
+            if b + 1 == self.bins {
+                last_bin_s
+            } else {
+                self.bin_s()
+            }
+        };
+        bytes
+            .into_iter()
+            .enumerate()
+            .map(|(b, v)| v as f64 * 8.0 / width_s(b).max(1e-9) / 1e6)
+            .collect()
+    }
+}
+
+/// The shell that limits the path (the least capacity) and the queue
+/// worth plotting (the bottleneck's, else the deepest).
+#[derive(Clone)]
+struct Bottleneck {
+    shell: Option<u8>,
+    capacity_bytes: Option<Vec<u64>>,
+    queue_shell: Option<u8>,
+    queue_mean: Vec<f64>,
+    queue_max: Vec<u64>,
+}
+
+impl Bottleneck {
+    fn of(shells: &[ShellParts]) -> Bottleneck {
+        let shell = shells
+            .iter()
+            .filter_map(|(s, _, _)| Some((s.shell, s.capacity_mbps?)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(shell, _)| shell);
+        let capacity_bytes = shells
+            .iter()
+            .find(|(s, _, _)| Some(s.shell) == shell)
+            .and_then(|(_, c, _)| c.clone());
+        let queue_shell = shell.or_else(|| {
+            shells
+                .iter()
+                .max_by_key(|(s, _, _)| s.queue.max_bytes)
+                .map(|(s, _, _)| s.shell)
+        });
+        let (queue_mean, queue_max) = shells
+            .iter()
+            .find(|(s, _, _)| Some(s.shell) == queue_shell)
+            .map(|(_, _, q)| q.clone())
+            .unwrap_or_default();
+        Bottleneck {
+            shell,
+            capacity_bytes,
+            queue_shell,
+            queue_mean,
+            queue_max,
         }
     }
 }
 
-/// Calls `f(time, bytes)` for every opportunity of a trace started at
-/// `start` that falls in `[from, to)`.
-pub(crate) fn for_each_opportunity(
-    trace: &link::Trace,
-    repeat: bool,
-    start: i64,
-    from: Nanos,
-    to: Nanos,
-    mut f: impl FnMut(Nanos, u32),
-) {
-    let period = trace.period() as i64;
-    let (from_i, to_i) = (from as i64, to as i64);
-    let first_lap = if repeat {
-        (from_i - start).max(0) / period
-    } else {
-        0
+/// The flows shown (rows and throughput lines), those left out, and
+/// fairness over the shown ones, overall and per bin.
+struct FlowTables {
+    rows: Vec<FlowSummary>,
+    lines: Vec<(String, Vec<f64>)>,
+    other: OtherFlows,
+    fairness: Fairness,
+    jain_bins: Vec<Option<f64>>,
+}
+
+/// Flows biggest first; the selection decides who is shown.
+fn flows_and_fairness(
+    flows: HashMap<u32, Totals>,
+    selection: &FlowSelection,
+    total_bytes: u64,
+    window: &Window,
+) -> FlowTables {
+    let (from, bins) = (window.from, window.bins);
+    let mut flows: Vec<(u32, Totals)> = flows.into_iter().collect();
+    flows.sort_by(|a, b| {
+        b.1.delivered_bytes
+            .cmp(&a.1.delivered_bytes)
+            .then(a.0.cmp(&b.0))
+    });
+    let selected: Vec<bool> = flows
+        .iter()
+        .enumerate()
+        .map(|(rank, (id, t))| match selection {
+            FlowSelection::All => true,
+            FlowSelection::Significant => {
+                t.delivered_bytes > 0 && t.delivered_bytes * 100 >= total_bytes
+            }
+            FlowSelection::Top(n) => rank < *n,
+            FlowSelection::Ids(ids) => ids.contains(id),
+        })
+        .collect();
+    let mut rows = Vec::new();
+    let mut lines = Vec::new();
+    let mut other = OtherFlows {
+        count: 0,
+        delivered_bytes: 0,
     };
-    for lap in first_lap.. {
-        if !repeat && lap > 0 {
-            break;
+    let mut shares = Vec::new();
+    let mut active_bins = Vec::new();
+    for ((id, t), chosen) in flows.iter().zip(&selected) {
+        if !chosen {
+            other.count += 1;
+            other.delivered_bytes += t.delivered_bytes;
+            continue;
         }
-        let base = start + lap * period;
-        if base >= to_i {
-            break;
+        let name = format!("{id:08x}");
+        let seconds = |ns: Nanos| (ns - from) as f64 / NS_PER_S;
+        rows.push(FlowSummary {
+            flow: name.clone(),
+            arrivals: t.arrivals,
+            delivered: t.delivered,
+            delivered_bytes: t.delivered_bytes,
+            dropped: t.dropped(),
+            drops: t.drops_by_reason(),
+            first_delivery_s: t.first_delivery.map(seconds),
+            last_delivery_s: t.first_delivery.map(|_| seconds(t.last_delivery)),
+            throughput_mbps: t.throughput_mbps(),
+            loss: t.loss(),
+            one_way_delay: DelayStats::of(&t.delay),
+            marks: t.marks(),
+        });
+        let dense = t.delivered_bins.dense(bins);
+        if let Some(tput) = t.throughput_mbps() {
+            shares.push(tput);
         }
-        for i in 0..trace.len() {
-            let (offset, bytes) = trace.opportunity(i);
-            let t = base + offset as i64;
-            if t >= to_i {
-                break;
-            }
-            if t >= from_i {
-                f(t as Nanos, bytes);
-            }
+        if let Some(span) = t.delivered_bins.span() {
+            active_bins.push((span, dense.clone()));
         }
+        lines.push((name, window.rates(dense)));
+    }
+    // Jain's index per bin over the flows active in that bin.
+    let jain_bins: Vec<Option<f64>> = (0..bins)
+        .map(|b| {
+            let rates = active_bins
+                .iter()
+                .filter(|((first, last), _)| (*first as usize..=*last as usize).contains(&b))
+                .map(|(_, dense)| dense[b] as f64);
+            jain(rates)
+        })
+        .collect();
+    let defined: Vec<f64> = jain_bins.iter().flatten().copied().collect();
+    let fairness = Fairness {
+        flows: rows.len(),
+        jain: jain(shares.iter().copied()),
+        jain_mean_over_bins: (!defined.is_empty())
+            .then(|| defined.iter().sum::<f64>() / defined.len() as f64),
+    };
+    FlowTables {
+        rows,
+        lines,
+        other,
+        fairness,
+        jain_bins,
     }
 }
 
 type ShellParts = (ShellSummary, Option<Vec<u64>>, (Vec<f64>, Vec<u64>));
 
-fn shell_summary(acc: ShellAcc, from: Nanos, to: Nanos, bins: usize, bin: Nanos) -> ShellParts {
-    let window_s = (to - from) as f64 / NS_PER_S;
-    let capacity = capacity_bins(&acc, from, to, bins, bin);
+fn shell_summary(acc: ShellAcc, window: &Window) -> ShellParts {
+    let (from, to, bins) = (window.from, window.to, window.bins);
+    let window_s = window.seconds();
+    let capacity = acc
+        .info
+        .capacity
+        .per_bin(&acc.logged_capacity, from, to, bins, window.bin);
     let capacity_mbps = capacity
         .as_ref()
         .map(|c| c.iter().sum::<u64>() as f64 * 8.0 / window_s / 1e6);
@@ -1006,7 +711,7 @@ fn shell_summary(acc: ShellAcc, from: Nanos, to: Nanos, bins: usize, bin: Nanos)
         arrivals: acc.arrivals,
         departures: acc.departures,
         departed_bytes: acc.departed_bytes,
-        drops: drops_by_reason(&acc.drops),
+        drops: acc.drops.nonzero_by_name(),
         marks: Marks::of(acc.ce, acc.ect1, acc.departures),
         sojourn: DelayStats::of(&acc.sojourn),
         transit: DelayStats::of(&acc.transit),
@@ -1025,24 +730,4 @@ fn shell_summary(acc: ShellAcc, from: Nanos, to: Nanos, bins: usize, bin: Nanos)
         mahimahi,
     };
     (summary, capacity, (bytes_mean, bytes_max))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn trace_opportunities_are_placed_from_the_shell_start() {
-        const MS: Nanos = 1_000_000;
-        let trace = link::Trace::parse("5\n10\n").unwrap();
-        let times = |repeat, start: i64| {
-            let mut out = Vec::new();
-            for_each_opportunity(&trace, repeat, start, 0, 20 * MS, |t, _| out.push(t / MS));
-            out
-        };
-        // Started 3 ms before time 0: opportunities at 2, 7, 12, 17 ms.
-        assert_eq!(times(true, -3 * (MS as i64)), vec![2, 7, 12, 17]);
-        assert_eq!(times(false, -3 * (MS as i64)), vec![2, 7]);
-        assert_eq!(times(true, 4 * MS as i64), vec![9, 14, 19]);
-    }
 }

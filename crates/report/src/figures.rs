@@ -1,9 +1,9 @@
 //! The report's charts, made from the runs' series: per run and
 //! direction, and across runs when several are compared.
 
-use crate::analysis::DirectionSeries;
 use crate::plot::{color, Chart, Series, Style};
 use crate::run::Run;
+use crate::summary::DirectionSeries;
 
 /// A chart and the file stem it is written under.
 pub struct Figure {

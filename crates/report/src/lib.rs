@@ -5,23 +5,26 @@
 //! length, Jain's fairness index, and Pantheon's and Mahimahi's own
 //! figures, as JSON, SVG and one HTML page.
 //!
-//! Layers, each usable alone: readers ([`emu_input`], [`mahimahi_input`])
+//! Layers, each usable alone: readers ([`emu_reader`], [`mahimahi_reader`])
 //! turn a log into events; [`analysis`] accumulates them in bounded memory
 //! ([`histogram`], [`series`]); [`run`] ties a run's files together;
 //! [`figures`], [`plot`] and [`output`] draw and write.
 
 pub mod analysis;
-pub mod emu_input;
+pub mod capacity;
+pub mod emu_reader;
+pub mod events;
 pub mod figures;
 pub mod histogram;
 mod keyed_fifo;
-pub mod mahimahi;
 pub mod mahimahi_figures;
-pub mod mahimahi_input;
+pub mod mahimahi_reader;
+pub mod mahimahi_writer;
 pub mod output;
 pub mod plot;
 pub mod run;
 pub mod series;
+pub mod summary;
 
-pub use analysis::{FlowSelection, Options};
+pub use events::{FlowSelection, Options};
 pub use run::{load, Run};

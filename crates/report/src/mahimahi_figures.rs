@@ -6,9 +6,9 @@
 //! which something sent at each millisecond could have arrived) filled
 //! backwards from the last millisecond.
 
-use crate::analysis::{for_each_opportunity, Capacity};
+use crate::capacity::{trace_opportunities, Capacity};
 use crate::histogram::{Histogram, Rank};
-use crate::mahimahi::TUN_HEADER;
+use crate::mahimahi_writer::TUN_HEADER;
 use emu_core::Nanos;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -88,12 +88,10 @@ impl MmAccumulator {
                 repeat,
                 start,
             } => {
-                let mut bits = 0;
                 let (from, to) = (first * 1_000_000, (self.last_ms + 1) * 1_000_000);
-                for_each_opportunity(trace, *repeat, *start, from, to, |_, bytes| {
-                    bits += (bytes + TUN_HEADER) as u64 * 8
-                });
-                bits
+                trace_opportunities(trace, *repeat, *start, from, to)
+                    .map(|(_, bytes)| (bytes + TUN_HEADER) as u64 * 8)
+                    .sum()
             }
         };
         let average_capacity_mbps = capacity_bits as f64 / duration_s / 1e6;

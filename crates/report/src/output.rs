@@ -2,10 +2,10 @@
 //! per-bin series behind the plots), one SVG per chart, and `index.html`,
 //! one self-contained page (tables and the SVGs inline) that reads offline.
 
-use crate::analysis::{DelayStats, DirectionSummary};
 use crate::figures::{comparison_figures, direction_figures, Figure};
 use crate::plot::escape;
 use crate::run::Run;
+use crate::summary::{DelayStats, DirectionSummary};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::io;

@@ -1,11 +1,11 @@
 //! One run: finds its logs (emu's binary logs, or Mahimahi text logs),
 //! reads every direction and gathers the summaries and series.
 
-use crate::analysis::{
-    DirectionAnalysis, DirectionSeries, DirectionSummary, Options, Unmatched, MAX_BINS,
-};
-use crate::emu_input::EmuRun;
-use crate::mahimahi_input;
+use crate::analysis::{DirectionAnalysis, MAX_BINS};
+use crate::emu_reader::EmuRun;
+use crate::events::{Options, Unmatched};
+use crate::mahimahi_reader;
+use crate::summary::{DirectionSeries, DirectionSummary};
 use emu_core::log::{Direction, LogError, MAGIC};
 use serde::Serialize;
 use std::io::{BufRead, BufReader, Read};
@@ -95,7 +95,7 @@ fn is_mahimahi(path: &Path) -> bool {
     BufReader::new(file.take(4096))
         .read_line(&mut first)
         .is_ok()
-        && mahimahi_input::looks_like_mahimahi(&first)
+        && mahimahi_reader::looks_like_mahimahi(&first)
 }
 
 fn describe(e: &LogError) -> String {
@@ -189,7 +189,7 @@ fn mahimahi_run(name: String, path: &Path, options: &Options) -> Result<Run, Str
     let file =
         std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
     let (header, analysis, in_flight, end, error) =
-        mahimahi_input::analyze(BufReader::new(file), options.clone());
+        mahimahi_reader::analyze(BufReader::new(file), options.clone());
     let error = error.map(|e| {
         format!(
             "{}: line {} (byte {}): {}; the report covers what came before",

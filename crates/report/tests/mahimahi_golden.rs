@@ -4,9 +4,10 @@
 
 use emu_core::log::{Direction, LogSink};
 use emu_core::packet::build::ipv4_udp;
+use emu_core::trace::Trace;
 use emu_core::{Nanos, Packet};
-use link::{Link, LinkConfig, Server, Trace};
-use report::mahimahi::{write_log, Header};
+use link::{Link, LinkConfig, Server};
+use report::mahimahi_writer::{write_log, Header};
 use std::sync::Arc;
 
 const MS: Nanos = 1_000_000;
@@ -14,9 +15,7 @@ const MS: Nanos = 1_000_000;
 #[test]
 fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
     // Opportunities at 1, 1 and 3 ms, repeating every 3 ms.
-    let trace = Trace::parse("1\n1\n3\n").unwrap();
-    let offsets: Vec<(Nanos, u32)> = (0..trace.len()).map(|i| trace.opportunity(i)).collect();
-    let period = trace.period();
+    let trace = Arc::new(Trace::parse("1\n1\n3\n").unwrap());
     let (sink, mut records) = LogSink::in_memory(1024);
     let mut link = Link::new(
         LinkConfig {
@@ -24,7 +23,7 @@ fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
             direction: Direction::Uplink,
             delay: 0,
             server: Server::Trace {
-                trace: Arc::new(trace),
+                trace: trace.clone(),
                 repeat: true,
             },
             queue: aqm::build_queue("droptail packets 2").unwrap(),
@@ -69,12 +68,7 @@ fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
     while let Ok(r) = records.pop() {
         logged.push(r);
     }
-    let opportunities = (0u64..).flat_map(|lap| {
-        offsets
-            .clone()
-            .into_iter()
-            .map(move |(o, bytes)| (lap * period + o, bytes))
-    });
+    let opportunities = trace.opportunities(0, true);
     let header = Header {
         link_name: "Uplink".into(),
         trace_path: "t.trace".into(),
@@ -118,10 +112,10 @@ fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
     // delays [1, 1, 1], and signal delays 1 (sent at 0 ms), 2 (1 ms,
     // filled from the next) and 1 (2 ms): sorted [1, 1, 2], index 2.
     let (_, analysis, queued, end, error) =
-        report::mahimahi_input::analyze(text.as_bytes(), report::Options::default());
+        report::mahimahi_reader::analyze(text.as_bytes(), report::Options::default());
     assert!(error.is_none());
     assert_eq!(queued, 0);
-    let unmatched = report::analysis::Unmatched {
+    let unmatched = report::events::Unmatched {
         in_flight: queued,
         entered_mid_path: 0,
     };

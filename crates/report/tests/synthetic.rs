@@ -2,7 +2,7 @@
 
 use emu_core::log::{write_header, Direction, DropReason, Event, LogHeader, Record, RECORD_SIZE};
 use emu_core::Nanos;
-use report::analysis::DirectionSummary;
+use report::summary::DirectionSummary;
 use report::{FlowSelection, Options};
 use std::path::{Path, PathBuf};
 
@@ -409,7 +409,7 @@ fn a_mahimahi_log_gets_pantheon_and_mahimahi_figures() {
 
 #[test]
 fn jain_index_of_known_shares() {
-    use report::analysis::jain;
+    use report::summary::jain;
     assert_eq!(jain([1.0, 1.0, 1.0, 1.0]), Some(1.0));
     assert_eq!(jain([1.0, 0.0, 0.0, 0.0]), Some(0.25));
     assert_eq!(jain([3.0, 1.0]), Some(0.8));

@@ -10,57 +10,18 @@ use crate::error::{Result, ShellError};
 use crate::guardian::Guardian;
 use crate::nat::{self, NatRule};
 use crate::netns::{self, NetNs};
-use crate::privilege;
-use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews, Timing};
+use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews};
+use crate::spec::{DirectionSpec, Finished, RunOptions, ShellSpec};
 use crate::tun::Tun;
-use emu_core::log::{Direction, DropReason, LogHeader, LogSink, LogWriter, TraceFile};
-use emu_core::time::{monotonic_now, realtime_now, Nanos};
+use crate::{devices, environment, privilege, signals, summary};
+use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, TraceFile};
+use emu_core::time::{monotonic_now, realtime_now};
 use link::{Link, LinkConfig, Loss, Server};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// One direction of a shell as the user asked for it.
-#[derive(Debug, Clone)]
-pub struct DirectionSpec {
-    pub delay: Nanos,
-    pub server: Server,
-    /// The queue, built when the shell's link is.
-    pub queue: aqm::QueueSpec,
-    pub loss: link::Pattern,
-    /// Bytes of framing charged per packet by the server.
-    pub overhead: u32,
-}
-
-/// One shell as the user asked for it.
-#[derive(Debug, Clone)]
-pub struct ShellSpec {
-    /// `delay`, `link` or `loss`.
-    pub kind: &'static str,
-    /// For the prompt and the log, e.g. `delay 40 ms`.
-    pub description: String,
-    /// Uplink then downlink.
-    pub directions: [DirectionSpec; 2],
-    pub seed: u64,
-}
-
-/// How to run the chain.
-pub struct RunOptions {
-    /// The command and its arguments; empty runs the user's login shell.
-    pub command: Vec<String>,
-    pub log_dir: Option<PathBuf>,
-    pub timing: Timing,
-    /// MTU of every TUN device; larger packets are segmented by the kernel.
-    pub mtu: u32,
-    /// Print each direction's packet accounting when the command ends.
-    pub stats: bool,
-    /// Let the kernel hand over TCP super-packets, cut into real packets by
-    /// the readers (far fewer system calls at high rates).
-    pub offload: bool,
-    pub command_line: String,
-}
 
 /// Messages to the control thread.
 enum News {
@@ -78,17 +39,16 @@ struct RunningShell {
     _inner_tun: Tun,
     inner: Arc<NetNs>,
     pair: AddressPair,
+    log: Option<PathBuf>,
 }
 
-const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
-
 /// Runs `options.command` inside `shells` (outermost first) and returns the
-/// command's exit status.
-pub fn run(shells: Vec<ShellSpec>, options: RunOptions) -> Result<i32> {
+/// command's exit status and the logs written.
+pub fn run(shells: Vec<ShellSpec>, options: RunOptions) -> Result<Finished> {
     privilege::check()?;
     // The guardian must be forked while this process has a single thread.
     let mut guardian = Guardian::start()?;
-    block_forwarded_signals();
+    signals::block_forwarded_signals();
     let result = run_guarded(shells, options, &mut guardian);
     guardian.release();
     result
@@ -98,7 +58,11 @@ fn run_guarded(
     shells: Vec<ShellSpec>,
     options: RunOptions,
     guardian: &mut Guardian,
-) -> Result<i32> {
+) -> Result<Finished> {
+    let seeds: Vec<u64> = shells
+        .iter()
+        .map(|s| s.seed.unwrap_or_else(seed_from_clock))
+        .collect();
     let host = Arc::new(NetNs::current()?);
     nat::sweep_stale(&host);
     let depth: usize = std::env::var("EMU_SHELL_DEPTH")
@@ -140,6 +104,7 @@ fn run_guarded(
             index,
             k,
             spec,
+            seeds[k],
             &outer,
             Arc::ptr_eq(&outer, &host) && !nested_in_emu,
             &options,
@@ -164,7 +129,8 @@ fn run_guarded(
     } else {
         options.command.clone()
     };
-    let env = command_environment(&running, &prompt, &taken, depth + shells.len());
+    let outermost = running.first().expect("at least one shell").pair;
+    let env = environment::command_environment(outermost, &prompt, &taken, depth + shells.len());
     let mut child = command::spawn(&outer, &CommandSpec { argv, env, invoker })?;
     let child_pid = child.id() as i32;
     {
@@ -175,7 +141,10 @@ fn run_guarded(
             }
         });
     }
-    spawn_signal_thread(news_tx.clone());
+    {
+        let news = news_tx.clone();
+        signals::spawn_forwarder(move |signal| news.send(News::Signal(signal)).is_ok());
+    }
 
     let started = std::time::Instant::now();
     let mut trace_ended = false;
@@ -254,7 +223,7 @@ fn run_guarded(
     if lost > 0 {
         eprintln!("emu: warning: {lost} log records were lost because the disk could not keep up ({written} written)");
     }
-    let summary = summarize(
+    let summary = summary::summarize(
         &shells,
         depth,
         &results,
@@ -269,8 +238,18 @@ fn run_guarded(
         std::fs::write(&path, summary.json)
             .map_err(|e| ShellError::os(&format!("writing {}", path.display()), e))?;
     }
+    let logs = running.iter().filter_map(|s| s.log.clone()).collect();
     drop(running);
-    Ok(if trace_ended { 0 } else { status })
+    Ok(Finished {
+        status: if trace_ended { 0 } else { status },
+        logs,
+    })
+}
+
+/// A seed for a shell that was given none: different for every run, and
+/// for shells started in the same nanosecond by different processes.
+fn seed_from_clock() -> u64 {
+    realtime_now() ^ ((std::process::id() as u64) << 32)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -278,6 +257,7 @@ fn build_shell(
     index: usize,
     position: usize,
     spec: &ShellSpec,
+    seed: u64,
     outer: &Arc<NetNs>,
     outer_is_host: bool,
     options: &RunOptions,
@@ -291,7 +271,7 @@ fn build_shell(
     let mtu = options.mtu.to_string();
 
     let name = format!("emu{position}-{}", std::process::id());
-    let outer_tun = bring_up_end(
+    let outer_tun = devices::bring_up_end(
         outer,
         &name,
         &mtu,
@@ -302,7 +282,7 @@ fn build_shell(
     let inner = Arc::new(NetNs::create()?);
     guardian.watch_namespace(inner.identity()?);
     inner.exec("ip", &["link", "set", "dev", "lo", "up"])?;
-    let inner_tun = bring_up_end(
+    let inner_tun = devices::bring_up_end(
         &inner,
         "ingress",
         &mtu,
@@ -348,11 +328,12 @@ fn build_shell(
     }
 
     let start = monotonic_now();
+    let mut log = None;
     let mut sinks = match writer {
         Some(w) => {
             let header = LogHeader {
                 shell: index as u8,
-                description: format!("{} seed {}", spec.description, spec.seed),
+                description: format!("{} seed {seed}", spec.description),
                 monotonic_origin_ns: start,
                 realtime_origin_ns: realtime_now(),
                 rate_bps: Some(spec.directions.clone().map(|d| match d.server {
@@ -374,6 +355,7 @@ fn build_shell(
             let file = w
                 .add_file(&path, &header)
                 .map_err(|e| ShellError::os(&format!("creating {}", path.display()), e))?;
+            log = Some(path);
             [w.sink(file), w.sink(file)]
         }
         None => [LogSink::disabled(), LogSink::disabled()],
@@ -384,7 +366,7 @@ fn build_shell(
         let dir_spec = &spec.directions[d];
         let queue = dir_spec.queue.build();
         let loss = (!dir_spec.loss.is_none())
-            .then(|| Loss::with_pattern(dir_spec.loss, spec.seed, (index * 2 + d) as u64));
+            .then(|| Loss::with_pattern(dir_spec.loss, seed, (index * 2 + d) as u64));
         let link = Link::new(
             LinkConfig {
                 shell: index as u8,
@@ -425,12 +407,10 @@ fn build_shell(
         _inner_tun: inner_tun,
         inner,
         pair,
+        log,
     })
 }
 
-/// The command's environment: the address of the host as seen from inside
-/// (kept from an enclosing emu, so it is always the outermost), the prompt
-/// prefix, and what nested emu processes need to avoid our addresses.
 /// Copies each direction's trace into the log directory (as
 /// `<shell>-<direction>.trace`, in emu's nanosecond format) so the logs
 /// carry their own capacity: a report stays right when the original trace
@@ -454,282 +434,4 @@ fn copy_traces(
         }
     }
     Ok(files.iter().any(Option::is_some).then_some(files))
-}
-
-fn command_environment(
-    running: &[RunningShell],
-    prompt: &str,
-    taken: &[u32],
-    depth: usize,
-) -> Vec<(String, String)> {
-    let outermost = running.first().expect("at least one shell").pair;
-    let base = std::env::var("EMU_BASE").unwrap_or_else(|_| outermost.outer4.to_string());
-    let base6 = std::env::var("EMU_BASE6").unwrap_or_else(|_| outermost.outer6.to_string());
-    let mahimahi_base = std::env::var("MAHIMAHI_BASE").unwrap_or_else(|_| base.clone());
-    let prefix = std::env::var("EMU_SHELL_PREFIX").unwrap_or_default() + prompt;
-    let mm_prefix = std::env::var("MAHIMAHI_SHELL_PREFIX").unwrap_or_default() + prompt;
-    let pairs: Vec<String> = taken.iter().map(|p| p.to_string()).collect();
-    vec![
-        ("EMU_BASE".into(), base),
-        ("EMU_BASE6".into(), base6),
-        ("MAHIMAHI_BASE".into(), mahimahi_base),
-        ("EMU_SHELL_PREFIX".into(), prefix.clone()),
-        ("MAHIMAHI_SHELL_PREFIX".into(), mm_prefix),
-        ("EMU_PAIRS_IN_USE".into(), pairs.join(",")),
-        ("EMU_SHELL_DEPTH".into(), depth.to_string()),
-        // Shows the prefix in bash's prompt once, after its rc files set PS1.
-        (
-            "PROMPT_COMMAND".into(),
-            "PS1=\"$EMU_SHELL_PREFIX$PS1\"; unset PROMPT_COMMAND".into(),
-        ),
-        ("PS1".into(), format!("{prefix}$ ")),
-    ]
-}
-
-fn block_forwarded_signals() {
-    // SAFETY: building and installing a signal mask for this thread, which
-    // every thread created afterwards inherits.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for signal in FORWARDED {
-            libc::sigaddset(&mut set, signal);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
-}
-
-/// Waits for the blocked signals and passes on those sent with kill(): a
-/// terminal's Ctrl-C already reaches the command, which shares our
-/// process group, and must not arrive twice.
-fn spawn_signal_thread(news: mpsc::Sender<News>) {
-    std::thread::spawn(move || {
-        // SAFETY: as in block_forwarded_signals; sigwaitinfo fills `info`.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            for signal in FORWARDED {
-                libc::sigaddset(&mut set, signal);
-            }
-            loop {
-                let mut info: libc::siginfo_t = std::mem::zeroed();
-                let signal = libc::sigwaitinfo(&set, &mut info);
-                if signal < 0 {
-                    continue;
-                }
-                if info.si_code == libc::SI_KERNEL || info.si_code > 0 {
-                    continue; // from the terminal: the command has it already
-                }
-                if news.send(News::Signal(signal)).is_err() {
-                    return;
-                }
-            }
-        }
-    });
-}
-
-struct Summary {
-    text: String,
-    json: String,
-}
-
-/// Per direction: read = delivered + dropped (by reason) + queued at exit.
-fn summarize(
-    shells: &[ShellSpec],
-    depth: usize,
-    results: &[(usize, Direction, DirectionResult)],
-    log_lost: u64,
-    wall: f64,
-) -> Summary {
-    let mut text = String::new();
-    let mut entries = Vec::new();
-    for (index, direction, r) in results {
-        let c = r.link.counters();
-        let queued = r.link.queued();
-        let drops: Vec<String> = DropReason::ALL
-            .iter()
-            .filter(|reason| c.dropped_by(**reason) > 0)
-            .map(|reason| format!("{} {}", reason.name(), c.dropped_by(*reason)))
-            .collect();
-        let description = &shells[index - depth].description;
-        text += &format!(
-            "emu: [{description}] {}: read {} = delivered {} + dropped {}{} + queued {}{}; written late by mean {:.1} us, p99 {:.1} us\n",
-            direction.name(),
-            r.read,
-            c.delivered,
-            c.dropped_total(),
-            if drops.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", drops.join(", "))
-            },
-            queued,
-            if r.write_errors > 0 {
-                format!(" ({} writes refused by the kernel)", r.write_errors)
-            } else {
-                String::new()
-            },
-            r.lateness.mean_ns() / 1e3,
-            r.lateness.quantile_ns(0.99) as f64 / 1e3,
-        );
-        let dropped: serde_json::Map<String, serde_json::Value> = DropReason::ALL
-            .iter()
-            .map(|reason| (reason.name().to_string(), c.dropped_by(*reason).into()))
-            .collect();
-        entries.push(serde_json::json!({
-            "shell": index,
-            "description": description,
-            "direction": direction.name(),
-            "read": r.read,
-            "arrived": c.arrived,
-            "delivered": c.delivered,
-            "delivered_bytes": c.delivered_bytes,
-            "dropped": dropped,
-            "queued_at_exit": queued,
-            "marked_ce": c.marked_ce,
-            "marked_ect1": c.marked_ect1,
-            "write_errors": r.write_errors,
-            "queue": r.link.queue_description(),
-            "departure_lateness": r.lateness.to_json(),
-        }));
-    }
-    let (user, system) = own_cpu_seconds();
-    text += &format!(
-        "emu: CPU used by emu itself: {user:.2} s user + {system:.2} s system over {wall:.2} s ({:.0}% of one core)\n",
-        (user + system) / wall * 100.0
-    );
-    let json = serde_json::json!({
-        "log_records_lost": log_lost,
-        "process": { "cpu_user_s": user, "cpu_system_s": system, "wall_s": wall },
-        "directions": entries,
-    });
-    Summary {
-        text,
-        json: format!("{json}\n"),
-    }
-}
-
-/// CPU time of emu's own threads (not the command's), from getrusage.
-fn own_cpu_seconds() -> (f64, f64) {
-    // SAFETY: getrusage fills the struct we pass.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (seconds(usage.ru_utime), seconds(usage.ru_stime))
-}
-
-/// One end of a shell's point-to-point link: a TUN device in `ns`, up,
-/// holding the `local` IPv4 and IPv6 addresses and facing `peer`.
-fn bring_up_end(
-    ns: &NetNs,
-    device: &str,
-    mtu: &str,
-    local: (Ipv4Addr, Ipv6Addr),
-    peer: Ipv4Addr,
-    offload: bool,
-) -> Result<Tun> {
-    let tun = ns.run(|| Tun::create(device, offload))?;
-    quiet_ipv6(ns, device)?;
-    ns.exec("ip", &["link", "set", "dev", device, "mtu", mtu, "up"])?;
-    ns.exec(
-        "ip",
-        &[
-            "addr",
-            "add",
-            &local.0.to_string(),
-            "peer",
-            &peer.to_string(),
-            "dev",
-            device,
-        ],
-    )?;
-    ns.exec(
-        "ip",
-        &[
-            "-6",
-            "addr",
-            "add",
-            &format!("{}/64", local.1),
-            "dev",
-            device,
-            "nodad",
-        ],
-    )?;
-    Ok(tun)
-}
-
-/// Stops the kernel from sending its own IPv6 housekeeping (router
-/// solicitations, MLD reports from a link-local address) over a new device,
-/// so the path carries, and the log records, only the experiment's traffic.
-/// Must run before the device comes up.
-fn quiet_ipv6(ns: &NetNs, device: &str) -> Result<()> {
-    let device = device.to_string();
-    ns.run(move || {
-        for (setting, value) in [
-            ("addr_gen_mode", "1"),
-            ("router_solicitations", "0"),
-            ("accept_ra", "0"),
-        ] {
-            let path = format!("/proc/sys/net/ipv6/conf/{device}/{setting}");
-            // A kernel without IPv6 has none of these: nothing to quieten.
-            if std::path::Path::new(&path).exists() {
-                std::fs::write(&path, value)
-                    .map_err(|e| ShellError::os(&format!("writing {path}"), e))?;
-            }
-        }
-        Ok(())
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::lateness::Lateness;
-
-    /// A trace named with quotes, control characters and non-ASCII still
-    /// gives a summary that JSON readers accept, with the name intact.
-    #[test]
-    fn the_summary_is_valid_json_whatever_the_description() {
-        let description = "link up \"ünï\u{1}\ttrace\".up";
-        let spec = ShellSpec {
-            kind: "link",
-            description: description.into(),
-            directions: std::array::from_fn(|_| DirectionSpec {
-                delay: 0,
-                server: Server::Unlimited,
-                queue: aqm::QueueSpec::Infinite,
-                loss: link::Pattern::Bernoulli(0.0),
-                overhead: 0,
-            }),
-            seed: 0,
-        };
-        let link = Link::new(
-            LinkConfig {
-                shell: 0,
-                direction: Direction::Uplink,
-                delay: 0,
-                server: Server::Unlimited,
-                queue: aqm::build_queue("infinite").unwrap(),
-                loss: None,
-                max_packet: 1500,
-                overhead: 0,
-            },
-            0,
-            LogSink::disabled(),
-        );
-        let result = DirectionResult {
-            link,
-            read: 0,
-            write_errors: 0,
-            lateness: Lateness::default(),
-        };
-        let summary = summarize(&[spec], 0, &[(0, Direction::Uplink, result)], 0, 1.0);
-        let parsed: serde_json::Value = serde_json::from_str(&summary.json).expect("valid JSON");
-        assert_eq!(parsed["directions"][0]["description"], description);
-        assert_eq!(parsed["directions"][0]["dropped"]["tail"], 0);
-        assert_eq!(parsed["directions"][0]["departure_lateness"]["packets"], 0);
-    }
 }

@@ -6,6 +6,8 @@
 pub mod addressing;
 mod chain;
 pub mod command;
+mod devices;
+mod environment;
 pub mod error;
 mod guardian;
 pub mod lateness;
@@ -13,8 +15,12 @@ pub mod nat;
 pub mod netns;
 pub mod privilege;
 pub mod pump;
+mod signals;
+mod spec;
+mod summary;
 pub mod tun;
 
-pub use chain::{run, DirectionSpec, RunOptions, ShellSpec};
+pub use chain::run;
 pub use error::ShellError;
 pub use pump::Timing;
+pub use spec::{DirectionSpec, Finished, RunOptions, ShellSpec};

@@ -1,6 +1,6 @@
 //! Mahimahi's `--uplink-log` text format, written from emu's records so
 //! that tools built for Mahimahi logs (mm-throughput-graph, Pantheon's
-//! analysis) read emu's runs unchanged. [`crate::mahimahi_input`] reads it
+//! analysis) read emu's runs unchanged. [`crate::mahimahi_reader`] reads it
 //! back, so old Mahimahi logs can be reported.
 //!
 //! The format (mahimahi src/frontend/link_queue.cc): header lines starting
@@ -18,10 +18,13 @@
 //! also logs drops made at dequeue (CoDel, PIE), which Mahimahi misses.
 
 use crate::keyed_fifo::pop_front;
-use emu_core::log::{Event, Record};
+use emu_core::log::{Direction, Event, LogReader, Record};
+use emu_core::trace::Trace;
 use emu_core::Nanos;
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Arc;
 
 /// Bytes Mahimahi's packet-information header adds to each packet.
 pub const TUN_HEADER: u32 = 4;
@@ -159,10 +162,71 @@ impl<W: Write> Writer<'_, W> {
     }
 }
 
+/// One direction's Mahimahi text log, made from emu's binary log after a
+/// run (what `mm-link --uplink-log` writes).
+pub struct TextLog<'a> {
+    /// emu's log of the shell.
+    pub binary: &'a Path,
+    pub direction: Direction,
+    /// The trace as the command line named it (read again for its
+    /// opportunities, and shown in the header).
+    pub trace: &'a str,
+    pub repeat: bool,
+    /// Where the text log goes.
+    pub path: &'a str,
+    pub command_line: &'a str,
+    /// The queue as an emu specification.
+    pub queue: &'a str,
+    /// MAHIMAHI_SHELL_PREFIX, if set.
+    pub prefix: Option<&'a str>,
+}
+
+impl TextLog<'_> {
+    /// Writes the log; errors are the reason, for the caller to put after the path.
+    pub fn write(&self) -> Result<(), String> {
+        let reader = LogReader::open(self.binary).map_err(|e| e.to_string())?;
+        let header = reader.header.clone();
+        let origin = header.monotonic_origin_ns;
+        let trace = Trace::load(Path::new(self.trace)).map_err(|e| e.to_string())?;
+        // Two streaming passes, so a long run's log is never held in
+        // memory: the first finds where the run ended (and any damage),
+        // the second writes this direction's events.
+        let mut end = origin;
+        for record in reader {
+            end = end.max(record.map_err(|e| e.to_string())?.time);
+        }
+        let direction = self.direction;
+        let records = LogReader::open(self.binary)
+            .map_err(|e| e.to_string())?
+            .map_while(Result::ok)
+            .filter(move |r| r.direction == direction && r.event != Event::Mark);
+        let opportunities = Arc::new(trace).opportunities(origin, self.repeat);
+        let text_header = Header {
+            link_name: if self.direction == Direction::Uplink {
+                "Uplink"
+            } else {
+                "Downlink"
+            }
+            .into(),
+            trace_path: self.trace.into(),
+            log_path: self.path.into(),
+            command_line: self.command_line.into(),
+            queue: self.queue.into(),
+            init_timestamp_ms: header.realtime_origin_ns / 1_000_000,
+            base_timestamp_ms: 0,
+            prefix: self.prefix.map(str::to_string),
+        };
+        let file = std::fs::File::create(self.path).map_err(|e| e.to_string())?;
+        let mut out = std::io::BufWriter::new(file);
+        write_log(&mut out, &text_header, origin, records, opportunities, end)
+            .map_err(|e| e.to_string())?;
+        std::io::Write::flush(&mut out).map_err(|e| e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use emu_core::log::Direction;
 
     fn record(time_ms: f64, event: Event, bytes: u32, fingerprint: u32) -> Record {
         Record {

@@ -11,10 +11,30 @@
 //! following line is `TIME [BYTES]`: a timestamp in that unit and,
 //! optionally, the size of the opportunity (default 1500). Lines starting
 //! with `#` are comments. The same rules on order and period apply.
+//!
+//! A trace is a file format, like the packet log: the link model spends
+//! its opportunities, the report counts them as capacity and the Mahimahi
+//! writer logs them, all through one walker, [`Opportunities`].
+//!
+//! ```
+//! use emu_core::trace::Trace;
+//! use std::sync::Arc;
+//!
+//! // Mahimahi's format: opportunities at 1, 1 and 3 ms, repeating every 3 ms.
+//! let trace = Arc::new(Trace::parse("1\n1\n3\n").unwrap());
+//! assert_eq!(trace.mean_rate_bps(), 3.0 * 1500.0 * 8.0 / 0.003);
+//! let ms = |(t, _bytes): (u64, u32)| t / 1_000_000;
+//! // Placed from a start at 10 ms, repeating:
+//! let times: Vec<u64> = trace.opportunities(10_000_000, true).take(5).map(ms).collect();
+//! assert_eq!(times, [11, 11, 13, 14, 14]);
+//! // Or once through:
+//! assert_eq!(trace.opportunities(0, false).count(), 3);
+//! ```
 
-use emu_core::time::{Nanos, NS_PER_MS, NS_PER_US};
+use crate::time::{Nanos, NS_PER_MS, NS_PER_US};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Bytes of IP packet one Mahimahi opportunity delivers.
 pub const MTU_OPPORTUNITY: u32 = 1500;
@@ -209,8 +229,107 @@ impl Trace {
 
     /// Index of the first opportunity at an offset strictly greater than
     /// `offset` within one period, or `len()` if none.
-    pub fn first_after(&self, offset: Nanos) -> usize {
+    fn first_after(&self, offset: Nanos) -> usize {
         self.times.partition_point(|&t| t <= offset)
+    }
+
+    /// The opportunities of this trace started at `start`: once through
+    /// (`repeat` false, as with `--once`), or repeating every period.
+    pub fn opportunities(self: &Arc<Self>, start: Nanos, repeat: bool) -> Opportunities {
+        Opportunities {
+            trace: Arc::clone(self),
+            repeat,
+            lap_start: start,
+            next: 0,
+            ended: false,
+        }
+    }
+}
+
+/// One delivery opportunity: its time and the bytes it may carry.
+pub type Opportunity = (Nanos, u32);
+
+/// A trace's delivery opportunities in time order, from a start time,
+/// once through or repeating. The one way to walk a trace: the link model
+/// spends them, the report counts them as capacity, the Mahimahi writer
+/// logs them.
+#[derive(Debug, Clone)]
+pub struct Opportunities {
+    trace: Arc<Trace>,
+    repeat: bool,
+    /// Absolute time of offset 0 of the current lap.
+    lap_start: Nanos,
+    /// Index of the next opportunity within the lap.
+    next: usize,
+    /// A trace run once has given its last opportunity.
+    ended: bool,
+}
+
+impl Opportunities {
+    /// The next opportunity, without taking it.
+    #[inline]
+    pub fn peek(&self) -> Option<Opportunity> {
+        if self.ended {
+            return None;
+        }
+        let (offset, bytes) = self.trace.opportunity(self.next);
+        Some((self.lap_start + offset, bytes))
+    }
+
+    /// True once a trace run once has given its last opportunity.
+    pub fn is_ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Whether the walk repeats the trace.
+    pub fn repeats(&self) -> bool {
+        self.repeat
+    }
+
+    /// For a trace run once, the time of its last opportunity (where a
+    /// `--once` run stops); None for a repeating one.
+    pub fn ends_at(&self) -> Option<Nanos> {
+        (!self.repeat).then(|| self.lap_start + self.trace.period())
+    }
+
+    /// Drops every opportunity at or before `now` in one step (by binary
+    /// search, however many periods lie between): an idle link loses them
+    /// unused, a report window starts after them.
+    pub fn skip_through(&mut self, now: Nanos) {
+        if self.peek().is_none_or(|(time, _)| time > now) {
+            return;
+        }
+        let period = self.trace.period();
+        let elapsed = now - self.lap_start;
+        if !self.repeat && elapsed >= period {
+            self.ended = true;
+            return;
+        }
+        self.lap_start += elapsed / period * period;
+        self.next = self.trace.first_after(now - self.lap_start);
+        if self.next == self.trace.len() {
+            self.next = 0;
+            self.lap_start += period;
+        }
+    }
+}
+
+impl Iterator for Opportunities {
+    type Item = Opportunity;
+
+    #[inline]
+    fn next(&mut self) -> Option<Opportunity> {
+        let opportunity = self.peek()?;
+        self.next += 1;
+        if self.next == self.trace.len() {
+            self.next = 0;
+            if self.repeat {
+                self.lap_start += self.trace.period();
+            } else {
+                self.ended = true;
+            }
+        }
+        Some(opportunity)
     }
 }
 
@@ -259,6 +378,54 @@ mod tests {
         assert_eq!(t.period(), 1_000_000);
         assert!(Trace::parse("#emu-trace min\n1\n").is_err());
         assert!(Trace::parse("#emu-trace ns\n10 0\n").is_err());
+    }
+
+    #[test]
+    fn opportunities_repeat_or_end() {
+        let trace = Arc::new(Trace::parse("1\n1\n3\n").unwrap());
+        let ms = |o: Vec<Opportunity>| {
+            o.into_iter()
+                .map(|(t, _)| t / NS_PER_MS)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            ms(trace.opportunities(0, true).take(7).collect()),
+            [1, 1, 3, 4, 4, 6, 7]
+        );
+        let mut once = trace.opportunities(2 * NS_PER_MS, false);
+        assert_eq!(once.ends_at(), Some(5 * NS_PER_MS));
+        assert_eq!(ms(once.by_ref().collect()), [3, 3, 5]);
+        assert!(once.is_ended());
+        assert_eq!(trace.opportunities(0, true).ends_at(), None);
+    }
+
+    /// Skipping drops exactly the opportunities at or before the time,
+    /// across any number of periods, and ends a trace run once.
+    #[test]
+    fn skipping_is_strict_and_jumps_periods() {
+        let trace = Arc::new(Trace::parse("1\n1\n3\n").unwrap());
+        let after = |repeat, now| {
+            let mut o = trace.opportunities(0, repeat);
+            o.skip_through(now);
+            o.peek().map(|(t, _)| t)
+        };
+        assert_eq!(after(true, 0), Some(NS_PER_MS));
+        assert_eq!(after(true, NS_PER_MS), Some(3 * NS_PER_MS));
+        assert_eq!(after(true, 3 * NS_PER_MS), Some(4 * NS_PER_MS));
+        assert_eq!(after(true, 3 * NS_PER_MS - 1), Some(3 * NS_PER_MS));
+        assert_eq!(after(true, 3000 * NS_PER_MS + 2), Some(3001 * NS_PER_MS));
+        assert_eq!(after(true, 3001 * NS_PER_MS), Some(3003 * NS_PER_MS));
+        assert_eq!(after(false, 2 * NS_PER_MS), Some(3 * NS_PER_MS));
+        assert_eq!(after(false, 3 * NS_PER_MS), None);
+        // The walk agrees with stepping one opportunity at a time.
+        for now in 0..20 * NS_PER_MS / 100_000 {
+            let now = now * 100_000;
+            let mut stepped = trace.opportunities(0, true);
+            while stepped.peek().unwrap().0 <= now {
+                stepped.next();
+            }
+            assert_eq!(after(true, now), stepped.peek().map(|(t, _)| t), "{now}");
+        }
     }
 
     #[test]

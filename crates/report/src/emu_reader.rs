@@ -9,9 +9,9 @@
 //! order), holding one record per file and the packets in flight: memory
 //! is bounded by what the path holds, not by the length of the log.
 
-use crate::analysis::{
-    Capacity, DirectionAnalysis, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched,
-};
+use crate::analysis::DirectionAnalysis;
+use crate::capacity::Capacity;
+use crate::events::{PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched};
 use crate::keyed_fifo::pop_front;
 use emu_core::log::{Direction, Event, LogError, LogHeader, LogReader, Mark, Record};
 use emu_core::Nanos;
@@ -75,7 +75,7 @@ impl EmuRun {
                 };
                 if let Some(file) = h.traces.as_ref().and_then(|t| t[d].as_ref()) {
                     let trace_path = path.parent().unwrap_or(Path::new(".")).join(&file.file);
-                    match link::Trace::load(&trace_path) {
+                    match emu_core::trace::Trace::load(&trace_path) {
                         Ok(trace) => {
                             capacity = Capacity::Trace {
                                 trace: Arc::new(trace),

@@ -1,0 +1,218 @@
+//! What the analysis gives back: the figures of one direction (path,
+//! Pantheon's three, per shell with Mahimahi's, per flow, fairness) and its
+//! per-bin series, serialized as the report's JSON.
+
+use crate::histogram::{Histogram, Rank};
+use crate::mahimahi_figures::MahimahiFigures;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Mean, extremes and percentiles (nearest rank) of a delay, in ms.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DelayStats {
+    pub count: u64,
+    pub mean_ms: f64,
+    pub min_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+pub(crate) fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+impl DelayStats {
+    pub(crate) fn of(h: &Histogram) -> Option<DelayStats> {
+        let p = h.percentiles(Rank::NearestRank, &[0.5, 0.95, 0.99]);
+        Some(DelayStats {
+            count: h.count(),
+            mean_ms: h.mean()? / 1e6,
+            min_ms: ms(h.min()?),
+            p50_ms: ms(p[0]?),
+            p95_ms: ms(p[1]?),
+            p99_ms: ms(p[2]?),
+            max_ms: ms(h.max()?),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Marks {
+    pub ce: u64,
+    pub ect1: u64,
+    /// Marks per delivered packet.
+    pub ce_per_delivered: Option<f64>,
+    pub ect1_per_delivered: Option<f64>,
+}
+
+impl Marks {
+    pub(crate) fn of(ce: u64, ect1: u64, delivered: u64) -> Marks {
+        let rate = |n: u64| (delivered > 0).then(|| n as f64 / delivered as f64);
+        Marks {
+            ce,
+            ect1,
+            ce_per_delivered: rate(ce),
+            ect1_per_delivered: rate(ect1),
+        }
+    }
+}
+
+/// Pantheon's three figures, as its analysis defines them.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PantheonSummary {
+    /// Delivered bits over the span from the first delivery to the last.
+    pub throughput_mbps: Option<f64>,
+    /// One-way delay, numpy's `nearest` percentile (index 0.95·(n−1)
+    /// rounded half to even).
+    pub delay_p95_ms: Option<f64>,
+    /// 1 − delivered bytes / arrived bytes.
+    pub loss: Option<f64>,
+}
+
+/// The whole path of one direction: from the first shell to the last.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PathSummary {
+    pub entry_shell: u8,
+    pub exit_shell: u8,
+    pub arrivals: u64,
+    pub arrival_bytes: u64,
+    pub delivered: u64,
+    pub delivered_bytes: u64,
+    pub dropped: u64,
+    pub drops: BTreeMap<&'static str, u64>,
+    /// Packets that had entered but neither left nor were dropped when the
+    /// log ends (still queued or in flight at exit).
+    pub in_flight_at_end: u64,
+    /// Packets that left the path without having entered at its first
+    /// shell (sent from between two shells); not in the other figures.
+    pub entered_mid_path: u64,
+    /// 1 − delivered/arrived, in packets.
+    pub loss: Option<f64>,
+    /// Delivered bits over the first-to-last delivery span (as Pantheon).
+    pub throughput_mbps: Option<f64>,
+    /// Delivered bits over the whole report window.
+    pub window_throughput_mbps: Option<f64>,
+    /// The bottleneck's mean capacity over the window, and delivered / capacity.
+    pub capacity_mbps: Option<f64>,
+    pub utilization: Option<f64>,
+    pub one_way_delay: Option<DelayStats>,
+    pub marks: Marks,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct QueueSummary {
+    pub mean_bytes: f64,
+    pub max_bytes: u64,
+    pub mean_packets: f64,
+    pub max_packets: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ShellSummary {
+    pub shell: u8,
+    pub description: String,
+    pub arrivals: u64,
+    pub departures: u64,
+    pub departed_bytes: u64,
+    pub drops: BTreeMap<&'static str, u64>,
+    pub marks: Marks,
+    /// Time in this shell's queue (departures).
+    pub sojourn: Option<DelayStats>,
+    /// Arrival to departure in this shell (queue, serialization and delay).
+    pub transit: Option<DelayStats>,
+    pub queue: QueueSummary,
+    pub capacity_mbps: Option<f64>,
+    pub throughput_mbps: Option<f64>,
+    pub utilization: Option<f64>,
+    /// Mahimahi's graph figures for this shell, for shells with a bottleneck.
+    pub mahimahi: Option<MahimahiFigures>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FlowSummary {
+    /// The flow's 5-tuple hash as the first shell saw it, in hex.
+    pub flow: String,
+    pub arrivals: u64,
+    pub delivered: u64,
+    pub delivered_bytes: u64,
+    pub dropped: u64,
+    pub drops: BTreeMap<&'static str, u64>,
+    pub first_delivery_s: Option<f64>,
+    pub last_delivery_s: Option<f64>,
+    pub throughput_mbps: Option<f64>,
+    pub loss: Option<f64>,
+    pub one_way_delay: Option<DelayStats>,
+    pub marks: Marks,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Fairness {
+    /// Flows the index is taken over.
+    pub flows: usize,
+    /// Jain's index of the flows' average throughputs.
+    pub jain: Option<f64>,
+    /// Jain's index per bin over the flows active in it (between their
+    /// first and last delivery), averaged over the bins.
+    pub jain_mean_over_bins: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OtherFlows {
+    pub count: usize,
+    pub delivered_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DirectionSummary {
+    pub direction: &'static str,
+    pub from_s: f64,
+    pub to_s: f64,
+    pub bin_s: f64,
+    pub path: PathSummary,
+    pub pantheon: PantheonSummary,
+    pub bottleneck_shell: Option<u8>,
+    pub shells: Vec<ShellSummary>,
+    pub flows: Vec<FlowSummary>,
+    /// Flows left out by the flow selection.
+    pub other_flows: OtherFlows,
+    pub fairness: Fairness,
+}
+
+/// Per-bin series of one direction; times are bin starts in s.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DirectionSeries {
+    pub direction: &'static str,
+    pub time_s: Vec<f64>,
+    pub throughput_mbps: Vec<f64>,
+    pub ingress_mbps: Vec<f64>,
+    pub capacity_mbps: Option<Vec<f64>>,
+    /// One-way delay percentiles 5, 25, 50, 75, 95 per bin (None: no delivery).
+    pub delay_bands_ms: Vec<Option<[f64; 5]>>,
+    /// Sampled per-packet (time s, one-way delay ms) points, at most
+    /// [`SAMPLE_POINTS`].
+    pub delay_points: Vec<(f64, f64)>,
+    pub delay_cdf_ms: Vec<(f64, f64)>,
+    pub drops: Vec<u64>,
+    pub ce_marks: Vec<u64>,
+    pub ect1_marks: Vec<u64>,
+    pub queue_shell: Option<u8>,
+    pub queue_bytes_mean: Vec<f64>,
+    pub queue_bytes_max: Vec<u64>,
+    pub jain: Vec<Option<f64>>,
+    pub flows: Vec<(String, Vec<f64>)>,
+}
+
+pub const SAMPLE_POINTS: usize = 4000;
+
+/// Jain's fairness index (Σx)² / (n·Σx²), None without a positive value.
+pub fn jain(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (mut n, mut sum, mut squares) = (0usize, 0.0, 0.0);
+    for x in values {
+        n += 1;
+        sum += x;
+        squares += x * x;
+    }
+    (n > 0 && squares > 0.0).then(|| sum * sum / (n as f64 * squares))
+}

@@ -1,0 +1,71 @@
+//! Bringing up one end of a shell's point-to-point link: a TUN device in a
+//! namespace, with its MTU, its IPv4 peer address and IPv6 address, and
+//! the kernel's own IPv6 chatter turned off.
+
+use crate::error::{Result, ShellError};
+use crate::netns::NetNs;
+use crate::tun::Tun;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// One end of a shell's point-to-point link: a TUN device in `ns`, up,
+/// holding the `local` IPv4 and IPv6 addresses and facing `peer`.
+pub(crate) fn bring_up_end(
+    ns: &NetNs,
+    device: &str,
+    mtu: &str,
+    local: (Ipv4Addr, Ipv6Addr),
+    peer: Ipv4Addr,
+    offload: bool,
+) -> Result<Tun> {
+    let tun = ns.run(|| Tun::create(device, offload))?;
+    quiet_ipv6(ns, device)?;
+    ns.exec("ip", &["link", "set", "dev", device, "mtu", mtu, "up"])?;
+    ns.exec(
+        "ip",
+        &[
+            "addr",
+            "add",
+            &local.0.to_string(),
+            "peer",
+            &peer.to_string(),
+            "dev",
+            device,
+        ],
+    )?;
+    ns.exec(
+        "ip",
+        &[
+            "-6",
+            "addr",
+            "add",
+            &format!("{}/64", local.1),
+            "dev",
+            device,
+            "nodad",
+        ],
+    )?;
+    Ok(tun)
+}
+
+/// Stops the kernel from sending its own IPv6 housekeeping (router
+/// solicitations, MLD reports from a link-local address) over a new device,
+/// so the path carries, and the log records, only the experiment's traffic.
+/// Must run before the device comes up.
+fn quiet_ipv6(ns: &NetNs, device: &str) -> Result<()> {
+    let device = device.to_string();
+    ns.run(move || {
+        for (setting, value) in [
+            ("addr_gen_mode", "1"),
+            ("router_solicitations", "0"),
+            ("accept_ra", "0"),
+        ] {
+            let path = format!("/proc/sys/net/ipv6/conf/{device}/{setting}");
+            // A kernel without IPv6 has none of these: nothing to quieten.
+            if std::path::Path::new(&path).exists() {
+                std::fs::write(&path, value)
+                    .map_err(|e| ShellError::os(&format!("writing {path}"), e))?;
+            }
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,59 @@
+//! What a run is made of, as the front ends (emu's shells, Mahimahi's
+//! commands) describe it: each shell's two directions, the run's options,
+//! and what a finished run hands back.
+
+use crate::pump::Timing;
+use emu_core::time::Nanos;
+use link::Server;
+use std::path::PathBuf;
+
+/// One direction of a shell as the user asked for it.
+#[derive(Debug, Clone)]
+pub struct DirectionSpec {
+    pub delay: Nanos,
+    pub server: Server,
+    /// The queue, built when the shell's link is.
+    pub queue: aqm::QueueSpec,
+    pub loss: link::Pattern,
+    /// Bytes of framing charged per packet by the server.
+    pub overhead: u32,
+}
+
+/// One shell as the user asked for it.
+#[derive(Debug, Clone)]
+pub struct ShellSpec {
+    /// `delay`, `link` or `loss`.
+    pub kind: &'static str,
+    /// For the prompt and the log, e.g. `delay 40 ms`.
+    pub description: String,
+    /// Uplink then downlink.
+    pub directions: [DirectionSpec; 2],
+    /// Seed of the shell's random loss; None picks one from the clock when
+    /// the run starts (it is written in the log header, so a run can be
+    /// repeated).
+    pub seed: Option<u64>,
+}
+
+/// What a finished run leaves: the command's exit status and the packet
+/// logs written, one per shell (outermost first) when logging was on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub status: i32,
+    pub logs: Vec<PathBuf>,
+}
+
+/// How to run the chain.
+pub struct RunOptions {
+    /// The command and its arguments; empty runs the user's login shell.
+    pub command: Vec<String>,
+    pub log_dir: Option<PathBuf>,
+    pub timing: Timing,
+    /// MTU of every TUN device; larger packets are segmented by the kernel.
+    pub mtu: u32,
+    /// Print each direction's packet accounting when the command ends.
+    pub stats: bool,
+    /// Let the kernel hand over TCP super-packets, cut into real packets by
+    /// the readers (far fewer system calls at high rates).
+    pub offload: bool,
+    pub command_line: String,
+}

@@ -1,0 +1,129 @@
+//! How a run ends and what it leaves: nothing after a normal exit (even a
+//! background child) or kill -9, signals reach the command, and `--once`
+//! stops it at the end of its trace.
+//!
+//! They need root; see [`support`] for how they run.
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::*;
+
+#[test]
+fn nothing_is_left_after_a_run_even_a_background_child() {
+    let Some(_serial) = start() else { return };
+    let marker = "31.4159";
+    let child = emu()
+        .args([
+            "delay",
+            "1",
+            "--",
+            "link",
+            "10mbit",
+            "--",
+            "sh",
+            "-c",
+            &format!("sleep {marker} & echo started"),
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let left = wait_until_clean(pid, marker);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn nothing_is_left_after_kill_9() {
+    let Some(_serial) = start() else { return };
+    let marker = "27.1828";
+    let mut child = emu()
+        .args([
+            "delay",
+            "1",
+            "--",
+            "link",
+            "10mbit",
+            "--",
+            "sh",
+            "-c",
+            &format!("sleep {marker} & sleep {marker}"),
+        ])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_for_device(pid);
+    assert!(
+        !leftovers(pid, marker).is_empty(),
+        "the run should be visible before the kill"
+    );
+    // SAFETY: killing our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let _ = child.wait();
+    let left = wait_until_clean(pid, marker);
+    assert!(left.is_empty(), "left behind after kill -9: {left:?}");
+}
+
+#[test]
+fn sigterm_reaches_the_command_and_its_status_is_emus() {
+    let Some(_serial) = start() else { return };
+    let mut child = emu()
+        .args(["delay", "1", "--", "sleep", "30"])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    wait_for_device(pid);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+    assert!(wait_until_clean(pid, "sleep 30").is_empty());
+}
+
+#[test]
+fn once_stops_the_command_at_the_end_of_the_trace() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("once");
+    let trace = dir.join("short.trace");
+    std::fs::write(
+        &trace,
+        (1..=500).map(|t| format!("{t}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let t = trace.display().to_string();
+    let start = Instant::now();
+    let out = run(&[
+        "link",
+        "--uplink-trace",
+        &t,
+        "--downlink-trace",
+        &t,
+        "--once",
+        "--",
+        "sh",
+        "-c",
+        // Ignores SIGTERM, so only the SIGKILL that follows can stop it;
+        // the sleep it leaves behind must go with the namespace.
+        "trap '' TERM; sleep 20.5",
+    ]);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "the command was not stopped"
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("the trace ended (--once)"));
+    let processes = text(
+        &Command::new("ps")
+            .args(["-eo", "args"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert!(
+        !processes.lines().any(|l| l.starts_with("sleep 20.5")),
+        "the command's child was left behind"
+    );
+}

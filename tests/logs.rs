@@ -1,0 +1,177 @@
+//! The per-packet log through real shells: it agrees with the counters,
+//! and `emu report` follows packets across shells with the trace's
+//! capacity.
+//!
+//! They need root; see [`support`] for how they run.
+
+mod support;
+
+use emu_core::log::{Direction, Event, LogReader};
+use support::*;
+
+/// The per-packet log agrees with the counters: for every shell and
+/// direction, arrivals, departures and drops in the log match the summary,
+/// and read = delivered + dropped + queued.
+#[test]
+fn the_log_agrees_with_the_counters() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("log");
+    let d = dir.display().to_string();
+    let out = run(&[
+        "--log",
+        &d,
+        "--stats",
+        "delay",
+        "2",
+        "--",
+        "loss",
+        "0.2",
+        "--seed",
+        "9",
+        "--",
+        "link",
+        "2mbit",
+        "--queue",
+        "droptail packets 5",
+        "--",
+        "sh",
+        "-c",
+        "ping -c 60 -i 0.01 -s 1400 -q $EMU_BASE; exit 0",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary-0.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["log_records_lost"], 0);
+    let directions = summary["directions"].as_array().unwrap();
+    assert_eq!(directions.len(), 6);
+    let mut total_drops = 0;
+    for entry in directions {
+        let shell = entry["shell"].as_u64().unwrap() as u8;
+        let direction = if entry["direction"] == "uplink" {
+            Direction::Uplink
+        } else {
+            Direction::Downlink
+        };
+        let kind = ["delay", "loss", "link"][shell as usize];
+        let reader = LogReader::open(&dir.join(format!("{shell}-{kind}.emulog"))).unwrap();
+        let (mut arrive, mut depart, mut drop) = (0u64, 0u64, 0u64);
+        for record in reader {
+            let r = record.unwrap();
+            if r.direction != direction {
+                continue;
+            }
+            match r.event {
+                Event::Arrive => arrive += 1,
+                Event::Depart => depart += 1,
+                Event::Drop => drop += 1,
+                _ => {}
+            }
+        }
+        let dropped: u64 = entry["dropped"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        let read = entry["read"].as_u64().unwrap();
+        assert_eq!(arrive, read, "{entry}");
+        assert_eq!(depart, entry["delivered"].as_u64().unwrap(), "{entry}");
+        assert_eq!(drop, dropped, "{entry}");
+        assert_eq!(
+            read,
+            entry["delivered"].as_u64().unwrap()
+                + dropped
+                + entry["queued_at_exit"].as_u64().unwrap(),
+            "{entry}"
+        );
+        total_drops += dropped;
+    }
+    assert!(total_drops > 0, "the run should have lost packets");
+    assert!(
+        text(&out.stderr).contains("read "),
+        "--stats prints the accounting"
+    );
+    let dump = emu()
+        .args(["log", "dump", &format!("{d}/2-link.emulog")])
+        .output()
+        .unwrap();
+    assert!(text(&dump.stdout).starts_with("time_ns,shell,direction,event"));
+}
+
+#[test]
+fn the_report_follows_packets_across_shells_and_reads_capacity_from_the_trace() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("report");
+    let trace = dir.join("12mbps.trace");
+    std::fs::write(&trace, "1\n").unwrap();
+    let logs = dir.join("logs");
+    let t = trace.display().to_string();
+    let out = run(&[
+        "--log",
+        &logs.display().to_string(),
+        "delay",
+        "15",
+        "--",
+        "link",
+        "--uplink-trace",
+        &t,
+        "--downlink-trace",
+        &t,
+        "--",
+        "sh",
+        "-c",
+        "ping -c 20 -i 0.05 -q $EMU_BASE",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The trace travels with the logs.
+    assert!(logs.join("1-uplink.trace").exists());
+    let report_dir = dir.join("report");
+    let out = run(&[
+        "report",
+        &logs.display().to_string(),
+        "--json",
+        "--out",
+        &report_dir.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let directions = summary["runs"][0]["directions"].as_array().unwrap();
+    assert_eq!(directions.len(), 2);
+    for d in directions {
+        let path = &d["path"];
+        // Echo requests go up (link first), replies come down (delay first).
+        let ends = (path["entry_shell"].as_u64(), path["exit_shell"].as_u64());
+        match d["direction"].as_str() {
+            Some("uplink") => assert_eq!(ends, (Some(1), Some(0))),
+            _ => assert_eq!(ends, (Some(0), Some(1))),
+        }
+        assert!(path["delivered"].as_u64().unwrap() >= 20, "{path}");
+        assert_eq!(path["arrivals"], path["delivered"], "{path}");
+        // 15 ms of delay plus up to 1 ms waiting for the trace.
+        let delay = &path["one_way_delay"];
+        let (min, max) = (
+            delay["min_ms"].as_f64().unwrap(),
+            delay["max_ms"].as_f64().unwrap(),
+        );
+        assert!(min >= 15.0 && max < 17.0, "one-way delay {min}..{max} ms");
+        let capacity = path["capacity_mbps"].as_f64().unwrap();
+        assert!((capacity - 12.0).abs() < 0.12, "capacity {capacity} Mbit/s");
+        assert_eq!(d["bottleneck_shell"], 1);
+    }
+    let page = std::fs::read_to_string(report_dir.join("index.html")).unwrap();
+    assert!(page.matches("<svg").count() >= 8);
+
+    // Bad input: one message naming it, a nonzero status.
+    let out = run(&["report", &dir.join("nothing").display().to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("nothing: cannot open"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["report", &logs.display().to_string(), "--bin", "fast"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--bin"), "{}", text(&out.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

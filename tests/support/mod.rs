@@ -1,0 +1,191 @@
+//! Integration tests through real shells: namespaces, TUN devices, NAT and
+//! the pumps, driven by the `emu` binary as a user would run it.
+//!
+//! They need root (CAP_SYS_ADMIN and CAP_NET_ADMIN) and iputils-ping,
+//! iperf3 and iptables. Without privileges they fail, unless
+//! EMU_SKIP_PRIVILEGED=1 is set (CI never sets it). Every test holds one
+//! lock, so runs do not share the machine's two cores and timing-sensitive
+//! ones measure emu, not their neighbours.
+//!
+//! The helpers every file of them shares: running emu, taking the
+//! machine's lock, reading ping's figures, finding what a run left behind.
+
+// Each test file uses some of the helpers, never all of them.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub static SERIAL: Mutex<()> = Mutex::new(());
+
+pub fn emu() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_emu"))
+}
+
+/// Returns false (after saying so) only when the opt-out is set.
+pub fn privileged() -> bool {
+    let root = nix_geteuid() == 0;
+    if root {
+        return true;
+    }
+    if std::env::var("EMU_SKIP_PRIVILEGED").as_deref() == Ok("1") {
+        eprintln!("skipped: not root and EMU_SKIP_PRIVILEGED=1");
+        return false;
+    }
+    panic!("these tests need root (network namespaces, TUN devices, NAT); run them with sudo, or set EMU_SKIP_PRIVILEGED=1 to skip them");
+}
+
+pub fn nix_geteuid() -> u32 {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Every test's first line: checks privileges (or the opt-out) and takes
+/// the machine for itself; None means skip.
+pub fn start() -> Option<std::sync::MutexGuard<'static, ()>> {
+    privileged().then(serial)
+}
+
+pub fn run(args: &[&str]) -> Output {
+    emu()
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running emu")
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// (min, avg, max) in ms from ping's summary line.
+pub fn ping_rtts(output: &str) -> (f64, f64, f64) {
+    let line = output
+        .lines()
+        .find(|l| l.contains("min/avg/max"))
+        .unwrap_or_else(|| panic!("no ping summary in:\n{output}"));
+    let numbers: Vec<f64> = line
+        .split('=')
+        .nth(1)
+        .unwrap()
+        .trim()
+        .split(' ')
+        .next()
+        .unwrap()
+        .split('/')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    (numbers[0], numbers[1], numbers[2])
+}
+
+/// Runs `command` (a ping, through `sh -c` so `$EMU_BASE` expands) inside
+/// the shells `emu_args` describe; returns ping's (min, avg, max) RTT in ms
+/// and everything the command printed.
+pub fn ping_through(emu_args: &[&str], command: &str) -> ((f64, f64, f64), String) {
+    let mut args = emu_args.to_vec();
+    args.extend(["--", "sh", "-c", command]);
+    let out = run(&args);
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{emu_args:?}: {stdout}{}",
+        text(&out.stderr)
+    );
+    (ping_rtts(&stdout), stdout)
+}
+
+/// What a run left behind that carries emu process `pid`'s mark.
+pub fn leftovers(pid: u32, marker: &str) -> Vec<String> {
+    let mut left = Vec::new();
+    let links = text(
+        &Command::new("ip")
+            .args(["-o", "link", "show"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    left.extend(
+        links
+            .lines()
+            .filter(|l| l.contains(&format!("-{pid}:")) || l.contains(&format!("-{pid}@")))
+            .map(String::from),
+    );
+    for program in ["iptables", "ip6tables"] {
+        let rules = text(
+            &Command::new(program)
+                .args(["-t", "nat", "-S"])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        left.extend(
+            rules
+                .lines()
+                .filter(|l| l.contains(&format!("emu:{pid}")))
+                .map(String::from),
+        );
+    }
+    let processes = text(
+        &Command::new("ps")
+            .args(["-eo", "pid,args"])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    left.extend(
+        processes
+            .lines()
+            .filter(|l| l.contains(marker) && !l.contains("ps -eo"))
+            .map(String::from),
+    );
+    if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        if !status.contains("State:\tZ") {
+            left.push(format!("emu process {pid} itself"));
+        }
+    }
+    left
+}
+
+pub fn wait_until_clean(pid: u32, marker: &str) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = leftovers(pid, marker);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("emu-it-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+pub fn wait_for_device(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let links = text(
+            &Command::new("ip")
+                .args(["-o", "link", "show"])
+                .output()
+                .unwrap()
+                .stdout,
+        );
+        if links.contains(&format!("-{pid}:")) {
+            std::thread::sleep(Duration::from_millis(300));
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("emu {pid} never created its device");
+}
