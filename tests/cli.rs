@@ -231,6 +231,7 @@ fn write_synthetic_log(path: &std::path::Path) {
         rate_bps: Some([Some(12_000_000), Some(12_000_000)]),
         command_line: "emu synthetic".into(),
         traces: None,
+        ..Default::default()
     };
     let mut out = Vec::new();
     write_header(&mut out, &header).unwrap();

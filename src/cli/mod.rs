@@ -104,6 +104,8 @@ struct GlobalArgs {
     outside: Vec<String>,
 }
 
+// Parsed once per run: the size of the shell variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum TopCommand {
     #[command(flatten)]

@@ -433,7 +433,7 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
             corrupt,
             ..Default::default()
         },
-        loss: pattern.clone().unwrap_or(link::Pattern::Bernoulli(p)),
+        loss: pattern.unwrap_or(link::Pattern::Bernoulli(p)),
         ..DirectionSpec::pass_through()
     });
     Ok(ShellSpec {

@@ -428,7 +428,7 @@ pub(crate) fn option(
         "ce_threshold" => p.ce_threshold = Some(words.value(keyword, tc_time)?),
         "ecn" => p.ecn = true,
         "noecn" => p.ecn = false,
-        "mtu" => p.mtu = words.value(keyword, parse_size)? as u32,
+        "mtu" => p.mtu = words.value(keyword, parse_size)?.clamp(68, 65_535) as u32,
         "variant" => {
             p.variant = words.value(keyword, |v| match v {
                 "linux" => Ok(Variant::Linux),

@@ -259,6 +259,21 @@ pub(crate) const OPTIONS: &[Opt] = &[
     ),
 ];
 
+/// The most a flow may send per round: Linux refuses a larger quantum
+/// (fq_codel_change, fq_pie_change), and without a bound a size such as
+/// `4g` would wrap to a zero quantum that never lets a flow send.
+pub(crate) const MAX_QUANTUM: u64 = 1 << 20;
+
+fn parse_quantum(text: &str) -> Result<u32, String> {
+    match parse_size(text) {
+        Ok(bytes) if bytes <= MAX_QUANTUM => Ok(bytes.max(1) as u32),
+        Ok(_) => Err(format!(
+            "'{text}' is more than {MAX_QUANTUM} bytes, the most Linux allows"
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Handles a flow-queue keyword (limit, flows, quantum, memory_limit) of
 /// fq_codel or fq_pie; false if it is not one.
 pub(crate) fn option(
@@ -269,7 +284,7 @@ pub(crate) fn option(
     match keyword {
         "limit" => *limit = words.value(keyword, parse_count)?,
         "flows" => *flows = words.value(keyword, parse_count)?.clamp(1, 65_536) as usize,
-        "quantum" => *quantum = words.value(keyword, parse_size)?.max(1) as u32,
+        "quantum" => *quantum = words.value(keyword, parse_quantum)?,
         "memory_limit" => *memory_limit = words.value(keyword, parse_size)?,
         _ => return Ok(false),
     }

@@ -185,7 +185,9 @@ pub(crate) fn parse(words: &mut Words) -> Result<FqCodelParams, SpecError> {
             continue;
         }
         match keyword {
-            "drop_batch" => p.drop_batch = words.value(keyword, parse_count)?.max(1) as u32,
+            "drop_batch" => {
+                p.drop_batch = words.value(keyword, parse_count)?.clamp(1, 65_536) as u32
+            }
             _ => {
                 if !codel::option(words, keyword, &mut p.codel)? {
                     return Err(words.unknown(keyword));

@@ -944,7 +944,11 @@ impl From<&Record> for JsonRecord {
             fingerprint: format!("{:08x}", r.fingerprint),
             queue_bytes: r.queue_bytes,
             queue_packets: r.queue_packets,
-            sojourn_ns: if r.event == Event::Change { 0 } else { r.sojourn },
+            sojourn_ns: if r.event == Event::Change {
+                0
+            } else {
+                r.sojourn
+            },
             ecn: r.ecn,
             value: r.value(),
         }

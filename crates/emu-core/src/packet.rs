@@ -176,35 +176,31 @@ pub fn ipv4_header_checksum(header: &[u8]) -> u16 {
 }
 
 /// Where the transport header starts and which protocol it is, walking the
-/// IPv6 extension headers that may precede it.
+/// IPv6 extension headers that may precede it (RFC 8200 §4: hop-by-hop,
+/// routing, fragment, destination options; RFC 4302: AH). None for a
+/// later fragment, and for a packet cut short inside its IP headers: the
+/// IPv4 header with its options, and each extension header, must be
+/// there whole.
 pub fn transport(data: &[u8]) -> Option<(u8, usize)> {
     match ip_version(data)? {
         4 => {
             let ihl = (data[0] & 0x0f) as usize * 4;
             let fragment_offset = u16::from_be_bytes([data[6], data[7]]) & 0x1fff;
-            (ihl >= 20 && fragment_offset == 0).then_some((data[9], ihl))
+            (ihl >= 20 && ihl <= data.len() && fragment_offset == 0).then_some((data[9], ihl))
         }
         _ => {
             let mut next = data[6];
             let mut offset = 40;
             for _ in 0..8 {
-                match next {
-                    0 | 43 | 60 => {
-                        let len = (*data.get(offset + 1)? as usize + 1) * 8;
-                        next = *data.get(offset)?;
-                        offset += len;
-                    }
-                    44 => {
-                        next = *data.get(offset)?;
-                        offset += 8;
-                    }
-                    51 => {
-                        let len = (*data.get(offset + 1)? as usize + 2) * 4;
-                        next = *data.get(offset)?;
-                        offset += len;
-                    }
+                let len = match next {
+                    0 | 43 | 60 => (*data.get(offset + 1)? as usize + 1) * 8,
+                    44 => 8,
+                    51 => (*data.get(offset + 1)? as usize + 2) * 4,
                     _ => return Some((next, offset)),
-                }
+                };
+                data.get(offset..offset + len)?;
+                next = data[offset];
+                offset += len;
             }
             None
         }
@@ -387,6 +383,31 @@ mod tests {
         assert_eq!(ecn(&v6), Some(Ecn::Ect1));
         assert_eq!(dscp(&v6), Some(10));
         assert_eq!(ecn(&[0x45, 0, 0]), None);
+    }
+
+    /// Found by fuzzing: a fragment header cut after its first byte was
+    /// walked as if whole, placing TCP past the end of the packet.
+    #[test]
+    fn headers_cut_short_have_no_transport() {
+        let mut v6 = ipv6_udp([1; 16], [2; 16], 1, 2, 0, 48);
+        v6[6] = 44; // a fragment header follows, then TCP
+        v6.truncate(40);
+        v6.extend_from_slice(&[6, 0, 0, 1]); // half of the fragment header
+        assert_eq!(transport(&v6), None);
+        v6.extend_from_slice(&[0, 0, 0, 7]);
+        assert_eq!(transport(&v6), Some((6, 48)));
+        // A hop-by-hop header claiming 16 bytes with 8 present.
+        let mut hop = ipv6_udp([1; 16], [2; 16], 1, 2, 0, 48);
+        hop[6] = 0;
+        hop[40..42].copy_from_slice(&[17, 1]);
+        assert_eq!(transport(&hop), None);
+        hop[41] = 0;
+        assert_eq!(transport(&hop), Some((17, 48)));
+        // IPv4 whose options run past the packet.
+        let mut v4 = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, 28);
+        v4[0] = 0x4f;
+        assert_eq!(transport(&v4), None);
+        assert_eq!(tcp_header(&v4), None);
     }
 
     #[test]

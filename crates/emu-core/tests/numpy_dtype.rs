@@ -88,6 +88,7 @@ fn the_documented_numpy_dtype_reads_every_field_of_a_log() {
         rate_bps: Some([Some(10_000_000), None]),
         command_line: "emu --log out link 10mbit".into(),
         traces: None,
+        ..Default::default()
     };
     let records = records();
     let mut bytes = Vec::new();

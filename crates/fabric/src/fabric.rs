@@ -221,6 +221,7 @@ mod tests {
                         loss: None,
                         max_packet: 1500,
                         overhead: 0,
+                        dynamics: Default::default(),
                     },
                     0,
                     sink,

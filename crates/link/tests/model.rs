@@ -452,6 +452,7 @@ fn captures_agree_with_the_log_and_name_the_marks_made_here() {
             loss: None,
             max_packet: 1500,
             overhead: 0,
+            dynamics: Default::default(),
         },
         0,
         sink.with_capture(capture),

@@ -165,6 +165,12 @@ struct ShellAcc {
 }
 
 /// The accumulator of one direction.
+/// Most bins in one series of a report: more than a day at the default
+/// 100 ms. A log whose times jump further (damaged, or made to hurt) would
+/// otherwise have the report allocate without bound; events beyond are
+/// counted and said, and a wider `--bin` or a `--to` covers them.
+pub const MAX_BINS: u64 = 1 << 20;
+
 pub struct DirectionAnalysis {
     direction: Direction,
     options: Options,
@@ -186,6 +192,7 @@ pub struct DirectionAnalysis {
     end: Nanos,
     /// Events offered, in the window or not.
     seen: u64,
+    beyond_horizon: u64,
 }
 
 impl DirectionAnalysis {
@@ -237,6 +244,7 @@ impl DirectionAnalysis {
             shells,
             end: 0,
             seen: 0,
+            beyond_horizon: 0,
         }
     }
 
@@ -251,8 +259,28 @@ impl DirectionAnalysis {
         self.seen == 0
     }
 
-    /// The bin of `time`, or None outside the window.
-    fn bin(&self, time: Nanos) -> Option<u32> {
+    /// The first time the report has no bin for: [`MAX_BINS`] bins after
+    /// the window's start.
+    fn horizon(&self) -> Nanos {
+        self.options
+            .from
+            .saturating_add(MAX_BINS.saturating_mul(self.options.bin))
+    }
+
+    /// Events that came after the horizon and were left out.
+    pub fn beyond_horizon(&self) -> u64 {
+        self.beyond_horizon
+    }
+
+    /// Takes note of an event at `time`; its bin, or None outside the
+    /// window or beyond the horizon (counted).
+    fn bin(&mut self, time: Nanos) -> Option<u32> {
+        self.seen += 1;
+        if time >= self.horizon() {
+            self.beyond_horizon += 1;
+            return None;
+        }
+        self.end = self.end.max(time);
         if time < self.options.from || self.options.to.is_some_and(|to| time >= to) {
             return None;
         }
@@ -260,8 +288,6 @@ impl DirectionAnalysis {
     }
 
     pub fn path(&mut self, event: PathEvent) {
-        self.seen += 1;
-        self.end = self.end.max(event.time);
         let Some(bin) = self.bin(event.time) else {
             return;
         };
@@ -298,8 +324,6 @@ impl DirectionAnalysis {
     }
 
     pub fn shell(&mut self, event: ShellEvent) {
-        self.seen += 1;
-        self.end = self.end.max(event.time);
         let Some(bin) = self.bin(event.time) else {
             return;
         };
@@ -347,7 +371,7 @@ impl DirectionAnalysis {
         unmatched: Unmatched,
     ) -> (DirectionSummary, DirectionSeries) {
         self.close_band();
-        let window = Window::new(&self.options, end.max(self.end));
+        let window = Window::new(&self.options, end.max(self.end).min(self.horizon()));
         let shells: Vec<ShellParts> = std::mem::take(&mut self.shells)
             .into_iter()
             .map(|acc| shell_summary(acc, &window))

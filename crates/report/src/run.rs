@@ -1,7 +1,7 @@
 //! One run: finds its logs (emu's binary logs, or Mahimahi text logs),
 //! reads every direction and gathers the summaries and series.
 
-use crate::analysis::DirectionAnalysis;
+use crate::analysis::{DirectionAnalysis, MAX_BINS};
 use crate::emu_reader::EmuRun;
 use crate::events::{Options, Unmatched};
 use crate::mahimahi_reader;
@@ -132,6 +132,7 @@ fn emu_run(
         let (entry, exit) = run.ends(direction);
         let mut analysis = DirectionAnalysis::new(direction, options.clone(), shells, entry, exit);
         let (unmatched, last, read_errors) = run.feed(direction, &mut analysis);
+        warnings.extend(horizon_warning(&analysis, options));
         end = end.max(last);
         for e in read_errors {
             let text = describe(&e);
@@ -173,6 +174,18 @@ fn finish_all(
         .unzip()
 }
 
+/// Says how many events lay beyond the report's last bin, if any did.
+fn horizon_warning(analysis: &DirectionAnalysis, options: &Options) -> Option<String> {
+    let beyond = analysis.beyond_horizon();
+    (beyond > 0).then(|| {
+        format!(
+            "{beyond} events lie more than {MAX_BINS} bins of {} ms after the start and are \
+             left out; a wider --bin or --from/--to covers them",
+            options.bin as f64 / 1e6
+        )
+    })
+}
+
 fn mahimahi_run(name: String, path: &Path, options: &Options) -> Result<Run, String> {
     let file =
         std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
@@ -199,6 +212,7 @@ fn mahimahi_run(name: String, path: &Path, options: &Options) -> Result<Run, Str
         in_flight,
         entered_mid_path: 0,
     };
+    let warnings = horizon_warning(&analysis, options).into_iter().collect();
     let (directions, series) = finish_all(vec![(analysis, unmatched)], end);
     Ok(Run {
         summary: RunSummary {
@@ -207,7 +221,7 @@ fn mahimahi_run(name: String, path: &Path, options: &Options) -> Result<Run, Str
             format: "mahimahi",
             command_line: header.command_line,
             shells: vec![format!("0: {} queue {}", header.description, header.queue)],
-            warnings: Vec::new(),
+            warnings,
             errors: error.into_iter().collect(),
             directions,
         },

@@ -190,3 +190,21 @@ fn a_spec_round_trips_through_json() {
         );
     }
 }
+
+/// Found by fuzzing: `quantum 300g` wrapped to a zero quantum, and a DRR
+/// round that adds zero credit never ends.
+#[test]
+fn a_quantum_beyond_linux_limit_is_refused_not_wrapped() {
+    for discipline in ["fq_codel", "fq_pie"] {
+        for size in ["300g", "4g", "1049000"] {
+            let err = QueueSpec::parse(&format!("{discipline} quantum {size}")).unwrap_err();
+            assert!(err.0.contains(size) && err.0.contains("quantum"), "{err}");
+        }
+        let spec = QueueSpec::parse(&format!("{discipline} quantum 1mb")).unwrap();
+        let mut queue = spec.build();
+        let mut outcome = crate::Outcome::default();
+        let packet = emu_core::packet::build::ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, 0, 1500);
+        assert!(queue.enqueue(emu_core::Packet::new(packet, 0), 0, &mut outcome));
+        assert!(queue.dequeue(0, &mut outcome).is_some());
+    }
+}

@@ -1,0 +1,33 @@
+//! Logs made to hurt: found by fuzzing (fuzz/regressions/), kept here in
+//! plain words.
+
+use report::analysis::MAX_BINS;
+use report::Options;
+
+/// A record time far in the future asked the report for one bin per
+/// 100 ms up to it: billions of bins. Events beyond the report's horizon
+/// are left out and said; the rest is reported.
+#[test]
+fn a_time_far_in_the_future_is_left_out_and_said() {
+    let dir = std::env::temp_dir().join(format!("emu-hostile-log-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("far.log");
+    std::fs::write(
+        &path,
+        "# mahimahi mm-link (Uplink) [t] > far.log\n# base timestamp: 0\n\
+         1 # 1504\n1 + 1504\n2 - 1504 1\n18446744073709 + 1504\n",
+    )
+    .unwrap();
+    let runs = report::load(&path, &Options::default()).unwrap();
+    let summary = &runs[0].summary;
+    assert!(
+        summary
+            .warnings
+            .iter()
+            .any(|w| w.contains("events lie more than") && w.contains(&format!("{MAX_BINS} bins"))),
+        "{:?}",
+        summary.warnings
+    );
+    assert_eq!(runs[0].series.len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
