@@ -461,7 +461,7 @@ impl std::error::Error for LogError {}
 ///     realtime_origin_ns: 0,
 ///     rate_bps: None,
 ///     command_line: "emu delay 40".into(),
-///     traces: None,
+///     ..Default::default()
 /// };
 /// let mut writer = LogWriter::new();
 /// let file = writer.add_file(&path, &header).unwrap();
@@ -484,8 +484,8 @@ impl std::error::Error for LogError {}
 /// sink.record(arrival);
 /// sink.record(Record { time: 40_001_000, event: Event::Depart, ..arrival });
 /// drop(sink);
-/// let (written, lost) = writer.finish().unwrap();
-/// assert_eq!((written, lost), (2, 0));
+/// let totals = writer.finish().unwrap();
+/// assert_eq!((totals.records, totals.records_lost), (2, 0));
 ///
 /// let reader = LogReader::open(&path).unwrap();
 /// assert_eq!(reader.header.description, "delay 40 ms");
