@@ -1,15 +1,18 @@
 //! The options that make a shell's path change over time — jitter and delay
 //! schedules on `delay`, rate schedules, outages and aggregation on `link`,
-//! bursty loss, duplication and corruption on `loss` — parsed into the
-//! link crate's descriptions. Each shell's parser flattens its group in and
-//! calls one function here, so the shells' own parsers stay as they were.
+//! bursty loss, duplication and corruption on `loss` — handed as texts to
+//! `link::options`, which reads them for the shells and the experiment
+//! files alike. Each shell's parser flattens its group in and calls one
+//! function here, so the shells' own parsers stay as they were.
 
 use super::UsageError;
 use clap::Args;
-use emu_core::time::{format_duration, parse_duration, Nanos};
-use emu_core::Rate;
-use link::{DelayDynamics, Distribution, JitterSpec, Outages, Pattern, Schedule, Server};
-use std::path::{Path, PathBuf};
+use emu_core::time::Nanos;
+use link::options::{
+    DelayOptions, LinkDynamics, LinkOptions, LossDynamics, LossOptions, OptionError,
+};
+use link::DelayDynamics;
+use std::path::PathBuf;
 
 /// `delay`'s options beyond a constant delay.
 #[derive(Args, Default)]
@@ -116,453 +119,98 @@ pub struct LossDynamicsArgs {
     pub corrupt: Option<String>,
 }
 
-fn err(shell: &str, option: &str, problem: impl std::fmt::Display) -> UsageError {
-    UsageError(format!("{shell}: --{option}: {problem}"))
+/// An option's error as the shell's message: `delay: --jitter: ...`.
+fn usage(shell: &str) -> impl Fn(OptionError) -> UsageError + '_ {
+    move |e| UsageError(format!("{shell}: {e}"))
 }
 
 /// A probability written as tc users write it: `1%` or `0.01`.
-pub fn probability(shell: &str, option: &str, text: &str) -> Result<f64, UsageError> {
-    let t = text.trim();
-    let value = match t.strip_suffix('%') {
-        Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
-        None => t.parse::<f64>(),
-    };
-    match value {
-        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
-        Ok(_) => Err(err(
-            shell,
-            option,
-            format!("'{text}' is not a probability: it is outside 0 to 100% (write 1% or 0.01)"),
-        )),
-        Err(_) => Err(err(
-            shell,
-            option,
-            format!("'{text}' is not a probability (write 1% or 0.01)"),
-        )),
-    }
-}
-
-fn duration(shell: &str, option: &str, text: &str) -> Result<Nanos, UsageError> {
-    if text.trim_start().starts_with('-') {
-        return Err(err(
-            shell,
-            option,
-            format!("'{text}' is negative; a time is 0 or more (e.g. 5ms)"),
-        ));
-    }
-    parse_duration(text).map_err(|e| err(shell, option, e))
-}
-
-fn positive_duration(shell: &str, option: &str, text: &str) -> Result<Nanos, UsageError> {
-    match duration(shell, option, text)? {
-        0 => Err(err(shell, option, format!("'{text}' must be above 0"))),
-        d => Ok(d),
-    }
-}
-
-/// Splits `A:B:C` into exactly `min..=max` fields.
-fn fields<'a>(
-    shell: &str,
-    option: &str,
-    text: &'a str,
-    min: usize,
-    max: usize,
-    form: &str,
-) -> Result<Vec<&'a str>, UsageError> {
-    let parts: Vec<&str> = text.split(':').map(str::trim).collect();
-    if parts.len() < min || parts.len() > max {
-        return Err(err(shell, option, format!("'{text}' is not {form}")));
-    }
-    Ok(parts)
-}
-
-/// Reads a file of "TIME VALUE" lines (`#` comments) into schedule points.
-fn schedule_file(
-    shell: &str,
-    option: &str,
-    path: &Path,
-    value: impl Fn(&str) -> Result<u64, String>,
-) -> Result<Vec<(Nanos, u64)>, UsageError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        err(
-            shell,
-            option,
-            format!("cannot read {}: {e}", path.display()),
-        )
-    })?;
-    let mut points = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let at = |problem: String| {
-            err(
-                shell,
-                option,
-                format!("{} line {}: {problem}", path.display(), n + 1),
-            )
-        };
-        let mut words = line.split_whitespace();
-        let (Some(time), Some(val), None) = (words.next(), words.next(), words.next()) else {
-            return Err(at(format!("'{line}' is not 'TIME VALUE'")));
-        };
-        let time = parse_duration(time).map_err(|e| at(e.to_string()))?;
-        let val = value(val).map_err(at)?;
-        link::schedule::check_next_time(&points, time).map_err(at)?;
-        points.push((time, val));
-    }
-    if points.is_empty() {
-        return Err(err(
-            shell,
-            option,
-            format!("{} holds no 'TIME VALUE' lines", path.display()),
-        ));
-    }
-    Ok(points)
-}
-
-fn delay_value(text: &str) -> Result<u64, String> {
-    if text.trim_start().starts_with('-') {
-        return Err(format!("'{text}' is a negative delay"));
-    }
-    parse_duration(text).map_err(|e| e.to_string())
-}
-
-fn rate_value(text: &str) -> Result<u64, String> {
-    Rate::parse(text)
-        .map(|r| r.bits_per_sec())
-        .map_err(|e| e.to_string())
-}
-
-fn time_value(text: &str) -> Result<Nanos, String> {
-    if text.trim_start().starts_with('-') {
-        return Err(format!("'{text}' is a negative time"));
-    }
-    parse_duration(text).map_err(|e| e.to_string())
+pub fn probability(shell: &str, option: &'static str, text: &str) -> Result<f64, UsageError> {
+    link::options::probability(option, text).map_err(usage(shell))
 }
 
 impl DelayDynamicsArgs {
+    fn options(&self) -> DelayOptions {
+        DelayOptions {
+            jitter: self.jitter.clone(),
+            correlation: self.correlation.clone(),
+            distribution: self.distribution.clone(),
+            reorder: self.reorder,
+            square: self.square.clone(),
+            steps: self.steps.clone(),
+            walk: self.walk.clone(),
+            delay_trace: self.delay_trace.clone(),
+            interpolate: self.interpolate,
+            once: self.once,
+        }
+    }
+
     /// Whether TIME may be left out (a schedule gives the delay).
     pub fn has_schedule(&self) -> bool {
-        self.square.is_some()
-            || self.steps.is_some()
-            || self.delay_trace.is_some()
-            || self.walk.is_some()
+        self.options().has_schedule()
+    }
+
+    /// Whether jitter or a walk draws from the seed.
+    pub fn is_random(&self) -> bool {
+        self.options().is_random()
     }
 
     /// The dynamics, and words for the shell's description.
-    pub fn parse(
-        &self,
-        base: Option<Nanos>,
-        seed: u64,
-    ) -> Result<(DelayDynamics, Vec<String>), UsageError> {
-        let s = "delay";
-        let mut words = Vec::new();
-        let repeat = !self.once;
-        let schedule = if let Some(text) = &self.square {
-            let parts = fields(
-                s,
-                "square",
-                text,
-                3,
-                4,
-                "LOW:HIGH:PERIOD[:DUTY] (e.g. 40ms:190ms:10s)",
-            )?;
-            let low = duration(s, "square", parts[0])?;
-            let high = duration(s, "square", parts[1])?;
-            let period = positive_duration(s, "square", parts[2])?;
-            let duty = match parts.get(3) {
-                Some(d) => probability(s, "square", d)?,
-                None => 0.5,
-            };
-            words.push(format!("square {text}"));
-            Some(Schedule::square(low, high, period, duty))
-        } else if let Some(text) = &self.steps {
-            let points = link::schedule::parse_steps(text, time_value, delay_value)
-                .map_err(|e| err(s, "steps", e))?;
-            words.push(format!("steps {text}"));
-            Some(Schedule::steps(points, repeat, false))
-        } else if let Some(path) = &self.delay_trace {
-            let points = schedule_file(s, "delay-trace", path, delay_value)?;
-            words.push(format!(
-                "delay-trace {}",
-                path.file_name().map_or_else(
-                    || path.display().to_string(),
-                    |f| f.to_string_lossy().into_owned()
-                )
-            ));
-            Some(Schedule::steps(points, repeat, self.interpolate))
-        } else if let Some(text) = &self.walk {
-            let parts = fields(
-                s,
-                "walk",
-                text,
-                4,
-                4,
-                "MIN:MAX:STEP:EVERY (e.g. 20ms:100ms:1ms:10ms)",
-            )?;
-            let min = duration(s, "walk", parts[0])?;
-            let max = duration(s, "walk", parts[1])?;
-            let step = positive_duration(s, "walk", parts[2])?;
-            let every = positive_duration(s, "walk", parts[3])?;
-            if min > max {
-                return Err(err(
-                    s,
-                    "walk",
-                    format!(
-                        "MIN {} is above MAX {}",
-                        format_duration(min),
-                        format_duration(max)
-                    ),
-                ));
-            }
-            words.push(format!("walk {text}"));
-            Some(Schedule::Walk {
-                first: base.unwrap_or(min).clamp(min, max),
-                min,
-                max,
-                step,
-                every,
-                seed,
-            })
-        } else {
-            None
-        };
+    pub fn parse(&self, base: Option<Nanos>) -> Result<(DelayDynamics, Vec<String>), UsageError> {
         if self.once && self.steps.is_none() && self.delay_trace.is_none() {
             return Err(UsageError(
                 "delay: --once needs --steps or --delay-trace".into(),
             ));
         }
-        let jitter = match &self.jitter {
-            None => None,
-            Some(text) => {
-                let sigma = duration(s, "jitter", text)?;
-                let correlation = match &self.correlation {
-                    Some(c) => probability(s, "correlation", c)?,
-                    None => 0.0,
-                };
-                let distribution = match &self.distribution {
-                    Some(name) => {
-                        Distribution::parse(name).map_err(|e| err(s, "distribution", e))?
-                    }
-                    None => Distribution::Normal,
-                };
-                words.push(format!(
-                    "jitter {} {}{}",
-                    format_duration(sigma),
-                    distribution.name(),
-                    if correlation > 0.0 {
-                        format!(" {}%", correlation * 100.0)
-                    } else {
-                        String::new()
-                    }
-                ));
-                Some(JitterSpec {
-                    sigma,
-                    correlation,
-                    distribution,
-                })
-            }
-        };
-        if self.reorder {
-            words.push("reorder".into());
-        }
-        Ok((
-            DelayDynamics {
-                schedule,
-                jitter,
-                reorder: self.reorder,
-                aggregate: None,
-            },
-            words,
-        ))
+        self.options().parse(base).map_err(usage("delay"))
     }
 }
 
-/// What `link`'s dynamics options give each direction.
-pub struct LinkDynamics {
-    /// A rate schedule replacing RATE in both directions.
-    pub server: Option<Server>,
-    pub outages: Option<Outages>,
-    pub aggregate: Option<Nanos>,
-    pub words: Vec<String>,
-}
-
 impl LinkDynamicsArgs {
-    pub fn parse(&self, once: bool, seed: u64) -> Result<LinkDynamics, UsageError> {
-        let s = "link";
-        let mut words = Vec::new();
-        let server = if let Some(text) = &self.rate_steps {
-            let points = link::schedule::parse_steps(text, time_value, rate_value)
-                .map_err(|e| err(s, "rate-steps", e))?;
-            words.push(format!("rate-steps {text}"));
-            Some(Server::Schedule(Schedule::steps(points, !once, false)))
-        } else if let Some(path) = &self.rate_trace {
-            let points = schedule_file(s, "rate-trace", path, rate_value)?;
-            words.push(format!("rate-trace {}", path.display()));
-            Some(Server::Schedule(Schedule::steps(points, !once, false)))
-        } else {
-            None
-        };
-        let pair = |option: &str, text: &str| -> Result<(Nanos, Nanos), UsageError> {
-            let parts = fields(s, option, text, 2, 2, "two times A:B (e.g. 10s:2s)")?;
-            Ok((
-                duration(s, option, parts[0])?,
-                duration(s, option, parts[1])?,
-            ))
-        };
-        let outages = if let Some(text) = &self.outage {
-            let mut items = Vec::new();
-            for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-                items.push(pair("outage", item)?);
-            }
-            words.push(format!("outage {text}"));
-            Some(Outages::list(items).map_err(|e| err(s, "outage", e))?)
-        } else if let Some(text) = &self.onoff {
-            let (up, down) = pair("onoff", text)?;
-            if up == 0 || down == 0 {
-                return Err(err(s, "onoff", "both times must be above 0"));
-            }
-            words.push(format!("onoff {text}"));
-            Some(Outages::Periodic { up, down })
-        } else if let Some(text) = &self.onoff_exp {
-            let (mean_up, mean_down) = pair("onoff-exp", text)?;
-            if mean_up == 0 || mean_down == 0 {
-                return Err(err(s, "onoff-exp", "both means must be above 0"));
-            }
-            words.push(format!("onoff-exp {text}"));
-            Some(Outages::Exponential {
-                mean_up,
-                mean_down,
-                seed,
-            })
-        } else {
-            None
-        };
-        let aggregate = match &self.aggregate {
-            Some(text) => {
-                words.push(format!("aggregate {text}"));
-                Some(positive_duration(s, "aggregate", text)?)
-            }
-            None => None,
-        };
-        Ok(LinkDynamics {
-            server,
-            outages,
-            aggregate,
-            words,
-        })
+    fn options(&self) -> LinkOptions {
+        LinkOptions {
+            rate_steps: self.rate_steps.clone(),
+            rate_trace: self.rate_trace.clone(),
+            outage: self.outage.clone(),
+            onoff: self.onoff.clone(),
+            onoff_exp: self.onoff_exp.clone(),
+            aggregate: self.aggregate.clone(),
+        }
+    }
+
+    /// Whether random outages draw from the seed.
+    pub fn is_random(&self) -> bool {
+        self.options().is_random()
+    }
+
+    pub fn parse(&self, once: bool) -> Result<LinkDynamics, UsageError> {
+        self.options().parse(once).map_err(usage("link"))
     }
 }
 
 impl LossDynamicsArgs {
-    /// The loss pattern given `mean` (PROB, the mean loss rate), with words
-    /// for the description, and the duplicate and corrupt probabilities.
-    pub fn parse(&self, mean: Option<f64>) -> Result<(Option<Pattern>, f64, f64), UsageError> {
-        let s = "loss";
-        let p = |option: &str, values: &[String], i: usize| -> Result<Option<f64>, UsageError> {
-            values.get(i).map(|v| probability(s, option, v)).transpose()
-        };
-        let pattern = if let Some(values) = &self.gemodel {
-            let gp = p("gemodel", values, 0)?.unwrap_or(0.0);
-            Some(Pattern::GilbertElliott {
-                p: gp,
-                r: p("gemodel", values, 1)?.unwrap_or(1.0 - gp),
-                bad_loss: p("gemodel", values, 2)?.unwrap_or(1.0),
-                good_loss: p("gemodel", values, 3)?.unwrap_or(0.0),
-            })
-        } else if let Some(values) = &self.state {
-            let p13 = p("state", values, 0)?.unwrap_or(0.0);
-            let p31 = p("state", values, 1)?.unwrap_or(1.0 - p13);
-            let p32 = p("state", values, 2)?.unwrap_or(0.0);
-            let p23 = p("state", values, 3)?.unwrap_or(1.0);
-            let p14 = p("state", values, 4)?.unwrap_or(0.0);
-            if p13 + p14 > 1.0 || p31 + p32 > 1.0 {
-                return Err(err(
-                    s,
-                    "state",
-                    "p13 + p14 and p31 + p32 must each be at most 100% (they leave one state)",
-                ));
-            }
-            Some(Pattern::FourState {
-                p13,
-                p31,
-                p32,
-                p23,
-                p14,
-            })
-        } else if let Some(text) = &self.burst {
-            let length: f64 = text
-                .trim()
-                .parse()
-                .ok()
-                .filter(|l: &f64| *l >= 1.0 && l.is_finite())
-                .ok_or_else(|| {
-                    err(
-                        s,
-                        "burst",
-                        format!("'{text}' is not a mean burst length of 1 packet or more"),
-                    )
-                })?;
-            let Some(loss) = mean else {
-                return Err(err(
-                    s,
-                    "burst",
-                    "needs PROB, the mean loss rate (e.g. emu loss 1% --burst 4)",
-                ));
-            };
-            if loss >= 1.0 {
-                return Err(err(s, "burst", "PROB must be below 100% for bursts to end"));
-            }
-            // Bad state share p / (p + r) = loss, with r = 1 / length.
-            let r = 1.0 / length;
-            let gp = loss * r / (1.0 - loss);
-            if gp > 1.0 {
-                return Err(err(s, "burst", format!("a mean loss of {} in bursts of {length} cannot be reached: use shorter bursts", loss)));
-            }
-            Some(Pattern::GilbertElliott {
-                p: gp,
-                r,
-                bad_loss: 1.0,
-                good_loss: 0.0,
-            })
-        } else {
-            None
-        };
-        let duplicate = match &self.duplicate {
-            Some(t) => probability(s, "duplicate", t)?,
-            None => 0.0,
-        };
-        let corrupt = match &self.corrupt {
-            Some(t) => probability(s, "corrupt", t)?,
-            None => 0.0,
-        };
-        Ok((pattern, duplicate, corrupt))
+    fn options(&self) -> LossOptions {
+        LossOptions {
+            gemodel: self.gemodel.clone(),
+            state: self.state.clone(),
+            burst: self.burst.clone(),
+            duplicate: self.duplicate.clone(),
+            corrupt: self.corrupt.clone(),
+        }
+    }
+
+    /// The loss pattern given `mean` (PROB, the mean loss rate), and the
+    /// duplicate and corrupt probabilities.
+    pub fn parse(&self, mean: Option<f64>) -> Result<LossDynamics, UsageError> {
+        self.options().parse(mean).map_err(usage("loss"))
     }
 
     pub fn is_markov(&self) -> bool {
-        self.gemodel.is_some() || self.state.is_some()
+        self.options().is_markov()
     }
 
     /// Words for the description.
     pub fn words(&self) -> Vec<String> {
-        let mut words = Vec::new();
-        if let Some(v) = &self.gemodel {
-            words.push(format!("gemodel {}", v.join(" ")));
-        }
-        if let Some(v) = &self.state {
-            words.push(format!("state {}", v.join(" ")));
-        }
-        if let Some(v) = &self.burst {
-            words.push(format!("burst {v}"));
-        }
-        if let Some(v) = &self.duplicate {
-            words.push(format!("duplicate {v}"));
-        }
-        if let Some(v) = &self.corrupt {
-            words.push(format!("corrupt {v}"));
-        }
-        words
+        self.options().words()
     }
 }

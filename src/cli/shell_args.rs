@@ -210,11 +210,6 @@ fn per_direction<'a>(
     Ok([pick(up, "uplink")?, pick(down, "downlink")?])
 }
 
-/// A seed from the clock when none is given (it is recorded in the log).
-fn seed_or_clock(seed: Option<u64>) -> u64 {
-    seed.unwrap_or_else(|| emu_core::time::realtime_now() ^ ((std::process::id() as u64) << 32))
-}
-
 fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
     let scheduled = args.dynamics.has_schedule();
     let zero = Some("0".to_string());
@@ -233,10 +228,9 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
         }
         delays[d] = parse_duration(text).map_err(|e| UsageError(format!("delay: {e}")))?;
     }
-    let random = args.dynamics.jitter.is_some() || args.dynamics.walk.is_some();
-    let seed = seed_or_clock(args.dynamics.seed);
+    let random = args.dynamics.is_random();
     let base = args.time.as_ref().map(|_| delays[0]);
-    let (dynamics, words) = args.dynamics.parse(base, seed)?;
+    let (dynamics, words) = args.dynamics.parse(base)?;
     let mut description = if scheduled && args.time.is_none() {
         "delay".to_string()
     } else if delays[0] == delays[1] {
@@ -263,8 +257,13 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
         kind: "delay",
         description,
         directions,
-        // Jitter and the walk draw from the seed; else there is none.
-        seed: if random { Some(seed) } else { NO_RANDOMNESS },
+        // Jitter and the walk draw from the seed (None: the shells pick one
+        // from the clock and log it); else there is none.
+        seed: if random {
+            args.dynamics.seed
+        } else {
+            NO_RANDOMNESS
+        },
     })
 }
 
@@ -281,9 +280,8 @@ pub(crate) fn load_trace(path: &std::path::Path, once: bool) -> Result<Server, U
 }
 
 fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
-    let random = args.dynamics.onoff_exp.is_some();
-    let seed = seed_or_clock(args.dynamics.seed);
-    let dynamics = args.dynamics.parse(args.once, seed)?;
+    let random = args.dynamics.is_random();
+    let dynamics = args.dynamics.parse(args.once)?;
     if dynamics.server.is_some()
         && (args.rate.is_some()
             || args.uplink.is_some()
@@ -380,8 +378,13 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
         kind: "link",
         description,
         directions,
-        // Random outages draw from the seed; else there is none.
-        seed: if random { Some(seed) } else { NO_RANDOMNESS },
+        // Random outages draw from the seed (None: the shells pick one from
+        // the clock and log it); else there is none.
+        seed: if random {
+            args.dynamics.seed
+        } else {
+            NO_RANDOMNESS
+        },
     })
 }
 
@@ -411,7 +414,11 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
         probabilities[d] = probability("loss", "prob", text)
             .map_err(|e| UsageError(e.0.replace("loss: --prob: ", "loss: PROB: ")))?;
     }
-    let (pattern, duplicate, corrupt) = args.dynamics.parse(Some(probabilities[0]))?;
+    let link::options::LossDynamics {
+        pattern,
+        duplicate,
+        corrupt,
+    } = args.dynamics.parse(Some(probabilities[0]))?;
     if pattern.is_some() && probabilities[0] != probabilities[1] {
         return Err(UsageError(
             "loss: a bursty loss model applies to both directions: give PROB, not --uplink/--downlink".into(),
@@ -632,14 +639,17 @@ mod tests {
             s.directions[0].server,
             Server::Schedule(link::Schedule::Steps { repeat: false, .. })
         ));
+        let s = spec("link 10mbit --onoff-exp 1s:200ms --seed 4").unwrap();
         assert!(matches!(
-            spec("link 10mbit --onoff-exp 1s:200ms --seed 4")
-                .unwrap()
-                .directions[0]
-                .dynamics
-                .outages,
-            Some(link::Outages::Exponential { seed: 4, .. })
+            s.directions[0].dynamics.outages,
+            Some(link::Outages::Exponential { .. })
         ));
+        assert_eq!(s.seed, Some(4), "the outages draw from the shell's seed");
+        assert_eq!(
+            spec("link 10mbit --onoff-exp 1s:200ms").unwrap().seed,
+            None,
+            "no seed given: the shells pick one and log it"
+        );
         for (bad, message) in [
             (
                 "link --rate-steps 0s=1mbit,5s=2mbit,5s=3mbit",

@@ -99,7 +99,7 @@ mod tests {
     fn curve(points: Vec<(Nanos, u64)>) -> ServiceCurve {
         ServiceCurve {
             rate: RateCurve::Scheduled(Box::new(
-                Schedule::steps(points, false, false).cursor(0, 0),
+                Schedule::steps(points, false, false).cursor(0, 0, 0),
             )),
         }
     }
@@ -124,14 +124,14 @@ mod tests {
         let mut c = ServiceCurve {
             rate: RateCurve::Constant(100_000_000),
         };
-        let mut outage = Outages::list(vec![(S, S)]).unwrap().cursor(0, 0);
+        let mut outage = Outages::list(vec![(S, S)]).unwrap().cursor(0, 0, 0);
         // Starts 60 µs before the outage: the rest is sent after it.
         assert_eq!(
             c.serve(S - 60 * US, 1500, Some(&mut outage)),
             (S - 60 * US, 2 * S + 60 * US)
         );
         // Ready during the outage: starts when it ends.
-        let mut outage = Outages::list(vec![(S, S)]).unwrap().cursor(0, 0);
+        let mut outage = Outages::list(vec![(S, S)]).unwrap().cursor(0, 0, 0);
         assert_eq!(
             c.serve(S + 5, 1500, Some(&mut outage)),
             (2 * S, 2 * S + 120 * US)

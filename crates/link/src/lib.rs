@@ -12,6 +12,7 @@ pub mod jitter;
 mod loss;
 mod mangle;
 mod model;
+pub mod options;
 pub mod outage;
 pub mod propagation;
 pub mod schedule;

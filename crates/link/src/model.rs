@@ -248,8 +248,8 @@ impl Link {
         let (seed, stream) = (dynamics.seed, dynamics.stream);
         let mut changes = ChangeLog::new(start);
         let outage = dynamics.outages.as_ref().map(|o| {
-            changes.follow_outages(o.cursor(start, stream));
-            Box::new(o.cursor(start, stream))
+            changes.follow_outages(o.cursor(start, seed, stream));
+            Box::new(o.cursor(start, seed, stream))
         });
         let curve = |rate: RateCurve| Box::new(ServiceCurve { rate });
         let server = match config.server {
@@ -262,13 +262,13 @@ impl Link {
                     .then(|| curve(RateCurve::Constant(rate.bits_per_sec()))),
             },
             Server::Schedule(schedule) => {
-                changes.follow(Change::Rate, schedule.cursor(start, stream));
+                changes.follow(Change::Rate, schedule.cursor(start, seed, stream));
                 let first = Rate::from_bits_per_sec(schedule.first().max(1)).expect("above 0");
                 ServerState::Rate {
                     serializer: Serializer::new(first),
                     busy_until: start,
                     curve: Some(curve(RateCurve::Scheduled(Box::new(
-                        schedule.cursor(start, stream),
+                        schedule.cursor(start, seed, stream),
                     )))),
                 }
             }
@@ -279,7 +279,7 @@ impl Link {
         };
         let propagation = (!dynamics.delay.is_none()).then(|| {
             if let Some(schedule) = &dynamics.delay.schedule {
-                changes.follow(Change::Delay, schedule.cursor(start, stream));
+                changes.follow(Change::Delay, schedule.cursor(start, seed, stream));
             }
             Box::new(Propagation::new(
                 config.delay,

@@ -15,18 +15,16 @@ pub enum Outages {
     /// Up for `up`, down for `down`, repeating, starting up.
     Periodic { up: Nanos, down: Nanos },
     /// Up and down for exponentially distributed times of these means,
-    /// starting up.
-    Exponential {
-        mean_up: Nanos,
-        mean_down: Nanos,
-        seed: u64,
-    },
+    /// starting up; drawn from the seed the link gives the cursor.
+    Exponential { mean_up: Nanos, mean_down: Nanos },
 }
 
 impl Outages {
-    pub fn cursor(&self, start: Nanos, stream: u64) -> OutageCursor {
+    /// The outages from `start` on; exponential ones draw from `seed` (the
+    /// link's) in `stream`.
+    pub fn cursor(&self, start: Nanos, seed: u64, stream: u64) -> OutageCursor {
         let mut rng = ChaCha8Rng::seed_from_u64(match self {
-            Outages::Exponential { seed, .. } => *seed ^ 0x6f75_7461_6765,
+            Outages::Exponential { .. } => seed ^ 0x6f75_7461_6765,
             _ => 0,
         });
         rng.set_stream(stream);
@@ -134,7 +132,7 @@ mod tests {
     #[test]
     fn a_listed_outage_is_down_exactly_for_its_length() {
         let outages = Outages::list(vec![(10 * S, 2 * S), (20 * S, S)]).unwrap();
-        let mut c = outages.cursor(7, 0);
+        let mut c = outages.cursor(7, 0, 0);
         assert!(!c.is_down(7 + 10 * S - 1));
         assert!(c.is_down(7 + 10 * S));
         assert_eq!(c.up_at(7 + 11 * S), 7 + 12 * S);
@@ -147,15 +145,14 @@ mod tests {
 
     #[test]
     fn periodic_and_exponential_outages_have_their_shares() {
-        let mut c = Outages::Periodic { up: 3 * S, down: S }.cursor(0, 0);
+        let mut c = Outages::Periodic { up: 3 * S, down: S }.cursor(0, 0, 0);
         assert!(!c.is_down(3 * S - 1) && c.is_down(3 * S) && !c.is_down(4 * S));
         assert!(c.is_down(7 * S + S / 2));
         let mut c = Outages::Exponential {
             mean_up: S,
             mean_down: S / 4,
-            seed: 9,
         }
-        .cursor(0, 0);
+        .cursor(0, 9, 0);
         let ms = 1_000_000;
         let down = (0..2_000_000u64).filter(|i| c.is_down(i * ms)).count();
         let share = down as f64 / 2_000_000.0;

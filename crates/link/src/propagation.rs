@@ -54,7 +54,10 @@ impl Propagation {
     ) -> Propagation {
         Propagation {
             base,
-            schedule: dynamics.schedule.as_ref().map(|s| s.cursor(start, stream)),
+            schedule: dynamics
+                .schedule
+                .as_ref()
+                .map(|s| s.cursor(start, seed, stream)),
             jitter: dynamics
                 .jitter
                 .clone()

@@ -35,7 +35,6 @@ pub enum Schedule {
         max: u64,
         step: u64,
         every: Nanos,
-        seed: u64,
     },
 }
 
@@ -74,9 +73,11 @@ impl Schedule {
         }
     }
 
-    /// The value read at `start` and after; `stream` separates the walks of
-    /// two directions drawn from one seed.
-    pub fn cursor(&self, start: Nanos, stream: u64) -> Cursor {
+    /// The value read at `start` and after. A walk draws from `seed` (the
+    /// link's, resolved once where the link is built, so a schedule carries
+    /// no seed of its own); `stream` separates the walks of two directions
+    /// drawn from one seed.
+    pub fn cursor(&self, start: Nanos, seed: u64, stream: u64) -> Cursor {
         let state = match self {
             Schedule::Steps { points, .. } => State::Steps {
                 period_start: start,
@@ -87,10 +88,8 @@ impl Schedule {
                     0
                 },
             },
-            Schedule::Walk {
-                first, every, seed, ..
-            } => {
-                let mut rng = ChaCha8Rng::seed_from_u64(*seed ^ 0x7761_6c6b);
+            Schedule::Walk { first, every, .. } => {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7761_6c6b);
                 rng.set_stream(stream);
                 State::Walk {
                     rng: Box::new(rng),
@@ -267,7 +266,7 @@ mod tests {
     #[test]
     fn square_wave_switches_at_the_exact_nanosecond() {
         let square = Schedule::square(40 * MS, 190 * MS, 2 * S, 0.5);
-        let mut c = square.cursor(5, 0);
+        let mut c = square.cursor(5, 0, 0);
         assert_eq!(c.value_at(5), 40 * MS);
         assert_eq!(c.next_change(), Some(5 + S));
         assert_eq!(c.value_at(5 + S - 1), 40 * MS);
@@ -278,20 +277,20 @@ mod tests {
         assert_eq!(c.value_at(5 + 1001 * S - 1), 40 * MS);
         assert_eq!(c.value_at(5 + 1001 * S), 190 * MS);
         let duty = Schedule::square(1, 2, 100, 0.25);
-        let mut c = duty.cursor(0, 0);
+        let mut c = duty.cursor(0, 0, 0);
         assert_eq!((c.value_at(74), c.value_at(75), c.value_at(100)), (1, 2, 1));
     }
 
     #[test]
     fn steps_repeat_or_hold() {
         let points = vec![(0, 40), (10 * S, 190), (20 * S, 40)];
-        let mut once = Schedule::steps(points.clone(), false, false).cursor(0, 0);
+        let mut once = Schedule::steps(points.clone(), false, false).cursor(0, 0, 0);
         assert_eq!(once.value_at(10 * S - 1), 40);
         assert_eq!(once.value_at(10 * S), 190);
         assert_eq!(once.value_at(100 * S), 40);
         assert_eq!(once.next_change(), None);
         let mut looped =
-            Schedule::steps(vec![(0, 1), (10 * S, 2), (20 * S, 3)], true, false).cursor(0, 0);
+            Schedule::steps(vec![(0, 1), (10 * S, 2), (20 * S, 3)], true, false).cursor(0, 0, 0);
         assert_eq!(looped.value_at(25 * S), 1);
         assert_eq!(looped.value_at(30 * S), 2);
         assert_eq!(looped.next_change(), Some(40 * S));
@@ -299,7 +298,8 @@ mod tests {
 
     #[test]
     fn interpolated_trace_moves_linearly() {
-        let mut c = Schedule::steps(vec![(0, 0), (10, 100), (20, 100)], false, true).cursor(0, 0);
+        let mut c =
+            Schedule::steps(vec![(0, 0), (10, 100), (20, 100)], false, true).cursor(0, 0, 0);
         assert_eq!(c.value_at(0), 0);
         assert_eq!(c.value_at(5), 50);
         assert_eq!(c.value_at(10), 100);
@@ -314,10 +314,9 @@ mod tests {
             max: 80,
             step: 5,
             every: 10,
-            seed: 3,
         };
-        let mut a = walk.cursor(0, 1);
-        let mut b = walk.cursor(0, 1);
+        let mut a = walk.cursor(0, 3, 1);
+        let mut b = walk.cursor(0, 3, 1);
         let mut previous = 50;
         let mut seen = std::collections::BTreeSet::new();
         for t in 0..20_000 {
