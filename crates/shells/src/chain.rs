@@ -8,6 +8,7 @@ use crate::addressing::{self, AddressPair};
 use crate::command::{self, CommandSpec};
 use crate::error::{Result, ShellError};
 use crate::guardian::Guardian;
+use crate::links::{copy_traces, LinkSetup};
 use crate::nat::{self, NatRule};
 use crate::netns::{self, NetNs};
 use crate::outside::Outside;
@@ -18,9 +19,8 @@ use crate::status::{self, StatusLine};
 use crate::tun::Tun;
 use crate::{devices, environment, privilege, signals, summary};
 use emu_core::capture::CaptureHeader;
-use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, TraceFile};
+use emu_core::log::{Direction, LogSink, LogWriter};
 use emu_core::time::{monotonic_now, realtime_now};
-use link::{Link, LinkConfig, Loss, Server};
 use std::io::IsTerminal;
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -391,36 +391,28 @@ fn build_shell(
 
     let start = monotonic_now();
     let realtime_start = realtime_now();
+    let setup = LinkSetup {
+        shell: index as u8,
+        directions: &spec.directions,
+        seed,
+        streams: [(index * 2) as u64, (index * 2 + 1) as u64],
+        max_packet: options.mtu as usize,
+        start,
+    };
     let mut log = None;
     let mut writer = writer;
     let mut sinks = match writer.as_deref_mut().filter(|_| options.log_dir.is_some()) {
         Some(w) => {
-            let header = LogHeader {
-                shell: index as u8,
-                description: format!("{} seed {seed}", spec.description),
-                monotonic_origin_ns: start,
-                realtime_origin_ns: realtime_start,
-                rate_bps: Some(spec.directions.clone().map(|d| match d.server {
-                    Server::Rate(r) => Some(r.bits_per_sec()),
-                    _ => None,
-                })),
-                command_line: options.command_line.clone(),
-                traces: None,
-                queues: Some(
-                    spec.directions
-                        .clone()
-                        .map(|d| serde_json::to_value(&d.queue).ok()),
-                ),
-                shaper_bps: Some(spec.directions.clone().map(|d| d.queue.shaper_bps())),
-            };
             let dir = options
                 .log_dir
                 .as_ref()
                 .expect("a writer implies a log directory");
-            let header = LogHeader {
-                traces: copy_traces(dir, index, &spec.directions)?,
-                ..header
-            };
+            let header = setup.log_header(
+                format!("{} seed {seed}", spec.description),
+                options.command_line.clone(),
+                realtime_start,
+                copy_traces(dir, &index.to_string(), &spec.directions)?,
+            );
             let path = dir.join(format!("{index}-{}.emulog", spec.kind));
             let file = privilege::io_as_invoker(|| w.add_file(&path, &header))
                 .map_err(|e| ShellError::os(&format!("creating {}", path.display()), e))?;
@@ -458,29 +450,7 @@ fn build_shell(
 
     let mut pumps = Vec::new();
     for (d, direction) in Direction::BOTH.into_iter().enumerate() {
-        let dir_spec = &spec.directions[d];
-        let queue = dir_spec.queue.build();
-        let loss = (!dir_spec.loss.is_none())
-            .then(|| Loss::with_pattern(dir_spec.loss, seed, (index * 2 + d) as u64));
-        let link = Link::new(
-            LinkConfig {
-                shell: index as u8,
-                direction,
-                delay: dir_spec.delay,
-                server: dir_spec.server.clone(),
-                queue,
-                loss,
-                max_packet: options.mtu as usize,
-                overhead: dir_spec.overhead,
-                dynamics: link::Dynamics {
-                    seed,
-                    stream: (index * 2 + d) as u64,
-                    ..dir_spec.dynamics.clone()
-                },
-            },
-            start,
-            std::mem::replace(&mut sinks[d], LogSink::disabled()),
-        );
+        let link = setup.build(d, std::mem::replace(&mut sinks[d], LogSink::disabled()));
         let (input, output) = match direction {
             Direction::Uplink => (inner_tun.raw_fd(), outer_tun.raw_fd()),
             Direction::Downlink => (outer_tun.raw_fd(), inner_tun.raw_fd()),
@@ -509,29 +479,4 @@ fn build_shell(
         pair,
         log,
     })
-}
-
-/// Copies each direction's trace into the log directory (as
-/// `<shell>-<direction>.trace`, in emu's nanosecond format) so the logs
-/// carry their own capacity: a report stays right when the original trace
-/// has moved or changed.
-fn copy_traces(
-    dir: &std::path::Path,
-    index: usize,
-    directions: &[DirectionSpec; 2],
-) -> Result<Option<[Option<TraceFile>; 2]>> {
-    let mut files = [None, None];
-    for (d, direction) in Direction::BOTH.into_iter().enumerate() {
-        if let Server::Trace { trace, repeat } = &directions[d].server {
-            let file = format!("{index}-{}.trace", direction.name());
-            let path = dir.join(&file);
-            privilege::io_as_invoker(|| std::fs::write(&path, trace.to_emu_text()))
-                .map_err(|e| ShellError::os(&format!("writing {}", path.display()), e))?;
-            files[d] = Some(TraceFile {
-                file,
-                repeat: *repeat,
-            });
-        }
-    }
-    Ok(files.iter().any(Option::is_some).then_some(files))
 }

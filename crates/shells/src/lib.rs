@@ -12,6 +12,7 @@ mod environment;
 pub mod error;
 pub mod guardian;
 pub mod lateness;
+pub mod links;
 pub mod live;
 pub mod nat;
 pub mod netns;
