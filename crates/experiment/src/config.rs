@@ -127,47 +127,122 @@ pub enum Side {
     Right,
 }
 
-/// What one direction of a link may set; unset keys fall back to the
-/// link's shared keys, then to no delay, no bottleneck, no loss.
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct DirectionSection {
-    pub delay: Option<Duration>,
-    pub rate: Option<RateValue>,
-    /// A Mahimahi or emu trace file, relative to the experiment file.
-    pub trace: Option<Spanned<String>>,
-    /// A queue as the shells take it, e.g. "cake bandwidth 50mbit".
-    pub queue: Option<Spanned<String>>,
-    /// Probability of losing each packet.
-    pub loss: Option<f64>,
-    /// Framing bytes charged per packet by the rate or trace.
-    pub overhead: Option<u32>,
+/// The keys of a link direction, written once: they make a direction's
+/// table, and the shared (both directions) keys of a host's side link and
+/// of a bottleneck. The dynamics keys are the shells' flags with `_` for
+/// `-` (the flag's own spelling is accepted too) and take the same texts:
+/// `square = "40ms:190ms:10s"` is `emu delay --square 40ms:190ms:10s`.
+macro_rules! link_tables {
+    ($( $(#[$meta:meta])* $field:ident : $ty:ty ),* $(,)?) => {
+        /// What one direction of a link may set; unset keys fall back to
+        /// the link's shared keys, then to no delay, no bottleneck, no loss.
+        #[derive(Debug, Clone, Default, Deserialize, Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct DirectionSection {
+            $( $(#[$meta])* pub $field: Option<$ty>, )*
+        }
+
+        impl DirectionSection {
+            /// Each key from this direction, else from `shared`.
+            fn or(&self, shared: &DirectionSection) -> DirectionSection {
+                DirectionSection {
+                    $( $field: self.$field.clone().or_else(|| shared.$field.clone()), )*
+                }
+            }
+        }
+
+        #[derive(Debug, Clone, Deserialize, Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct HostSection {
+            pub side: Side,
+            /// The host's default congestion control (net.ipv4.tcp_congestion_control).
+            pub cc: Option<Spanned<String>>,
+            /// net.ipv4.tcp_ecn: 0 off, 1 request and accept, 2 accept only.
+            pub tcp_ecn: Option<u8>,
+            /// Further net.* sysctls of the host's namespace.
+            #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+            pub sysctl: BTreeMap<String, SysctlValue>,
+            // The side link, both directions:
+            $( $(#[$meta])* pub $field: Option<$ty>, )*
+            /// From the host to its router.
+            #[serde(default)]
+            pub up: DirectionSection,
+            /// From the router to the host.
+            #[serde(default)]
+            pub down: DirectionSection,
+        }
+
+        impl HostSection {
+            /// The side link's keys for both directions.
+            fn shared(&self) -> DirectionSection {
+                DirectionSection { $( $field: self.$field.clone(), )* }
+            }
+        }
+
+        #[derive(Debug, Clone, Default, Deserialize, Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct LinkSection {
+            $( $(#[$meta])* pub $field: Option<$ty>, )*
+            /// Left to right.
+            #[serde(default)]
+            pub forward: DirectionSection,
+            /// Right to left.
+            #[serde(default)]
+            pub reverse: DirectionSection,
+        }
+
+        impl LinkSection {
+            /// The bottleneck's keys for both directions.
+            fn shared(&self) -> DirectionSection {
+                DirectionSection { $( $field: self.$field.clone(), )* }
+            }
+        }
+    };
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct HostSection {
-    pub side: Side,
-    /// The host's default congestion control (net.ipv4.tcp_congestion_control).
-    pub cc: Option<Spanned<String>>,
-    /// net.ipv4.tcp_ecn: 0 off, 1 request and accept, 2 accept only.
-    pub tcp_ecn: Option<u8>,
-    /// Further net.* sysctls of the host's namespace.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub sysctl: BTreeMap<String, SysctlValue>,
-    // The side link, both directions:
-    pub delay: Option<Duration>,
-    pub rate: Option<RateValue>,
-    pub trace: Option<Spanned<String>>,
-    pub queue: Option<Spanned<String>>,
-    pub loss: Option<f64>,
-    pub overhead: Option<u32>,
-    /// From the host to its router.
-    #[serde(default)]
-    pub up: DirectionSection,
-    /// From the router to the host.
-    #[serde(default)]
-    pub down: DirectionSection,
+link_tables! {
+    delay: Duration,
+    rate: RateValue,
+    /// A Mahimahi or emu trace file, relative to the experiment file.
+    trace: Spanned<String>,
+    /// A queue as the shells take it, e.g. "cake bandwidth 50mbit".
+    queue: Spanned<String>,
+    /// Probability of losing each packet (with `burst`: the mean loss rate).
+    loss: f64,
+    /// Framing bytes charged per packet by the rate or trace.
+    overhead: u32,
+    // The delay's dynamics (`emu delay`'s flags):
+    jitter: Spanned<String>,
+    correlation: Spanned<String>,
+    distribution: Spanned<String>,
+    reorder: bool,
+    square: Spanned<String>,
+    steps: Spanned<String>,
+    walk: Spanned<String>,
+    /// A file of "TIME DELAY" lines, relative to the experiment file.
+    #[serde(alias = "delay-trace")]
+    delay_trace: Spanned<String>,
+    interpolate: bool,
+    /// Play steps, a delay trace or a rate schedule once and hold the last value.
+    once: bool,
+    // The server's dynamics (`emu link`'s flags):
+    #[serde(alias = "rate-steps")]
+    rate_steps: Spanned<String>,
+    /// A file of "TIME RATE" lines, relative to the experiment file.
+    #[serde(alias = "rate-trace")]
+    rate_trace: Spanned<String>,
+    outage: Spanned<String>,
+    onoff: Spanned<String>,
+    #[serde(alias = "onoff-exp")]
+    onoff_exp: Spanned<String>,
+    aggregate: Spanned<String>,
+    // The loss model and mangling (`emu loss`'s flags; the models' values
+    // separated by spaces, as on the command line: gemodel = "1% 30%"):
+    gemodel: Spanned<String>,
+    state: Spanned<String>,
+    burst: Spanned<String>,
+    duplicate: Spanned<String>,
+    corrupt: Spanned<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -186,23 +261,6 @@ impl fmt::Display for SysctlValue {
     }
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkSection {
-    pub delay: Option<Duration>,
-    pub rate: Option<RateValue>,
-    pub trace: Option<Spanned<String>>,
-    pub queue: Option<Spanned<String>>,
-    pub loss: Option<f64>,
-    pub overhead: Option<u32>,
-    /// Left to right.
-    #[serde(default)]
-    pub forward: DirectionSection,
-    /// Right to left.
-    #[serde(default)]
-    pub reverse: DirectionSection,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FlowKind {
@@ -215,6 +273,11 @@ pub enum FlowKind {
     Ping,
     /// Any command, run by `sh -c` on the `from` host.
     Command,
+    /// A Pantheon scheme wrapper: `WRAPPER run_first` says which side
+    /// starts; that side gets `WRAPPER SIDE PORT`, the other, `setup_time`
+    /// later, `WRAPPER SIDE IP PORT` (the first side's host address). The
+    /// sender runs on `from`, the receiver on `to`.
+    Pantheon,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
@@ -260,6 +323,12 @@ pub struct FlowSection {
     pub interval: Option<Duration>,
     /// Command: run with `sh -c` on the `from` host.
     pub command: Option<String>,
+    /// Pantheon: the scheme's wrapper, an executable relative to the
+    /// experiment file (Pantheon's `src/wrappers/SCHEME.py`).
+    pub wrapper: Option<Spanned<String>>,
+    /// Pantheon: how long the side that runs first gets before the other
+    /// starts (Pantheon's run_first_setup_time); 3s if absent.
+    pub setup_time: Option<Duration>,
     #[serde(default)]
     pub start: Duration,
     /// Until the end of the run if absent.
@@ -301,15 +370,9 @@ fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<LinkSection
     d.deserialize_any(OneOrMany)
 }
 
-/// One direction of one link, resolved.
-#[derive(Debug, Clone)]
-pub struct DirectionPlan {
-    pub delay: Nanos,
-    pub server: Server,
-    pub queue: aqm::QueueSpec,
-    pub loss: f64,
-    pub overhead: u32,
-}
+/// One direction of one link, resolved: what a shell's direction is, so
+/// both are built by the same constructor (`shells::links`).
+pub type DirectionPlan = shells::DirectionSpec;
 
 /// A host, resolved: its address, sysctls and side link.
 #[derive(Debug, Clone)]
@@ -336,12 +399,80 @@ pub struct FlowPlan {
     pub size: u32,
     pub interval: Nanos,
     pub command: Option<String>,
+    /// Pantheon: the wrapper, which side runs first, and the time it gets.
+    pub pantheon: Option<PantheonPlan>,
     pub start: Nanos,
     pub duration: Nanos,
     pub bytes: Option<u64>,
     pub omit: Nanos,
     /// The receiving port (TCP and UDP flows).
     pub port: u16,
+}
+
+/// Which side of a Pantheon scheme starts first (its `run_first` answer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PantheonSide {
+    Sender,
+    Receiver,
+}
+
+impl PantheonSide {
+    pub fn name(self) -> &'static str {
+        match self {
+            PantheonSide::Sender => "sender",
+            PantheonSide::Receiver => "receiver",
+        }
+    }
+
+    pub fn other(self) -> PantheonSide {
+        match self {
+            PantheonSide::Sender => PantheonSide::Receiver,
+            PantheonSide::Receiver => PantheonSide::Sender,
+        }
+    }
+}
+
+/// A Pantheon flow, resolved.
+#[derive(Debug, Clone)]
+pub struct PantheonPlan {
+    pub wrapper: PathBuf,
+    pub first: PantheonSide,
+    pub setup_time: Nanos,
+}
+
+/// Asks a wrapper which side runs first (`WRAPPER run_first`).
+fn run_first(wrapper: &Path) -> Result<PantheonSide, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(wrapper).map_err(|e| format!("{}: {e}", wrapper.display()))?;
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        return Err(format!(
+            "{} is not an executable file: make it one (chmod +x) with a #! line",
+            wrapper.display()
+        ));
+    }
+    let output = std::process::Command::new(wrapper)
+        .arg("run_first")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("running {} run_first: {e}", wrapper.display()))?;
+    let answer = String::from_utf8_lossy(&output.stdout);
+    match answer.trim() {
+        "receiver" => Ok(PantheonSide::Receiver),
+        "sender" => Ok(PantheonSide::Sender),
+        other => Err(format!(
+            "{} run_first answered '{other}'{}; a Pantheon wrapper prints receiver or sender",
+            wrapper.display(),
+            if output.status.success() {
+                String::new()
+            } else {
+                format!(
+                    " and failed ({}): {}",
+                    output.status,
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )
+            }
+        )),
+    }
 }
 
 /// Everything a run needs, every default filled in.
@@ -492,14 +623,7 @@ pub fn plan(
             }
             sysctls.push((key.clone(), value.to_string()));
         }
-        let shared = DirectionSection {
-            delay: host.delay,
-            rate: host.rate,
-            trace: host.trace.clone(),
-            queue: host.queue.clone(),
-            loss: host.loss,
-            overhead: host.overhead,
-        };
+        let shared = host.shared();
         let key = format!("hosts.{name}");
         hosts.push(HostPlan {
             name: name.clone(),
@@ -512,14 +636,7 @@ pub fn plan(
     }
     let mut bottlenecks = Vec::new();
     for (b, link) in experiment.bottleneck.iter().enumerate() {
-        let shared = DirectionSection {
-            delay: link.delay,
-            rate: link.rate,
-            trace: link.trace.clone(),
-            queue: link.queue.clone(),
-            loss: link.loss,
-            overhead: link.overhead,
-        };
+        let shared = link.shared();
         let key = if experiment.bottleneck.len() == 1 {
             "bottleneck".to_string()
         } else {
@@ -597,6 +714,15 @@ pub fn plan(
                 }
             }
             FlowKind::Ping => allowed.push("interval"),
+            FlowKind::Pantheon => {
+                allowed.extend(["wrapper", "setup_time"]);
+                if flow.wrapper.is_none() {
+                    return Err(source.key(
+                        &format!("{key}.wrapper"),
+                        "missing: the scheme's wrapper (e.g. pantheon/src/wrappers/bbr.py)",
+                    ));
+                }
+            }
             FlowKind::Command => {
                 allowed.push("command");
                 if flow.command.is_none() {
@@ -616,6 +742,8 @@ pub fn plan(
             ("interval", flow.interval.is_some()),
             ("command", flow.command.is_some()),
             ("omit", flow.omit.is_some()),
+            ("wrapper", flow.wrapper.is_some()),
+            ("setup_time", flow.setup_time.is_some()),
         ] {
             if given && !allowed.contains(&name) {
                 return Err(source.key(
@@ -648,6 +776,26 @@ pub fn plan(
         if flow.count == 0 {
             return Err(source.key(&format!("{key}.count"), "must be at least 1"));
         }
+        let pantheon = match &flow.wrapper {
+            Some(wrapper) => {
+                let setup_time = flow.setup_time.map_or(3 * NS_PER_SEC, |t| t.0);
+                if setup_time + NS_PER_SEC > duration {
+                    return Err(source.key(
+                        &format!("{key}.setup_time"),
+                        "must leave the flow at least 1s after it",
+                    ));
+                }
+                let path = base.join(wrapper.get_ref());
+                let first = run_first(&path)
+                    .map_err(|e| source.at(wrapper, &format!("{key}.wrapper"), e))?;
+                Some(PantheonPlan {
+                    wrapper: path,
+                    first,
+                    setup_time,
+                })
+            }
+            None => None,
+        };
         let base_name = match &flow.name {
             Some(name) => {
                 check_name(name).map_err(|m| source.key(&format!("{key}.name"), m))?;
@@ -691,6 +839,7 @@ pub fn plan(
                 size: flow.size.unwrap_or(1200),
                 interval: flow.interval.map(|i| i.0).unwrap_or(100_000_000),
                 command: flow.command.clone(),
+                pantheon: pantheon.clone(),
                 start: flow.start.0,
                 duration,
                 bytes: flow.bytes.map(|b| b.0),
@@ -720,6 +869,7 @@ pub fn kind_name(kind: FlowKind) -> &'static str {
         FlowKind::Udp => "udp",
         FlowKind::Ping => "ping",
         FlowKind::Command => "command",
+        FlowKind::Pantheon => "pantheon",
     }
 }
 
@@ -745,9 +895,20 @@ fn direction(
     key: &str,
     base: &Path,
 ) -> Result<DirectionPlan, ExperimentError> {
-    let rate = own.rate.or(shared.rate);
-    let trace = own.trace.as_ref().or(shared.trace.as_ref());
-    let server = match (rate, trace) {
+    use link::options::{DelayOptions, LinkOptions, LossOptions, OptionError};
+    let keys = own.or(shared);
+    let text = |value: &Option<Spanned<String>>| value.as_ref().map(|v| v.get_ref().clone());
+    let path = |value: &Option<Spanned<String>>| value.as_ref().map(|v| base.join(v.get_ref()));
+    // An option's error, at its key's line when the key has one.
+    let at = |e: OptionError| {
+        let name = e.option.replace('-', "_");
+        let key = format!("{key}.{name}");
+        match spanned_key(&keys, &name) {
+            Some(spanned) => source.at(spanned, &key, e.problem),
+            None => source.key(&key, e.problem),
+        }
+    };
+    let server = match (keys.rate, keys.trace.as_ref()) {
         (Some(_), Some(trace)) => {
             return Err(source.at(trace, key, "give a rate or a trace, not both"));
         }
@@ -758,28 +919,117 @@ fn direction(
                 Trace::load(&path).map_err(|e| source.at(trace, &format!("{key}.trace"), e))?;
             Server::Trace {
                 trace: Arc::new(loaded),
-                repeat: true,
+                repeat: !keys.once.unwrap_or(false),
             }
         }
         (None, None) => Server::Unlimited,
     };
-    let queue = own.queue.as_ref().or(shared.queue.as_ref());
-    let queue = match queue {
+    let queue = match &keys.queue {
         Some(q) => aqm::QueueSpec::parse(q.get_ref())
             .map_err(|e| source.at(q, &format!("{key}.queue"), e))?,
         None => aqm::QueueSpec::Infinite,
     };
-    let loss = own.loss.or(shared.loss).unwrap_or(0.0);
+    let loss = keys.loss.unwrap_or(0.0);
     if !(0.0..=1.0).contains(&loss) {
         return Err(source.key(&format!("{key}.loss"), "a probability between 0 and 1"));
     }
+    let delay = keys.delay.map(|d| d.0).unwrap_or(0);
+    let once = keys.once.unwrap_or(false);
+    let (mut delay_dynamics, _) = DelayOptions {
+        jitter: text(&keys.jitter),
+        correlation: text(&keys.correlation),
+        distribution: text(&keys.distribution),
+        reorder: keys.reorder.unwrap_or(false),
+        square: text(&keys.square),
+        steps: text(&keys.steps),
+        walk: text(&keys.walk),
+        delay_trace: path(&keys.delay_trace),
+        interpolate: keys.interpolate.unwrap_or(false),
+        once,
+    }
+    .parse(keys.delay.map(|d| d.0))
+    .map_err(at)?;
+    let server_dynamics = LinkOptions {
+        rate_steps: text(&keys.rate_steps),
+        rate_trace: path(&keys.rate_trace),
+        outage: text(&keys.outage),
+        onoff: text(&keys.onoff),
+        onoff_exp: text(&keys.onoff_exp),
+        aggregate: text(&keys.aggregate),
+    }
+    .parse(once)
+    .map_err(at)?;
+    if server_dynamics.server.is_some() && !matches!(server, Server::Unlimited) {
+        let option = if keys.rate_steps.is_some() {
+            "rate_steps"
+        } else {
+            "rate_trace"
+        };
+        return Err(source.key(
+            &format!("{key}.{option}"),
+            "a rate schedule gives the rate itself: leave out rate and trace",
+        ));
+    }
+    let server = server_dynamics.server.unwrap_or(server);
+    delay_dynamics.aggregate = server_dynamics.aggregate;
+    let words = |v: &Option<Spanned<String>>| {
+        v.as_ref()
+            .map(|v| v.get_ref().split_whitespace().map(str::to_string).collect())
+    };
+    let loss_options = LossOptions {
+        gemodel: words(&keys.gemodel),
+        state: words(&keys.state),
+        burst: text(&keys.burst),
+        duplicate: text(&keys.duplicate),
+        corrupt: text(&keys.corrupt),
+    };
+    if loss_options.is_markov() && keys.loss.is_some() {
+        return Err(source.key(
+            &format!("{key}.loss"),
+            "gemodel and state give the loss themselves: leave out loss",
+        ));
+    }
+    let mangling = loss_options.parse(Some(loss)).map_err(at)?;
     Ok(DirectionPlan {
-        delay: own.delay.or(shared.delay).map(|d| d.0).unwrap_or(0),
+        delay,
         server,
         queue,
-        loss,
-        overhead: own.overhead.or(shared.overhead).unwrap_or(0),
+        loss: mangling.pattern.unwrap_or(link::Pattern::Bernoulli(loss)),
+        overhead: keys.overhead.unwrap_or(0),
+        dynamics: link::Dynamics {
+            delay: delay_dynamics,
+            outages: server_dynamics.outages,
+            duplicate: mangling.duplicate,
+            corrupt: mangling.corrupt,
+            // The link's seed and streams are given where it is built.
+            ..link::Dynamics::default()
+        },
     })
+}
+
+/// The value of a text key of a direction by name, for its line.
+fn spanned_key<'a>(keys: &'a DirectionSection, name: &str) -> Option<&'a Spanned<String>> {
+    match name {
+        "jitter" => keys.jitter.as_ref(),
+        "correlation" => keys.correlation.as_ref(),
+        "distribution" => keys.distribution.as_ref(),
+        "square" => keys.square.as_ref(),
+        "steps" => keys.steps.as_ref(),
+        "walk" => keys.walk.as_ref(),
+        "delay_trace" => keys.delay_trace.as_ref(),
+        "rate_steps" => keys.rate_steps.as_ref(),
+        "rate_trace" => keys.rate_trace.as_ref(),
+        "outage" => keys.outage.as_ref(),
+        "onoff" => keys.onoff.as_ref(),
+        "onoff_exp" => keys.onoff_exp.as_ref(),
+        "aggregate" => keys.aggregate.as_ref(),
+        "gemodel" => keys.gemodel.as_ref(),
+        "state" => keys.state.as_ref(),
+        "burst" => keys.burst.as_ref(),
+        "duplicate" => keys.duplicate.as_ref(),
+        "corrupt" => keys.corrupt.as_ref(),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

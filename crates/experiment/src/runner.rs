@@ -8,16 +8,17 @@
 //! ends, every process left in the hosts is killed, the fabric stops and
 //! each link's accounting is written next to its log.
 
-use crate::config::{kind_name, DirectionPlan, FlowKind, FlowPlan, Plan, Side};
+use crate::config::{kind_name, DirectionPlan, FlowKind, FlowPlan, PantheonSide, Plan, Side};
 use crate::flows;
 use crate::results::{Distribution, FlowResult, RunResult};
-use emu_core::log::{Direction, DropReason, LogHeader, LogWriter, TraceFile};
+use emu_core::log::{Direction, DropReason, LogWriter};
 use emu_core::time::{monotonic_now, realtime_now, NS_PER_SEC};
 use emu_core::Nanos;
 use fabric::{Fabric, Topology};
-use link::{Link, LinkConfig, Loss, Pattern, Server};
+use link::Link;
 use shells::dumbbell::{FabricThread, Host, HostSetup};
 use shells::guardian::Guardian;
+use shells::links::{copy_traces, LinkSetup};
 use shells::netns;
 use shells::tcp_info::{DiagSocket, TcpSample};
 use std::collections::BTreeMap;
@@ -150,91 +151,125 @@ struct Links {
     start: Nanos,
 }
 
-fn build_links(plan: &Plan, dir: &Path, seed: u64) -> Result<Links, RunError> {
-    let mut writer = LogWriter::new();
-    let start = monotonic_now();
+/// One link (both directions) of a plan: its name, description, the two
+/// directions and their ids in the fabric's numbering.
+struct PlannedLink<'a> {
+    name: String,
+    description: String,
+    directions: [&'a DirectionPlan; 2],
+    ids: [usize; 2],
+}
+
+/// Every link of `plan`: each host's side link (uplink from the host),
+/// then the bottlenecks (uplink left to right).
+fn planned_links(plan: &Plan) -> Vec<PlannedLink<'_>> {
     let hosts = plan.hosts.len();
-    let mut slots: Vec<Option<Link>> = (0..2 * hosts + 2 * plan.bottlenecks.len())
-        .map(|_| None)
-        .collect();
-    let mut names = Vec::new();
-    let mut link_specs: Vec<(String, String, [&DirectionPlan; 2], [usize; 2])> = Vec::new();
+    let mut links = Vec::new();
     for (h, host) in plan.hosts.iter().enumerate() {
-        link_specs.push((
-            format!("side-{}", host.name),
-            format!(
+        links.push(PlannedLink {
+            name: format!("side-{}", host.name),
+            description: format!(
                 "side link of {}: uplink from the host, downlink to it",
                 host.name
             ),
-            [&host.up, &host.down],
-            [2 * h, 2 * h + 1],
-        ));
+            directions: [&host.up, &host.down],
+            ids: [2 * h, 2 * h + 1],
+        });
     }
     for (b, [forward, reverse]) in plan.bottlenecks.iter().enumerate() {
-        link_specs.push((
-            format!("bottleneck-{b}"),
-            format!("bottleneck {b}: uplink left to right, downlink right to left"),
-            [forward, reverse],
-            [2 * hosts + 2 * b, 2 * hosts + 2 * b + 1],
-        ));
+        links.push(PlannedLink {
+            name: format!("bottleneck-{b}"),
+            description: format!("bottleneck {b}: uplink left to right, downlink right to left"),
+            directions: [forward, reverse],
+            ids: [2 * hosts + 2 * b, 2 * hosts + 2 * b + 1],
+        });
     }
-    for (name, description, directions, ids) in link_specs {
-        let link_dir = dir.join("links").join(&name);
-        std::fs::create_dir_all(&link_dir).map_err(io_error("creating", &link_dir))?;
-        let mut traces = [None, None];
-        for (d, direction) in Direction::BOTH.into_iter().enumerate() {
-            if let Server::Trace { trace, repeat } = &directions[d].server {
-                let file = format!("0-{}.trace", direction.name());
-                let path = link_dir.join(&file);
-                std::fs::write(&path, trace.to_emu_text()).map_err(io_error("writing", &path))?;
-                traces[d] = Some(TraceFile {
-                    file,
-                    repeat: *repeat,
-                });
-            }
-        }
-        let header = LogHeader {
+    links
+}
+
+impl PlannedLink<'_> {
+    fn setup<'a>(
+        &self,
+        plan: &Plan,
+        directions: &'a [DirectionPlan; 2],
+        seed: u64,
+        start: Nanos,
+    ) -> LinkSetup<'a> {
+        LinkSetup {
             shell: 0,
-            description: format!("{description}; seed {seed}"),
-            monotonic_origin_ns: start,
-            realtime_origin_ns: realtime_now(),
-            rate_bps: Some(directions.map(|d| match d.server {
-                Server::Rate(r) => Some(r.bits_per_sec()),
-                _ => None,
-            })),
-            command_line: format!("emu run ({})", plan.name),
-            traces: traces.iter().any(Option::is_some).then_some(traces),
-            queues: Some(directions.map(|d| serde_json::to_value(&d.queue).ok())),
-            shaper_bps: Some(directions.map(|d| d.queue.shaper_bps())),
-        };
+            directions,
+            seed,
+            streams: self.ids.map(|id| id as u64),
+            max_packet: plan.run.mtu as usize,
+            start,
+        }
+    }
+}
+
+/// The plan's topology.
+fn topology(plan: &Plan) -> Result<Topology, String> {
+    Topology::new(
+        plan.hosts
+            .iter()
+            .map(|h| {
+                let side = match h.side {
+                    Side::Left => fabric::Side::Left,
+                    Side::Right => fabric::Side::Right,
+                };
+                (side, h.address)
+            })
+            .collect(),
+        plan.bottlenecks.len(),
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// The fabric of `plan` without logs, starting at `start`: the same links
+/// a run builds (`shells::links`), for running the plan in virtual time.
+pub fn virtual_fabric(plan: &Plan, seed: u64, start: Nanos) -> Result<Fabric, String> {
+    let mut slots: Vec<Option<Link>> = (0..2 * plan.hosts.len() + 2 * plan.bottlenecks.len())
+        .map(|_| None)
+        .collect();
+    for link in planned_links(plan) {
+        let directions = link.directions.map(Clone::clone);
+        let setup = link.setup(plan, &directions, seed, start);
+        for d in 0..2 {
+            slots[link.ids[d]] = Some(setup.build(d, emu_core::log::LogSink::disabled()));
+        }
+    }
+    let models = slots
+        .into_iter()
+        .map(|l| l.expect("every link direction was built"))
+        .collect();
+    Fabric::new(topology(plan)?, models).map_err(|e| e.to_string())
+}
+
+fn build_links(plan: &Plan, dir: &Path, seed: u64) -> Result<Links, RunError> {
+    let mut writer = LogWriter::new();
+    let start = monotonic_now();
+    let mut slots: Vec<Option<Link>> = (0..2 * plan.hosts.len() + 2 * plan.bottlenecks.len())
+        .map(|_| None)
+        .collect();
+    let mut names = Vec::new();
+    for link in planned_links(plan) {
+        let link_dir = dir.join("links").join(&link.name);
+        std::fs::create_dir_all(&link_dir).map_err(io_error("creating", &link_dir))?;
+        let directions = link.directions.map(Clone::clone);
+        let setup = link.setup(plan, &directions, seed, start);
+        let header = setup.log_header(
+            format!("{}; seed {seed}", link.description),
+            format!("emu run ({})", plan.name),
+            realtime_now(),
+            copy_traces(&link_dir, "0", &directions)?,
+        );
         let path = link_dir.join("0-link.emulog");
         let file = writer
             .add_file(&path, &header)
             .map_err(io_error("creating", &path))?;
-        for (d, direction) in Direction::BOTH.into_iter().enumerate() {
-            let spec = directions[d];
-            let queue = spec.queue.build();
-            let loss = (spec.loss > 0.0)
-                .then(|| Loss::with_pattern(Pattern::Bernoulli(spec.loss), seed, ids[d] as u64));
-            slots[ids[d]] = Some(Link::new(
-                LinkConfig {
-                    shell: 0,
-                    direction,
-                    delay: spec.delay,
-                    server: spec.server.clone(),
-                    queue,
-                    loss,
-                    max_packet: plan.run.mtu as usize,
-                    overhead: spec.overhead,
-                    // Experiments take fixed paths for now: no jitter,
-                    // schedules or outages on their links.
-                    dynamics: link::Dynamics::default(),
-                },
-                start,
-                writer.sink(file),
-            ));
+        for d in 0..2 {
+            slots[link.ids[d]] = Some(setup.build(d, writer.sink(file)));
         }
-        names.push((name, ids));
+        names.push((link.name, link.ids));
     }
     let models = slots
         .into_iter()
@@ -261,20 +296,7 @@ fn run_with_hosts(
         mut writer,
         start,
     } = build_links(plan, dir, info.seed)?;
-    let topology = Topology::new(
-        plan.hosts
-            .iter()
-            .map(|h| {
-                let side = match h.side {
-                    Side::Left => fabric::Side::Left,
-                    Side::Right => fabric::Side::Right,
-                };
-                (side, h.address)
-            })
-            .collect(),
-        plan.bottlenecks.len(),
-    )
-    .map_err(|e| RunError::Failed(e.to_string()))?;
+    let topology = topology(plan).map_err(RunError::Failed)?;
     let fabric = Fabric::new(topology, models).map_err(|e| RunError::Failed(e.to_string()))?;
     writer.start();
     let thread = FabricThread::start(fabric, hosts, SPIN)?;
@@ -416,6 +438,20 @@ async fn run_flows(
 
     let mut tasks = tokio::task::JoinSet::new();
     for (index, flow) in plan.flows.iter().enumerate() {
+        if let Some(scheme) = &flow.pantheon {
+            let start = t0 + Duration::from_nanos(flow.start);
+            let sides = [scheme.first, scheme.first.other()].map(|side| {
+                let (host, command) = flows::pantheon_side(plan, flow, dir, side);
+                (side, hosts[host].namespace.clone(), command)
+            });
+            let setup = Duration::from_nanos(scheme.setup_time);
+            let end = start + Duration::from_nanos(flow.duration);
+            tasks.spawn(async move {
+                tokio::time::sleep_until(start).await;
+                (index, run_pantheon(sides, setup, end).await)
+            });
+            continue;
+        }
         let command = flows::sender(plan, flow, dir);
         let namespace = hosts[flow.from].namespace.clone();
         let start = t0 + Duration::from_nanos(flow.start);
@@ -447,7 +483,7 @@ async fn run_flows(
 
     let mut states: Vec<Option<FlowState>> = Vec::new();
     for flow in &plan.flows {
-        if flow.kind == FlowKind::Tcp {
+        if samples_tcp(flow.kind) {
             let path = dir.join("tcp").join(format!("{}.csv", flow.name));
             let mut csv = std::fs::File::create(&path).map_err(io_error("creating", &path))?;
             writeln!(csv, "{}", flows::CSV_HEADER).map_err(io_error("writing", &path))?;
@@ -460,7 +496,7 @@ async fn run_flows(
         }
     }
     let mut sockets: BTreeMap<usize, DiagSocket> = BTreeMap::new();
-    for flow in plan.flows.iter().filter(|f| f.kind == FlowKind::Tcp) {
+    for flow in plan.flows.iter().filter(|f| samples_tcp(f.kind)) {
         if let std::collections::btree_map::Entry::Vacant(slot) = sockets.entry(flow.from) {
             slot.insert(DiagSocket::open_in(&hosts[flow.from].namespace)?);
         }
@@ -485,7 +521,13 @@ async fn run_flows(
                     let Ok(samples) = socket.tcp_sockets() else { continue };
                     for sample in samples {
                         let Some(f) = plan.flows.iter().position(|f| {
-                            f.kind == FlowKind::Tcp && f.from == *host && f.port == sample.dport
+                            f.from == *host && match f.kind {
+                                FlowKind::Tcp => f.port == sample.dport,
+                                // The sender connects to the port, or
+                                // listens on it when it runs first.
+                                FlowKind::Pantheon => f.port == sample.dport || f.port == sample.sport,
+                                _ => false,
+                            }
                         }) else { continue };
                         if let Some(state) = states[f].as_mut() {
                             let _ = writeln!(state.csv, "{}", flows::csv_row(elapsed, &sample));
@@ -522,6 +564,56 @@ async fn run_flows(
         .zip(ended)
         .map(|((flow, state), ended)| flow_result(plan, flow, dir, state.map(|s| s.samples), ended))
         .collect())
+}
+
+/// Flows whose sender's TCP sockets are sampled: kernel TCP, and Pantheon
+/// schemes (those that run over TCP show up; the others leave no samples).
+fn samples_tcp(kind: FlowKind) -> bool {
+    matches!(kind, FlowKind::Tcp | FlowKind::Pantheon)
+}
+
+/// Runs a Pantheon scheme's two sides: the first at once, the other
+/// `setup` later; both are stopped at `end` (a wrapper runs until it is
+/// stopped), or when one of them ends before.
+async fn run_pantheon(
+    sides: [(PantheonSide, shells::netns::NetNs, flows::CommandLine); 2],
+    setup: Duration,
+    end: tokio::time::Instant,
+) -> String {
+    let [(first_side, first_ns, first_cmd), (second_side, second_ns, second_cmd)] = sides;
+    let mut first = match flows::spawn_group(&first_ns, &first_cmd) {
+        Ok(child) => child,
+        Err(e) => return format!("the {} did not start: {e}", first_side.name()),
+    };
+    let early = |side: PantheonSide, status: std::io::Result<std::process::ExitStatus>| {
+        format!(
+            "the {} ended before the flow's end ({})",
+            side.name(),
+            match status {
+                Ok(s) => flows::describe(s),
+                Err(e) => e.to_string(),
+            }
+        )
+    };
+    tokio::select! {
+        status = first.wait() => return early(first_side, status),
+        _ = tokio::time::sleep(setup) => {}
+    }
+    let mut second = match flows::spawn_group(&second_ns, &second_cmd) {
+        Ok(child) => child,
+        Err(e) => {
+            flows::stop_group(&mut first).await;
+            return format!("the {} did not start: {e}", second_side.name());
+        }
+    };
+    let ended = tokio::select! {
+        status = first.wait() => early(first_side, status),
+        status = second.wait() => early(second_side, status),
+        _ = tokio::time::sleep_until(end) => "stopped at its end".to_string(),
+    };
+    flows::stop_group(&mut second).await;
+    flows::stop_group(&mut first).await;
+    ended
 }
 
 fn progress_line(
@@ -605,16 +697,28 @@ fn flow_result(
             result.ping_rtt_ms = Distribution::of(&rtts);
             result.lost_percent = lost;
         }
-        FlowKind::Command => {}
+        FlowKind::Command | FlowKind::Pantheon => {}
     }
     if let Some(samples) = samples {
         if let Some(inode) = data_socket(&samples) {
-            let own: Vec<&TcpSample> = samples
+            let timed: Vec<&(f64, TcpSample)> = samples
                 .iter()
                 .filter(|(_, s)| s.inode == inode && s.srtt_us > 0)
-                .map(|(_, s)| s)
                 .collect();
+            let own: Vec<&TcpSample> = timed.iter().map(|(_, s)| s).collect();
             let srtts: Vec<f64> = own.iter().map(|s| s.srtt_us as f64 / 1e3).collect();
+            // Without a program that reports it (a Pantheon scheme), the
+            // goodput is what the sender's socket saw acknowledged between
+            // its first and last samples.
+            if let (None, Some((t0, first)), Some((t1, last))) =
+                (result.goodput_bps, timed.first(), timed.last())
+            {
+                if t1 > t0 {
+                    result.goodput_bps = Some(
+                        last.bytes_acked.saturating_sub(first.bytes_acked) as f64 * 8.0 / (t1 - t0),
+                    );
+                }
+            }
             result.srtt_ms = Distribution::of(&srtts);
             if let Some(last) = own.last() {
                 result.min_rtt_ms = Some(last.min_rtt_us as f64 / 1e3);

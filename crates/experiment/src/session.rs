@@ -357,8 +357,9 @@ fn plan_json(plan: &Plan) -> serde_json::Value {
             "delay": format_duration(d.delay),
             "server": server,
             "queue": serde_json::to_value(&d.queue).unwrap_or_default(),
-            "loss": d.loss,
+            "loss": format!("{:?}", d.loss),
             "overhead": d.overhead,
+            "dynamics": (!d.dynamics.is_none()).then(|| format!("{:?}", d.dynamics)),
         })
     };
     serde_json::json!({
