@@ -95,7 +95,17 @@ fn nothing_left() {
     loop {
         let left: Vec<(i32, String)> = foreign_processes()
             .into_iter()
-            .filter(|(_, name)| ["iperf3", "ping", "sleep", "emu"].contains(&name.as_str()))
+            .filter(|(_, name)| {
+                [
+                    "iperf3",
+                    "ping",
+                    "sleep",
+                    "emu",
+                    "reno_stream.py",
+                    "python3",
+                ]
+                .contains(&name.as_str())
+            })
             .collect();
         if left.is_empty() {
             break;
@@ -492,6 +502,60 @@ fn nothing_is_left_after_kill_9() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    nothing_left();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The shipped Pantheon example, shortened: the wrapper's receiver (it
+/// runs first) and sender run in their hosts' namespaces, its TCP (Reno,
+/// set by the wrapper) is sampled and gives its goodput, cubic joins
+/// later, and both sides are stopped at the flow's end with nothing left.
+#[test]
+fn a_pantheon_wrapper_runs_against_cubic() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("pantheon");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/pantheon-vs-cubic.toml");
+    let out = dir.join("out");
+    let output = emu_run(
+        &file,
+        &out,
+        &[
+            "--runs",
+            "1",
+            "--set",
+            "run.duration=5s",
+            "--set",
+            "flows.1.start=2s",
+        ],
+    );
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let run = out.join("pantheon-vs-cubic/cell-0/run-0");
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
+    assert_eq!(result["accounting_ok"], true, "{result:#}");
+    let scheme = flow(&result, "scheme");
+    assert_eq!(scheme["kind"], "pantheon");
+    assert_eq!(scheme["ended"], "stopped at its end", "{scheme:#}");
+    assert_eq!(scheme["congestion_control"], "reno", "{scheme:#}");
+    let cubic = flow(&result, "cubic");
+    assert_eq!(cubic["congestion_control"], "cubic");
+    let (scheme_bps, cubic_bps) = (
+        scheme["goodput_bps"].as_f64().unwrap(),
+        cubic["goodput_bps"].as_f64().unwrap(),
+    );
+    eprintln!("pantheon scheme {scheme_bps:.0} bit/s, cubic {cubic_bps:.0} bit/s");
+    assert!(scheme_bps > 5e6 && scheme_bps < 25e6, "{scheme_bps}");
+    assert!(cubic_bps > 2e6, "{cubic_bps}");
+    // The receiver ran first, on the receiving host's address and port.
+    let samples = std::fs::read_to_string(run.join("tcp/scheme.csv")).unwrap();
+    assert!(
+        samples
+            .lines()
+            .skip(1)
+            .any(|l| l.contains(",10.0.0.3,5201,")),
+        "the sender connected to the receiver's host: {}",
+        &samples[..samples.len().min(400)]
+    );
     nothing_left();
     let _ = std::fs::remove_dir_all(&dir);
 }

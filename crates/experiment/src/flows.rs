@@ -3,9 +3,10 @@
 //! TCP and UDP flows are iperf3 (a one-off server on the receiving host, a
 //! client on the sending host, JSON output); a latency probe is ping; a
 //! command flow is the user's own command through `sh -c`, told the
-//! experiment's addresses in its environment.
+//! experiment's addresses in its environment; a Pantheon flow is the
+//! scheme's wrapper, its two sides on the two hosts.
 
-use crate::config::{FlowKind, FlowPlan, Plan};
+use crate::config::{FlowKind, FlowPlan, PantheonSide, Plan};
 use emu_core::time::NS_PER_SEC;
 use shells::netns::NetNs;
 use shells::tcp_info::TcpSample;
@@ -26,8 +27,47 @@ pub fn output_path(dir: &Path, flow: &FlowPlan) -> PathBuf {
     let extension = match flow.kind {
         FlowKind::Tcp | FlowKind::Udp => "json",
         FlowKind::Ping | FlowKind::Command => "out",
+        FlowKind::Pantheon => "sender.out",
     };
     dir.join("flows").join(format!("{}.{extension}", flow.name))
+}
+
+/// One side of a Pantheon flow: the host it runs on and its program
+/// (`WRAPPER SIDE PORT` for the side that runs first, `WRAPPER SIDE IP
+/// PORT` for the other, IP being the first side's host).
+pub fn pantheon_side(
+    plan: &Plan,
+    flow: &FlowPlan,
+    dir: &Path,
+    side: PantheonSide,
+) -> (usize, CommandLine) {
+    let scheme = flow.pantheon.as_ref().expect("checked: a wrapper");
+    let to = flow.to.expect("checked: a receiver");
+    let host = |side: PantheonSide| match side {
+        PantheonSide::Sender => flow.from,
+        PantheonSide::Receiver => to,
+    };
+    let mut argv = vec![
+        scheme.wrapper.display().to_string(),
+        side.name().to_string(),
+    ];
+    if side != scheme.first {
+        argv.push(plan.hosts[host(scheme.first)].address.to_string());
+    }
+    argv.push(flow.port.to_string());
+    let file = |suffix: &str| {
+        dir.join("flows")
+            .join(format!("{}.{}.{suffix}", flow.name, side.name()))
+    };
+    (
+        host(side),
+        CommandLine {
+            argv,
+            env: Vec::new(),
+            stdout: file("out"),
+            stderr: file("err"),
+        },
+    )
 }
 
 /// Whole seconds, at least one (iperf3 and ping count in seconds).
@@ -41,7 +81,7 @@ pub fn receiver(plan: &Plan, flow: &FlowPlan, dir: &Path) -> Option<CommandLine>
         return None;
     }
     let to = plan.hosts[flow.to?].address.to_string();
-    let base = dir.join("flows").join(&flow.name);
+    let file = |suffix: &str| dir.join("flows").join(format!("{}.{suffix}", flow.name));
     Some(CommandLine {
         argv: [
             "iperf3",
@@ -55,8 +95,9 @@ pub fn receiver(plan: &Plan, flow: &FlowPlan, dir: &Path) -> Option<CommandLine>
         .map(String::from)
         .to_vec(),
         env: Vec::new(),
-        stdout: base.with_extension("server.out"),
-        stderr: base.with_extension("server.err"),
+        // Not with_extension: a name like `bulk.0` has a dot of its own.
+        stdout: file("server.out"),
+        stderr: file("server.err"),
     })
 }
 
@@ -124,6 +165,7 @@ pub fn sender(plan: &Plan, flow: &FlowPlan, dir: &Path) -> CommandLine {
                 .map(String::from),
             );
         }
+        FlowKind::Pantheon => return pantheon_side(plan, flow, dir, PantheonSide::Sender).1,
         FlowKind::Command => {
             argv.extend([
                 "sh".into(),
@@ -164,6 +206,45 @@ pub fn sender(plan: &Plan, flow: &FlowPlan, dir: &Path) -> CommandLine {
 
 /// Starts `command` inside `namespace`.
 pub fn spawn(namespace: &NetNs, command: &CommandLine) -> Result<tokio::process::Child, String> {
+    spawn_with(namespace, command, false)
+}
+
+/// Starts `command` inside `namespace` in a process group of its own, so
+/// whatever it starts (a scheme's wrapper runs the scheme's binaries) is
+/// stopped with it by `stop_group`.
+pub fn spawn_group(
+    namespace: &NetNs,
+    command: &CommandLine,
+) -> Result<tokio::process::Child, String> {
+    spawn_with(namespace, command, true)
+}
+
+/// Stops a child started by `spawn_group` and everything in its group:
+/// SIGTERM first (a wrapper may clean up), SIGKILL a second later.
+pub async fn stop_group(child: &mut tokio::process::Child) {
+    let Some(pid) = child.id() else { return };
+    // SAFETY: signalling the process group our own child leads.
+    unsafe { libc::kill(-(pid as i32), libc::SIGTERM) };
+    if tokio::time::timeout(std::time::Duration::from_secs(1), child.wait())
+        .await
+        .is_err()
+    {
+        // SAFETY: as above; the leader is not reaped yet, so the group
+        // id is still ours.
+        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+        let _ = child.wait().await;
+    } else {
+        // The leader is gone; what it left in its group goes too.
+        // SAFETY: as above.
+        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+    }
+}
+
+fn spawn_with(
+    namespace: &NetNs,
+    command: &CommandLine,
+    own_group: bool,
+) -> Result<tokio::process::Child, String> {
     let open = |path: &Path| {
         std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))
     };
@@ -174,6 +255,9 @@ pub fn spawn(namespace: &NetNs, command: &CommandLine) -> Result<tokio::process:
         .stdin(Stdio::null())
         .stdout(open(&command.stdout)?)
         .stderr(open(&command.stderr)?);
+    if own_group {
+        std::os::unix::process::CommandExt::process_group(&mut std_command, 0);
+    }
     let mut tokio_command = tokio::process::Command::from(std_command);
     tokio_command.kill_on_drop(true);
     tokio_command.spawn().map_err(|e| {
