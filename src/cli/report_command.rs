@@ -18,6 +18,11 @@ use std::sync::Arc;
         together, packets followed across them), a single .emulog file, a \
         Mahimahi link log (--uplink-log), or a directory of Mahimahi logs \
         (one run each). Several runs are compared side by side.\n\n\
+        Directories `emu run` wrote (runs/NAME/, or a parent of several) \
+        are merged instead: every run's result.json under them, one table \
+        per sweep cell with mean and standard deviation across all the \
+        repetitions found, and the cells of the grid that are missing \
+        (cells run on different machines with --cell K come together).\n\n\
         Times take a unit (ns, us, ms, s; a bare number is ms) and count \
         from when the whole path was up (the innermost shell's start).")]
 pub struct ReportArgs {
@@ -127,6 +132,20 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
     if cli.to.is_some_and(|to| to <= cli.from) {
         return Err(UsageError("--to must be later than --from".into()));
     }
+    let results: Vec<bool> = cli
+        .runs
+        .iter()
+        .map(|p| experiment::merge::is_result_dir(p))
+        .collect();
+    if results.iter().any(|r| *r) {
+        if let Some(k) = results.iter().position(|r| !r) {
+            return Err(UsageError(format!(
+                "{}: not a result directory of emu run, given with some that are: report them separately",
+                cli.runs[k].display()
+            )));
+        }
+        return experiments(&cli);
+    }
     let options = Options {
         bin: cli.bin,
         from: cli.from,
@@ -184,6 +203,41 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
         eprintln!("emu report: wrote {}", out.join("index.html").display());
     }
     Ok(if damaged { 1 } else { 0 })
+}
+
+/// `emu report` on directories `emu run` wrote: their cells merged.
+fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
+    let merged = match experiment::merge::merge(&cli.runs) {
+        Ok(merged) => merged,
+        Err(e) => {
+            eprintln!("emu report: {e}");
+            return Ok(1);
+        }
+    };
+    for w in &merged.warnings {
+        eprintln!("emu report: warning: {w}");
+    }
+    let json = serde_json::to_string_pretty(&merged).map_err(|e| UsageError(e.to_string()))?;
+    if cli.json {
+        println!("{json}");
+    } else {
+        print!("{}", merged.text());
+        // The packet-level figures are per link: the logs of one run.
+        eprintln!(
+            "emu report: figures of one run's links: emu report DIR/cell-K/run-R/links/LINK/"
+        );
+    }
+    if let Some(out) = &cli.out {
+        let path = out.join("summary.json");
+        if let Err(e) =
+            std::fs::create_dir_all(out).and_then(|_| std::fs::write(&path, json + "\n"))
+        {
+            eprintln!("emu report: writing {}: {e}", path.display());
+            return Ok(1);
+        }
+        eprintln!("emu report: wrote {}", path.display());
+    }
+    Ok(0)
 }
 
 /// One line per run and direction, the figures most people look at first.

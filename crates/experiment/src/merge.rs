@@ -1,0 +1,299 @@
+//! Results of one experiment gathered from several directories: the cells
+//! of a sweep run on different machines (`emu run FILE --cell K` each)
+//! land in separate result directories; `emu report DIR...` reads every
+//! run's `result.json` under them and prints one table per cell, with
+//! mean and standard deviation across all the repetitions found, and
+//! which cells (or runs) are missing.
+
+use crate::results::{self, CellSummary, RunResult};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// How deep under a given directory results are looked for: the
+/// experiment's directory holds `cell-K/run-R/result.json`, its parent
+/// (`runs/`) one level more.
+const MAX_DEPTH: usize = 4;
+
+/// What the directories held, merged.
+#[derive(Debug, Clone, Serialize)]
+pub struct Merged {
+    /// The experiments' names (their directories' names); one, normally.
+    pub experiments: Vec<String>,
+    /// Cells in the sweep's grid, when a `meta*.json` says so.
+    pub cells_in_grid: Option<usize>,
+    pub cells: Vec<CellSummary>,
+    /// Cells of the grid with no finished run anywhere.
+    pub missing: Vec<usize>,
+    /// Cells with fewer finished runs than their plan asked for:
+    /// (cell, runs found, runs planned).
+    pub incomplete: Vec<(usize, usize, u32)>,
+    /// Oddities worth a line (a run found twice, other experiments mixed in).
+    pub warnings: Vec<String>,
+}
+
+/// True if `path` is (or holds, a few levels down) a result directory of
+/// `emu run`: a `result.json` next to `links/`.
+pub fn is_result_dir(path: &Path) -> bool {
+    path.is_dir() && !find_results(path).is_empty()
+}
+
+/// Every run's `result.json` under `dir`, sorted.
+fn find_results(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if depth < MAX_DEPTH && path.file_name().is_none_or(|n| n != "links") {
+                    stack.push((path, depth + 1));
+                }
+            } else if path.file_name().is_some_and(|n| n == "result.json")
+                && dir.join("links").is_dir()
+            {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The experiment directory a run's result is in: `NAME/cell-K/run-R/result.json`.
+fn experiment_dir(result: &Path) -> Option<&Path> {
+    result.parent()?.parent()?.parent()
+}
+
+/// Reads and merges the results under `dirs`.
+pub fn merge(dirs: &[PathBuf]) -> Result<Merged, String> {
+    let mut seen_files = BTreeSet::new();
+    let mut runs: BTreeMap<usize, Vec<RunResult>> = BTreeMap::new();
+    let mut labels: BTreeMap<usize, String> = BTreeMap::new();
+    let mut planned_runs: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut experiments = BTreeSet::new();
+    let mut grid: Option<usize> = None;
+    let mut warnings = Vec::new();
+    let mut seen_runs: BTreeMap<(usize, u32), PathBuf> = BTreeMap::new();
+    for dir in dirs {
+        let files = find_results(dir);
+        if files.is_empty() {
+            return Err(format!(
+                "{}: no results of emu run here (cell-K/run-R/result.json); give the \
+                 directories emu run wrote (runs/NAME/), or log files alone",
+                dir.display()
+            ));
+        }
+        for file in files {
+            let canonical = file.canonicalize().unwrap_or_else(|_| file.clone());
+            if !seen_files.insert(canonical) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
+            let result: RunResult = serde_json::from_str(&text)
+                .map_err(|e| format!("{}: not a run's result: {e}", file.display()))?;
+            if let Some(root) = experiment_dir(&file) {
+                if let Some(name) = root.file_name() {
+                    experiments.insert(name.to_string_lossy().into_owned());
+                }
+                grid = grid.max(cells_in_grid(root));
+                if let Some(n) = runs_planned(&root.join(format!("cell-{}", result.cell))) {
+                    planned_runs.insert(result.cell, n);
+                }
+            }
+            if let Some(earlier) = seen_runs.insert((result.cell, result.run), file.clone()) {
+                warnings.push(format!(
+                    "cell {} run {} was found twice ({} and {}); both are counted",
+                    result.cell,
+                    result.run,
+                    earlier.display(),
+                    file.display()
+                ));
+            }
+            labels
+                .entry(result.cell)
+                .or_insert_with(|| result.cell_label.clone());
+            runs.entry(result.cell).or_default().push(result);
+        }
+    }
+    if experiments.len() > 1 {
+        warnings.push(format!(
+            "results of different experiments are merged: {}",
+            experiments.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let cells: Vec<CellSummary> = runs
+        .iter()
+        .map(|(cell, runs)| results::summarize_cell(*cell, &labels[cell], runs))
+        .collect();
+    let missing = match grid {
+        Some(n) => (0..n).filter(|k| !runs.contains_key(k)).collect(),
+        None => Vec::new(),
+    };
+    let incomplete = runs
+        .iter()
+        .filter_map(|(cell, found)| {
+            let planned = *planned_runs.get(cell)?;
+            (found.len() < planned as usize).then_some((*cell, found.len(), planned))
+        })
+        .collect();
+    Ok(Merged {
+        experiments: experiments.into_iter().collect(),
+        cells_in_grid: grid,
+        cells,
+        missing,
+        incomplete,
+        warnings,
+    })
+}
+
+/// The grid's size as a `meta.json` or `meta-cell-K.json` records it.
+fn cells_in_grid(root: &Path) -> Option<usize> {
+    let entries = std::fs::read_dir(root).ok()?;
+    entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("meta") && name.ends_with(".json")
+        })
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.path()).ok()?;
+            let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+            json["cells_in_grid"].as_u64().map(|n| n as usize)
+        })
+        .max()
+}
+
+/// The runs a cell's plan asked for (`cell-K/plan.json`).
+fn runs_planned(cell_dir: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(cell_dir.join("plan.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    json["runs"].as_u64().map(|n| n as u32)
+}
+
+impl Merged {
+    /// The tables, then what is missing.
+    pub fn text(&self) -> String {
+        let mut out = results::table(&self.cells);
+        if let Some(n) = self.cells_in_grid {
+            if self.missing.is_empty() {
+                out += &format!("all {n} cells of the grid are here\n");
+            } else {
+                out += &format!(
+                    "missing cells ({} of {n}): {}\n",
+                    self.missing.len(),
+                    self.missing
+                        .iter()
+                        .map(|k| k.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+        for (cell, found, planned) in &self.incomplete {
+            out += &format!("cell {cell}: {found} of {planned} runs finished\n");
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::FlowResult;
+
+    fn write_run(root: &Path, cell: usize, run: u32, goodput: f64) {
+        let dir = root.join(format!("cell-{cell}/run-{run}"));
+        std::fs::create_dir_all(dir.join("links")).unwrap();
+        let result = RunResult {
+            cell,
+            cell_label: format!("bottleneck.rate={cell}0mbit"),
+            run,
+            seed: 1 + run as u64,
+            flows: vec![FlowResult {
+                name: "bulk".into(),
+                goodput_bps: Some(goodput),
+                ..FlowResult::default()
+            }],
+            jain_index: None,
+            accounting_ok: true,
+        };
+        std::fs::write(
+            dir.join("result.json"),
+            serde_json::to_string(&result).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(
+            root.join(format!("cell-{cell}/plan.json")),
+            r#"{"runs": 3}"#,
+        )
+        .unwrap();
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("emu-merge-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    /// Two machines ran cells 0 and 2 of a grid of 4 (cell 0's three runs
+    /// split between them): one table per cell over every run found, and
+    /// cells 1 and 3 named as missing.
+    #[test]
+    fn cells_from_two_machines_merge_and_the_missing_are_named() {
+        let base = temp("two");
+        let (a, b) = (base.join("a/sweep"), base.join("b/sweep"));
+        for (root, cell) in [(&a, 0), (&b, 2)] {
+            std::fs::create_dir_all(root).unwrap();
+            std::fs::write(
+                root.join(format!("meta-cell-{cell}.json")),
+                r#"{"cells_in_grid": 4}"#,
+            )
+            .unwrap();
+        }
+        write_run(&a, 0, 0, 10e6);
+        write_run(&a, 0, 1, 20e6);
+        write_run(&b, 0, 2, 30e6);
+        for run in 0..3 {
+            write_run(&b, 2, run, 5e6);
+        }
+        // A parent directory is searched too, and a directory given twice
+        // counts once.
+        let merged = merge(&[base.join("a"), b.clone(), b.clone()]).unwrap();
+        assert_eq!(merged.experiments, vec!["sweep".to_string()]);
+        assert_eq!(merged.cells_in_grid, Some(4));
+        assert_eq!(merged.missing, vec![1, 3]);
+        assert!(merged.incomplete.is_empty(), "{:?}", merged.incomplete);
+        assert_eq!(merged.cells.len(), 2);
+        let goodput = merged.cells[0].flows[0].goodput_bps.unwrap();
+        assert_eq!((goodput.mean, goodput.n), (20e6, 3));
+        assert!((goodput.stddev - 10e6).abs() < 1e-3);
+        let text = merged.text();
+        assert!(text.contains("20.00 ± 10.00"), "{text}");
+        assert!(text.contains("missing cells (2 of 4): 1, 3"), "{text}");
+        assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    #[test]
+    fn a_short_cell_and_a_directory_without_results_are_reported() {
+        let base = temp("short");
+        let root = base.join("x");
+        write_run(&root, 0, 0, 1e6);
+        let merged = merge(std::slice::from_ref(&root)).unwrap();
+        assert_eq!(merged.incomplete, vec![(0, 1, 3)]);
+        assert!(merged.text().contains("cell 0: 1 of 3 runs finished"));
+        let empty = base.join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        let error = merge(&[empty]).unwrap_err();
+        assert!(error.contains("no results of emu run"), "{error}");
+        assert!(!is_result_dir(&base.join("empty")));
+        assert!(is_result_dir(&base));
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}
