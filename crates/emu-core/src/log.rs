@@ -929,10 +929,13 @@ struct JsonRecord {
     ecn: u8,
     /// A change record's new value (0 for packet records).
     value: u64,
+    /// A flow record's tuple, decoded (empty for other records).
+    tuple: String,
 }
 
-impl From<&Record> for JsonRecord {
-    fn from(r: &Record) -> JsonRecord {
+impl JsonRecord {
+    fn of(r: &Record, tuple: String) -> JsonRecord {
+        let r = &shown(r);
         JsonRecord {
             time_ns: r.time,
             shell: r.shell,
@@ -951,12 +954,31 @@ impl From<&Record> for JsonRecord {
             },
             ecn: r.ecn,
             value: r.value(),
+            tuple,
         }
     }
 }
 
+/// A record as the dump shows it: a flow record's packed addresses and
+/// ports are not byte counts or a fingerprint, so those fields read 0 and
+/// the decoded tuple goes in its own column.
+fn shown(r: &Record) -> Record {
+    if r.event != Event::Flow {
+        return *r;
+    }
+    Record {
+        sojourn: 0,
+        fingerprint: 0,
+        bytes: 0,
+        queue_bytes: 0,
+        queue_packets: 0,
+        ecn: 0,
+        ..*r
+    }
+}
+
 /// The CSV columns of a record (also the keys of its JSON Lines object).
-const COLUMNS: [&str; 13] = [
+const COLUMNS: [&str; 14] = [
     "time_ns",
     "shell",
     "direction",
@@ -970,10 +992,13 @@ const COLUMNS: [&str; 13] = [
     "sojourn_ns",
     "ecn",
     "value",
+    "tuple",
 ];
 
-/// The values of a record in the order of [`COLUMNS`].
-fn column_values(r: &Record) -> [String; 13] {
+/// The values of a record in the order of [`COLUMNS`]; `tuple` is a flow
+/// record's decoded tuple.
+fn column_values(r: &Record, tuple: String) -> [String; 14] {
+    let r = &shown(r);
     [
         r.time.to_string(),
         r.shell.to_string(),
@@ -993,7 +1018,22 @@ fn column_values(r: &Record) -> [String; 13] {
         .to_string(),
         r.ecn.to_string(),
         r.value().to_string(),
+        tuple,
     ]
+}
+
+/// The tuple a flow record completes (`tcp 10.0.0.1:40312 → 10.0.0.2:5201`,
+/// on the second half of an IPv6 tuple), empty for any other record.
+fn tuple_of(table: &mut crate::flow::FlowTable, r: &Record) -> String {
+    if r.event != Event::Flow {
+        return String::new();
+    }
+    table.add(r);
+    table
+        .get(r.shell, r.direction, r.flow)
+        .filter(|_| r.detail != 6)
+        .map(|t| t.to_string())
+        .unwrap_or_default()
 }
 
 /// Writes every record of `reader` as text. Stops at the first bad record
@@ -1007,12 +1047,14 @@ pub fn dump(
         writeln!(out, "{}", COLUMNS.join(","))?;
     }
     let mut count = 0;
+    let mut flows = crate::flow::FlowTable::default();
     for record in reader {
         let record = record?;
+        let tuple = tuple_of(&mut flows, &record);
         match format {
-            DumpFormat::Csv => writeln!(out, "{}", column_values(&record).join(","))?,
+            DumpFormat::Csv => writeln!(out, "{}", column_values(&record, tuple).join(","))?,
             DumpFormat::JsonLines => {
-                serde_json::to_writer(&mut *out, &JsonRecord::from(&record))?;
+                serde_json::to_writer(&mut *out, &JsonRecord::of(&record, tuple))?;
                 writeln!(out)?
             }
         }
@@ -1051,12 +1093,57 @@ mod tests {
         assert_eq!(back, record);
         assert_eq!(back.change_kind(), Some(Change::Rate));
         assert_eq!((back.value(), back.detail_name()), (20_000_000, "rate"));
-        let values = column_values(&back);
+        let values = column_values(&back, String::new());
         assert_eq!(values[3], "change");
         assert_eq!(values[10], "0", "sojourn_ns is no packet's");
         assert_eq!(values[12], "20000000");
         // A record of the first format version decodes as before.
         assert_eq!(sample(3).value(), 0);
+    }
+
+    /// A flow record is dumped as the tuple it names, not as its packed
+    /// addresses posing as byte counts.
+    #[test]
+    fn flow_records_dump_their_tuple() {
+        use crate::flow::{FlowTable, FlowTuple};
+        let mut table = FlowTable::default();
+        let v4 = FlowTuple {
+            protocol: 6,
+            source: "10.0.0.1".parse().unwrap(),
+            destination: "10.0.0.2".parse().unwrap(),
+            source_port: 40312,
+            destination_port: 5201,
+        };
+        let (records, n) = v4.records(9, 0xabc, 0, Direction::Uplink);
+        assert_eq!(n, 1);
+        let values = column_values(&records[0], tuple_of(&mut table, &records[0]));
+        assert_eq!(values[3], "flow");
+        assert_eq!(values[13], "tcp 10.0.0.1:40312 → 10.0.0.2:5201");
+        assert_eq!((values[5].as_str(), values[8].as_str()), ("0", "0"));
+        let v6 = FlowTuple {
+            protocol: 17,
+            source: "fd00::1".parse().unwrap(),
+            destination: "fd00::2".parse().unwrap(),
+            source_port: 443,
+            destination_port: 50000,
+        };
+        let (records, n) = v6.records(10, 0xdef, 0, Direction::Downlink);
+        assert_eq!(n, 2);
+        assert_eq!(
+            tuple_of(&mut table, &records[0]),
+            "",
+            "the source half alone"
+        );
+        assert_eq!(
+            tuple_of(&mut table, &records[1]),
+            "udp [fd00::1]:443 → [fd00::2]:50000"
+        );
+        assert_eq!(tuple_of(&mut table, &sample(1)), "", "a packet record");
+        let json = serde_json::to_value(JsonRecord::of(&records[1], "x".into())).unwrap();
+        assert_eq!(
+            (json["tuple"].as_str(), json["bytes"].as_u64()),
+            (Some("x"), Some(0))
+        );
     }
 
     #[test]
