@@ -7,20 +7,12 @@ mod support;
 
 use emu_core::log::{Direction, Event, LogReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::Duration;
 use support::*;
 
 /// Three seconds of an ECN-enabled TCP flow from inside `link 20mbit`
 /// with `queue` on the uplink, logged to `dir`.
 fn ecn_flow_through(dir: &Path, port: &str, queue: &str) {
-    let mut server = Command::new("iperf3")
-        .args(["-s", "-1", "-p", port])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let mut server = iperf3_server(port);
     let out = run(&[
         "--log",
         &dir.display().to_string(),

@@ -11,7 +11,7 @@ use emu_core::log::{Direction, Event, LogReader};
 use emu_core::Nanos;
 use std::collections::{HashMap, VecDeque};
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use support::{start, temp_dir, text};
@@ -27,6 +27,15 @@ fn emu_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("running emu")
+}
+
+/// A fresh directory named for a test, with `toml` written in it as
+/// `name.toml`.
+fn experiment_file(dir: &str, name: &str, toml: impl AsRef<[u8]>) -> (PathBuf, PathBuf) {
+    let dir = temp_dir(dir);
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(&file, toml).unwrap();
+    (dir, file)
 }
 
 /// Writes `toml` as `name.toml` in `dir`, runs it and returns the result
@@ -340,13 +349,11 @@ side = "right"
 #[test]
 fn an_unavailable_congestion_control_fails_before_anything_starts() {
     let Some(_serial) = start() else { return };
-    let dir = temp_dir("cc");
-    let file = dir.join("cc.toml");
-    std::fs::write(
-        &file,
+    let (dir, file) = experiment_file(
+        "cc",
+        "cc",
         format!("{TWO_HOSTS}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\ncc = \"vegas-nonexistent\"\n"),
-    )
-    .unwrap();
+    );
     let output = emu_run(&file, &dir.join("out"), &[]);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
@@ -364,13 +371,11 @@ fn an_unavailable_congestion_control_fails_before_anything_starts() {
 #[test]
 fn a_malformed_file_is_reported_with_its_line_and_key() {
     let Some(_serial) = start() else { return };
-    let dir = temp_dir("malformed");
-    let file = dir.join("bad.toml");
-    std::fs::write(
-        &file,
+    let (dir, file) = experiment_file(
+        "malformed",
+        "bad",
         TWO_HOSTS.replace("side = \"right\"", "side = \"right\"\nrtae = \"10mbit\""),
-    )
-    .unwrap();
+    );
     let output = emu_run(&file, &dir.join("out"), &[]);
     let stderr = text(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
@@ -392,10 +397,9 @@ fn a_malformed_file_is_reported_with_its_line_and_key() {
 #[test]
 fn a_sweep_lists_its_cells_and_runs_one_of_them() {
     let Some(_serial) = start() else { return };
-    let dir = temp_dir("sweep");
-    let file = dir.join("sweep.toml");
-    std::fs::write(
-        &file,
+    let (dir, file) = experiment_file(
+        "sweep",
+        "sweep",
         r#"
 [run]
 duration = "2s"
@@ -413,8 +417,7 @@ to = "b"
 rate = "2mbit"
 ecn = "ect1"
 "#,
-    )
-    .unwrap();
+    );
     let out = dir.join("out");
     let list = emu_run(&file, &out, &["--list-cells"]);
     let cells: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
@@ -447,16 +450,14 @@ ecn = "ect1"
 #[test]
 fn nothing_is_left_after_kill_9() {
     let Some(_serial) = start() else { return };
-    let dir = temp_dir("kill");
-    let file = dir.join("kill.toml");
-    std::fs::write(
-        &file,
+    let (dir, file) = experiment_file(
+        "kill",
+        "kill",
         format!(
             "{}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n[[flows]]\nkind = \"command\"\nfrom = \"b\"\ncommand = \"sleep 60\"\n",
             TWO_HOSTS.replace("\"2s\"", "\"30s\"")
         ),
-    )
-    .unwrap();
+    );
     let out = dir.join("out");
     let mut child = Command::new(env!("CARGO_BIN_EXE_emu"))
         .arg("run")

@@ -7,8 +7,6 @@
 mod support;
 
 use emu_core::log::{Direction, Event, LogReader};
-use std::process::{Command, Stdio};
-use std::time::Duration;
 use support::*;
 
 /// The per-packet log agrees with the counters: for every shell and
@@ -186,13 +184,7 @@ fn a_shaping_queue_alone_is_the_bottleneck_and_the_report_names_the_flow() {
     let Some(_serial) = start() else { return };
     let dir = temp_dir("shaper");
     let logs = dir.join("logs");
-    let mut server = Command::new("iperf3")
-        .args(["-s", "-1", "-p", "5934"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    let mut server = iperf3_server("5934");
     let out = run(&[
         "--log",
         &logs.display().to_string(),

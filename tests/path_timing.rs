@@ -6,8 +6,6 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
-use std::time::Duration;
 use support::*;
 
 #[test]
@@ -53,13 +51,7 @@ fn ipv6_crosses_the_shell_too() {
 fn tcp_goodput_through_link_10mbit_is_within_3_percent() {
     let Some(_serial) = start() else { return };
     let port = "5911";
-    let mut server = Command::new("iperf3")
-        .args(["-s", "-1", "-p", port])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("iperf3 is needed: apt-get install iperf3");
-    std::thread::sleep(Duration::from_millis(300));
+    let mut server = iperf3_server(port);
     let out = run(&[
         "link",
         "10mbit",

@@ -189,3 +189,16 @@ pub fn wait_for_device(pid: u32) {
     }
     panic!("emu {pid} never created its device");
 }
+
+/// A one-off iperf3 server on the host (`iperf3 -s -1 -p PORT`), given a
+/// moment to listen.
+pub fn iperf3_server(port: &str) -> std::process::Child {
+    let server = Command::new("iperf3")
+        .args(["-s", "-1", "-p", port])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("iperf3 is needed: apt-get install iperf3");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    server
+}

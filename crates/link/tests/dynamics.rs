@@ -3,28 +3,19 @@
 //! rate steps and outages in the service, duplication and corruption in the
 //! accounting, and change records in the log.
 
-use aqm::build_queue;
-use emu_core::log::{Change, Direction, Event, LogSink, Record};
-use emu_core::packet::build::ipv4_udp;
+mod support;
+
+use emu_core::log::{Change, Event, LogSink, Record};
 use emu_core::{Nanos, Packet, Rate};
 use link::{
-    DelayDynamics, Distribution, Dynamics, JitterSpec, Link, LinkConfig, Loss, Outages, Pattern,
-    Schedule, Server,
+    DelayDynamics, Distribution, Dynamics, JitterSpec, Link, Loss, Outages, Pattern, Schedule,
+    Server,
 };
+use support::{id, packet, TestLink};
 
 const US: Nanos = 1_000;
 const MS: Nanos = 1_000_000;
 const S: Nanos = 1_000_000_000;
-
-fn packet(size: usize, at: Nanos, id: u16) -> Packet {
-    let mut data = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1000, 2000, 0, size);
-    data[4..6].copy_from_slice(&id.to_be_bytes());
-    Packet::new(data, at)
-}
-
-fn id(p: &Packet) -> u16 {
-    u16::from_be_bytes([p.data[4], p.data[5]])
-}
 
 fn make(
     server: Server,
@@ -34,21 +25,16 @@ fn make(
     dynamics: Dynamics,
     log: LogSink,
 ) -> Link {
-    Link::new(
-        LinkConfig {
-            shell: 0,
-            direction: Direction::Uplink,
-            delay,
-            server,
-            queue: build_queue(queue).unwrap(),
-            loss,
-            max_packet: 1500,
-            overhead: 0,
-            dynamics,
-        },
-        0,
+    TestLink {
+        server,
+        delay,
+        queue,
+        loss,
+        max_packet: 1500,
+        dynamics,
         log,
-    )
+    }
+    .build()
 }
 
 fn delay_schedule(schedule: Schedule) -> Dynamics {
@@ -249,18 +235,22 @@ fn a_rate_step_changes_the_service_rate_at_its_instant() {
 
 #[test]
 fn an_outage_holds_the_queue_and_its_tail_drops_count() {
-    let dynamics = Dynamics {
-        outages: Some(Outages::list(vec![(S, 500 * MS)]).unwrap()),
-        ..Default::default()
+    // 100 Mbit/s, 10 ms, down from 1 s for 500 ms.
+    let outage_link = |queue: &str| {
+        let dynamics = Dynamics {
+            outages: Some(Outages::list(vec![(S, 500 * MS)]).unwrap()),
+            ..Default::default()
+        };
+        make(
+            Server::Rate(Rate::parse("100mbit").unwrap()),
+            10 * MS,
+            queue,
+            None,
+            dynamics,
+            LogSink::disabled(),
+        )
     };
-    let mut link = make(
-        Server::Rate(Rate::parse("100mbit").unwrap()),
-        10 * MS,
-        "droptail packets 1000",
-        None,
-        dynamics,
-        LogSink::disabled(),
-    );
+    let mut link = outage_link("droptail packets 1000");
     // 1500 bytes every ms (12 Mbit/s): in 500 ms, 500 packets queue.
     let arrivals = (0..2000).map(|i| packet(1500, i * MS, i as u16)).collect();
     let out = run(&mut link, arrivals);
@@ -278,18 +268,7 @@ fn an_outage_holds_the_queue_and_its_tail_drops_count() {
         .collect::<Vec<_>>();
     assert_eq!(after[1].0 - after[0].0, 120 * US);
     // With a short queue, the outage overflows it: tail drops, counted.
-    let dynamics = Dynamics {
-        outages: Some(Outages::list(vec![(S, 500 * MS)]).unwrap()),
-        ..Default::default()
-    };
-    let mut link = make(
-        Server::Rate(Rate::parse("100mbit").unwrap()),
-        10 * MS,
-        "droptail packets 100",
-        None,
-        dynamics,
-        LogSink::disabled(),
-    );
+    let mut link = outage_link("droptail packets 100");
     let arrivals = (0..2000).map(|i| packet(1500, i * MS, i as u16)).collect();
     let out = run(&mut link, arrivals);
     let dropped = link.counters().dropped_total();

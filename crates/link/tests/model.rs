@@ -1,25 +1,17 @@
 //! The path model in virtual time: delay, serialization, Mahimahi trace
 //! semantics, queue limits, seeded loss, and the accounting invariant.
 
+mod support;
+
 use aqm::build_queue;
 use emu_core::log::{Direction, DropCounts, DropReason, Event, LogSink};
-use emu_core::packet::build::ipv4_udp;
 use emu_core::time::{NS_PER_MS, NS_PER_US};
 use emu_core::trace::Trace;
 use emu_core::{Nanos, Packet, Rate};
 use link::{Link, LinkConfig, Loss, Server};
 use proptest::prelude::*;
 use std::sync::Arc;
-
-fn packet(size: usize, at: Nanos, id: u16) -> Packet {
-    let mut data = ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1000, 2000, 0, size);
-    data[4..6].copy_from_slice(&id.to_be_bytes());
-    Packet::new(data, at)
-}
-
-fn id(p: &Packet) -> u16 {
-    u16::from_be_bytes([p.data[4], p.data[5]])
-}
+use support::{id, packet, TestLink};
 
 fn link(server: Server, delay: Nanos, queue: &str) -> Link {
     link_with(server, delay, queue, None, 1500)
@@ -32,21 +24,16 @@ fn link_with(
     loss: Option<Loss>,
     max_packet: usize,
 ) -> Link {
-    Link::new(
-        LinkConfig {
-            shell: 0,
-            direction: Direction::Uplink,
-            delay,
-            server,
-            queue: build_queue(queue).unwrap(),
-            loss,
-            max_packet,
-            overhead: 0,
-            dynamics: Default::default(),
-        },
-        0,
-        LogSink::disabled(),
-    )
+    TestLink {
+        server,
+        delay,
+        queue,
+        loss,
+        max_packet,
+        dynamics: Default::default(),
+        log: LogSink::disabled(),
+    }
+    .build()
 }
 
 /// Runs the model like a pump that wakes exactly on time: returns
