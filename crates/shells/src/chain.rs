@@ -14,7 +14,7 @@ use crate::netns::{self, NetNs};
 use crate::outside::Outside;
 use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews};
 use crate::rootless;
-use crate::spec::{DirectionSpec, Finished, RunOptions, ShellSpec};
+use crate::spec::{Finished, RunOptions, ShellSpec};
 use crate::status::{self, StatusLine};
 use crate::tun::Tun;
 use crate::{devices, environment, privilege, signals, summary};
