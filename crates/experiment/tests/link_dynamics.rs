@@ -3,7 +3,7 @@
 //! same links a run builds) is driven in virtual time.
 
 use emu_core::packet::build::ipv4_udp;
-use emu_core::packet::Packet;
+use emu_core::Packet;
 use emu_core::time::{NS_PER_MS, NS_PER_SEC};
 use emu_core::Nanos;
 use experiment::config::{self, CongestionControls, Source};

@@ -18,7 +18,7 @@ pub struct DirectionSpec {
     /// Bytes of framing charged per packet by the server.
     pub overhead: u32,
     /// Jitter, schedules, outages, duplication, corruption (seed and
-    /// stream are filled in by the chain).
+    /// stream are filled in where the link is built: `links::LinkSetup`).
     pub dynamics: link::Dynamics,
 }
 
