@@ -576,7 +576,11 @@ fn samples_tcp(kind: FlowKind) -> bool {
 /// `setup` later; both are stopped at `end` (a wrapper runs until it is
 /// stopped), or when one of them ends before.
 async fn run_pantheon(
-    sides: [(PantheonSide, std::sync::Arc<shells::netns::NetNs>, flows::CommandLine); 2],
+    sides: [(
+        PantheonSide,
+        std::sync::Arc<shells::netns::NetNs>,
+        flows::CommandLine,
+    ); 2],
     setup: Duration,
     end: tokio::time::Instant,
 ) -> String {

@@ -3,9 +3,9 @@
 //! same links a run builds) is driven in virtual time.
 
 use emu_core::packet::build::ipv4_udp;
-use emu_core::Packet;
 use emu_core::time::{NS_PER_MS, NS_PER_SEC};
 use emu_core::Nanos;
+use emu_core::Packet;
 use experiment::config::{self, CongestionControls, Source};
 use std::path::Path;
 
