@@ -665,9 +665,12 @@ fn progress_line(
 
 /// The socket of a flow that carried its data (iperf3 also opens a
 /// control connection to the same port): the one with most bytes acked.
+/// A socket past its close reports inode 0 (it belongs to no file any
+/// more): those last samples name no socket and are left out.
 fn data_socket(samples: &[(f64, TcpSample)]) -> Option<u32> {
     samples
         .iter()
+        .filter(|(_, s)| s.inode != 0)
         .max_by_key(|(_, s)| s.bytes_acked)
         .map(|(_, s)| s.inode)
 }
