@@ -18,7 +18,7 @@ use crate::status::{self, StatusLine};
 use crate::tun::Tun;
 use crate::{devices, environment, privilege, signals, summary};
 use emu_core::capture::CaptureHeader;
-use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, TraceFile};
+use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, TraceFile, WriterTotals};
 use emu_core::time::{monotonic_now, realtime_now};
 use link::{Link, LinkConfig, Loss, Server};
 use std::io::IsTerminal;
@@ -220,6 +220,13 @@ fn run_guarded(
             Ok(News::Signal(signal)) => {
                 // SAFETY: sending a signal to our own child.
                 unsafe { libc::kill(child_pid, signal) };
+                // emu was told to end: a command that ignores it is
+                // killed after a grace period, or emu would never end
+                // and never clean up. SIGINT is only passed on (an
+                // interactive shell rightly ignores it).
+                if signal != libc::SIGINT && kill_at.is_none() {
+                    kill_at = Some(std::time::Instant::now() + STOP_GRACE);
+                }
             }
             Ok(News::Pump(PumpNews::TraceEnded(n))) if !trace_ended => {
                 trace_ended = true;
@@ -229,7 +236,7 @@ fn run_guarded(
                 );
                 // SAFETY: as above; SIGKILL follows if it ignores SIGTERM.
                 unsafe { libc::kill(child_pid, libc::SIGTERM) };
-                kill_at = Some(std::time::Instant::now() + Duration::from_secs(2));
+                kill_at = Some(std::time::Instant::now() + STOP_GRACE);
             }
             Ok(News::Pump(_)) => {}
             Err(()) => break 1,
@@ -266,30 +273,44 @@ fn run_guarded(
         }
     }
     let totals = match writer {
-        Some(w) => Some(
-            w.finish()
-                .map_err(|e| ShellError::os("writing the packet log", e))?,
-        ),
-        None => None,
+        Some(w) => w
+            .finish()
+            .map_err(|e| ShellError::os("writing the packet log", e))?,
+        None => WriterTotals::default(),
     };
-    let lost = totals.map_or(0, |t| t.records_lost);
-    if let Some(t) = totals.filter(|t| t.records_lost > 0) {
+    if totals.records_lost > 0 {
         eprintln!(
             "emu: warning: {} log records were lost because the disk could not keep up ({} written)",
-            t.records_lost, t.records
+            totals.records_lost, totals.records
         );
     }
-    if let Some(t) = totals.filter(|t| t.captures_lost > 0) {
+    if totals.captures_lost > 0 {
         eprintln!(
             "emu: warning: {} captured packets were lost because the disk could not keep up ({} written)",
-            t.captures_lost, t.captures
+            totals.captures_lost, totals.captures
+        );
+    }
+    // A log the disk refused fails the run, however the command did: the
+    // experiment's record is incomplete, and a script must notice.
+    let mut log_failed = false;
+    for (path, error) in totals.incomplete() {
+        log_failed = true;
+        eprintln!(
+            "emu: error: {} is incomplete ({error}): it holds everything before the failure",
+            path.display()
+        );
+    }
+    if log_failed {
+        eprintln!(
+            "emu: error: {} log records and {} captured packets were not written",
+            totals.records_unwritten, totals.captures_unwritten
         );
     }
     let summary = summary::summarize(
         &shells,
         depth,
         &results,
-        lost,
+        (totals.records_lost, totals.records_unwritten),
         started.elapsed().as_secs_f64(),
     );
     if options.stats {
@@ -297,16 +318,26 @@ fn run_guarded(
     }
     if let Some(dir) = &options.log_dir {
         let path = dir.join(format!("summary-{depth}.json"));
-        privilege::io_as_invoker(|| std::fs::write(&path, summary.json))
-            .map_err(|e| ShellError::os(&format!("writing {}", path.display()), e))?;
+        if let Err(e) = privilege::io_as_invoker(|| std::fs::write(&path, &summary.json)) {
+            // The emulation is over and its logs are closed: say what is
+            // missing rather than lose the command's status to it.
+            eprintln!("emu: error: cannot write {}: {e}", path.display());
+            let _ = std::fs::remove_file(&path);
+            log_failed = true;
+        }
     }
     let logs = running.iter().filter_map(|s| s.log.clone()).collect();
     drop(running);
+    let status = if trace_ended { 0 } else { status };
     Ok(Finished {
-        status: if trace_ended { 0 } else { status },
+        status: if log_failed && status == 0 { 1 } else { status },
         logs,
     })
 }
+
+/// How long a command asked to stop (by a signal to emu, or by the end of
+/// a `--once` trace) has before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// A seed for a shell that was given none: different for every run, and
 /// for shells started in the same nanosecond by different processes.

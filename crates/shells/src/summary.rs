@@ -19,7 +19,7 @@ pub(crate) fn summarize(
     shells: &[ShellSpec],
     depth: usize,
     results: &[(usize, Direction, DirectionResult)],
-    log_lost: u64,
+    (log_lost, log_unwritten): (u64, u64),
     wall: f64,
 ) -> Summary {
     let mut text = String::new();
@@ -95,6 +95,7 @@ pub(crate) fn summarize(
     );
     let json = serde_json::json!({
         "log_records_lost": log_lost,
+        "log_records_unwritten": log_unwritten,
         "process": { "cpu_user_s": user, "cpu_system_s": system, "wall_s": wall },
         "directions": entries,
     });
@@ -163,7 +164,7 @@ mod tests {
             write_errors: 0,
             lateness: Lateness::default(),
         };
-        let summary = summarize(&[spec], 0, &[(0, Direction::Uplink, result)], 0, 1.0);
+        let summary = summarize(&[spec], 0, &[(0, Direction::Uplink, result)], (0, 0), 1.0);
         let parsed: serde_json::Value = serde_json::from_str(&summary.json).expect("valid JSON");
         assert_eq!(parsed["directions"][0]["description"], description);
         assert_eq!(parsed["directions"][0]["dropped"]["tail"], 0);
