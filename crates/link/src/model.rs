@@ -612,21 +612,37 @@ impl Link {
 
     /// The next packet due to leave at or before `now`, in order, with the
     /// time it was due (the pump measures its own lateness against it).
+    /// Its departure is logged at the time it was due: the model's own
+    /// time, as virtual-time drivers (tests, `emu sim`, the fabric) want.
     pub fn pop_due(&mut self, now: Nanos) -> Option<(Packet, Nanos)> {
+        self.pop_due_logged(now, false)
+    }
+
+    /// As [`Link::pop_due`], for a pump on the real clock about to write
+    /// the packet at `now`: its departure is logged (and captured) at
+    /// `now`, which is its due time or later. A packet that leaves late
+    /// (emu was stopped with SIGSTOP, or starved of CPU) then shows as
+    /// late in the log, never as having left on time.
+    pub fn pop_due_written_at(&mut self, now: Nanos) -> Option<(Packet, Nanos)> {
+        self.pop_due_logged(now, true)
+    }
+
+    fn pop_due_logged(&mut self, now: Nanos, log_now: bool) -> Option<(Packet, Nanos)> {
         if self.in_flight.front()?.due > now {
             return None;
         }
         let flight = self.in_flight.pop_front()?;
+        let logged = if log_now { now } else { flight.due };
         self.counters.delivered += 1;
         self.counters.delivered_bytes += flight.packet.len() as u64;
-        self.record(flight.due, &flight.packet, Event::Depart, 0, flight.sojourn);
+        self.record(logged, &flight.packet, Event::Depart, 0, flight.sojourn);
         if self.log.captures() {
             let mark = self.marks.remove(&flight.packet.fingerprint);
             let fate = Fate::Departed {
                 sojourn: flight.sojourn,
                 mark,
             };
-            self.log.capture(flight.due, &flight.packet.data, fate);
+            self.log.capture(logged, &flight.packet.data, fate);
         }
         Some((flight.packet, flight.due))
     }

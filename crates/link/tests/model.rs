@@ -514,3 +514,49 @@ fn captures_agree_with_the_log_and_name_the_marks_made_here() {
         .collect();
     assert_eq!(dropped, logged);
 }
+
+/// A pump on the real clock logs a departure when it writes the packet:
+/// one written a second after it was due shows as a second late in the
+/// log, while the virtual-time driver's `pop_due` logs the due time.
+#[test]
+fn a_late_write_is_logged_late_and_never_early() {
+    for real_clock in [false, true] {
+        let (sink, mut records) = LogSink::in_memory(64);
+        let mut link = Link::new(
+            LinkConfig {
+                shell: 0,
+                direction: Direction::Uplink,
+                delay: 10 * NS_PER_MS,
+                server: Server::Unlimited,
+                queue: build_queue("infinite").unwrap(),
+                loss: None,
+                max_packet: 1500,
+                overhead: 0,
+                dynamics: Default::default(),
+            },
+            0,
+            sink,
+        );
+        link.arrive(packet(100, 0, 1));
+        let late = 1_000 * NS_PER_MS;
+        link.advance(late);
+        let (_, due) = if real_clock {
+            link.pop_due_written_at(late).unwrap()
+        } else {
+            link.pop_due(late).unwrap()
+        };
+        assert_eq!(
+            due,
+            10 * NS_PER_MS,
+            "the due time is the model's either way"
+        );
+        let mut departed = None;
+        while let Ok(record) = records.pop() {
+            if record.event == Event::Depart {
+                departed = Some(record.time);
+            }
+        }
+        let expected = if real_clock { late } else { due };
+        assert_eq!(departed, Some(expected));
+    }
+}

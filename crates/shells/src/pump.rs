@@ -367,7 +367,7 @@ fn pump_loop(
         }
         let now = monotonic_now();
         link.advance(now);
-        while let Some(departure) = link.pop_due(now) {
+        while let Some(departure) = link.pop_due_written_at(now) {
             due.push(departure);
         }
         if !due.is_empty() {
