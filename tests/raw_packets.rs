@@ -12,7 +12,6 @@
 //! The shell test needs root; see [`support`].
 
 #[path = "../fuzz/checks.rs"]
-#[allow(dead_code)]
 mod checks;
 mod support;
 
