@@ -16,6 +16,7 @@ use crate::rootless;
 use crate::spec::{DirectionSpec, Finished, RunOptions, ShellSpec};
 use crate::status::{self, StatusLine};
 use crate::tun::Tun;
+use crate::kernel_drops::{self, KernelDrops};
 use crate::{devices, environment, privilege, signals, summary};
 use emu_core::capture::CaptureHeader;
 use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, TraceFile};
@@ -42,6 +43,9 @@ struct RunningShell {
     _nat: Vec<NatRule>,
     _outer_tun: Tun,
     _inner_tun: Tun,
+    /// The namespace around the shell, where its outer TUN device lives.
+    outer: Arc<NetNs>,
+    outer_device: String,
     inner: Arc<NetNs>,
     pair: AddressPair,
     log: Option<PathBuf>,
@@ -261,8 +265,16 @@ fn run_guarded(
     }
     let mut results: Vec<(usize, Direction, DirectionResult)> = Vec::new();
     for (k, (shell, reads)) in running.iter_mut().zip(reads).enumerate() {
+        // What the kernel dropped before emu could read, or after it wrote.
+        let outer = kernel_drops::read(&shell.outer, &shell.outer_device);
+        let inner = kernel_drops::read(&shell.inner, devices::INNER_DEVICE);
         for ((direction, pump), read) in shell.pumps.drain(..).zip(reads) {
-            results.push((depth + k, direction, pump.finish(read)));
+            let mut result = pump.finish(read);
+            result.kernel = match direction {
+                Direction::Uplink => KernelDrops::of(inner, outer),
+                Direction::Downlink => KernelDrops::of(outer, inner),
+            };
+            results.push((depth + k, direction, result));
         }
     }
     let totals = match writer {
@@ -285,6 +297,7 @@ fn run_guarded(
             t.captures_lost, t.captures
         );
     }
+    record_kernel_drops(&running, &results);
     let summary = summary::summarize(
         &shells,
         depth,
@@ -306,6 +319,43 @@ fn run_guarded(
         status: if trace_ended { 0 } else { status },
         logs,
     })
+}
+
+/// Puts what the kernel dropped on the way in into each shell's log header,
+/// now that the run is over, so the log alone tells those losses from the
+/// path's. A log that cannot be updated keeps its header; the summary still
+/// has the counts.
+fn record_kernel_drops(running: &[RunningShell], results: &[(usize, Direction, DirectionResult)]) {
+    for (k, shell) in running.iter().enumerate() {
+        let Some(path) = &shell.log else { continue };
+        let mut dropped = [0u64; 2];
+        let mut known = false;
+        for (_, direction, result) in results.iter().skip(2 * k).take(2) {
+            known |= result.kernel.known;
+            dropped[*direction as usize] = result.kernel.on_the_way_in();
+        }
+        if !known {
+            continue;
+        }
+        let updated = privilege::io_as_invoker(|| {
+            let header = emu_core::log::LogReader::open(path)
+                .map_err(|e| std::io::Error::other(e.to_string()))?
+                .header;
+            emu_core::log::update_header(
+                path,
+                &LogHeader {
+                    kernel_dropped: Some(dropped),
+                    ..header
+                },
+            )
+        });
+        if let Err(e) = updated {
+            eprintln!(
+                "emu: warning: could not record the kernel's drops in {}: {e}",
+                path.display()
+            );
+        }
+    }
 }
 
 /// A seed for a shell that was given none: different for every run, and
@@ -346,7 +396,7 @@ fn build_shell(
     inner.exec("ip", &["link", "set", "dev", "lo", "up"])?;
     let inner_tun = devices::bring_up_end(
         &inner,
-        "ingress",
+        devices::INNER_DEVICE,
         &mtu,
         (pair.inner4, pair.inner6),
         pair.outer4,
@@ -361,7 +411,7 @@ fn build_shell(
             "via",
             &pair.outer4.to_string(),
             "dev",
-            "ingress",
+            devices::INNER_DEVICE,
         ],
     )?;
     inner.exec(
@@ -374,7 +424,7 @@ fn build_shell(
             "via",
             &pair.outer6.to_string(),
             "dev",
-            "ingress",
+            devices::INNER_DEVICE,
         ],
     )?;
 
@@ -412,6 +462,7 @@ fn build_shell(
                         .map(|d| serde_json::to_value(&d.queue).ok()),
                 ),
                 shaper_bps: Some(spec.directions.clone().map(|d| d.queue.shaper_bps())),
+                kernel_dropped: None,
             };
             let dir = options
                 .log_dir
@@ -487,6 +538,7 @@ fn build_shell(
         };
         let pump = DirectionPump::start(
             &format!("emu{index}{}", &direction.name()[..1]),
+            format!("[{}] {}", spec.description, direction.name()),
             position,
             link,
             Devices {
@@ -500,11 +552,14 @@ fn build_shell(
         .map_err(|e| ShellError::os("starting a pump thread", e))?;
         pumps.push((direction, pump));
     }
+    DirectionPump::pair(&pumps[0].1, &pumps[1].1);
     Ok(RunningShell {
         pumps,
         _nat: rules,
+        outer_device: outer_tun.name().to_string(),
         _outer_tun: outer_tun,
         _inner_tun: inner_tun,
+        outer: outer.clone(),
         inner,
         pair,
         log,
