@@ -77,7 +77,7 @@ pub struct Devices {
 /// The two threads of one direction and what they share.
 pub struct DirectionPump {
     reader: Option<JoinHandle<u64>>,
-    pump: Option<JoinHandle<()>>,
+    pump: Option<JoinHandle<Nanos>>,
     input: Arc<Input>,
     /// The other direction of the same shell, once paired.
     sibling: Arc<OnceLock<Arc<Input>>>,
@@ -171,6 +171,9 @@ pub struct DirectionResult {
     /// What the kernel dropped around this direction (filled in by the
     /// chain, which knows the devices).
     pub kernel: crate::kernel_drops::KernelDrops,
+    /// The spin before each departure when the pump stopped (adapted to
+    /// the machine unless `--spin` fixed it).
+    pub spin: Nanos,
 }
 
 /// The overload windows of one direction.
@@ -297,7 +300,8 @@ impl DirectionPump {
         let read = lock(&self.input.side).read;
         self.shared.stop.store(true, Ordering::Release);
         self.shared.wake.ring();
-        self.pump
+        let spin = self
+            .pump
             .take()
             .expect("finish is called once")
             .join()
@@ -317,6 +321,7 @@ impl DirectionPump {
             lateness: std::mem::take(&mut model.lateness),
             overload,
             kernel: Default::default(),
+            spin,
         }
     }
 }
@@ -344,8 +349,9 @@ impl Model {
     }
 
     /// Advances the model to now and writes what is due; publishes the
-    /// counters now and then and tells of a trace's end.
-    fn depart(&mut self) {
+    /// counters now and then and tells of a trace's end. Returns how many
+    /// packets it wrote.
+    fn depart(&mut self) -> usize {
         let now = monotonic_now();
         let link = self.link.as_mut().expect("the link is present");
         link.advance(now);
@@ -361,17 +367,19 @@ impl Model {
                 &mut self.lateness,
                 &mut self.overload,
             );
-            self.due.clear();
         }
         self.overload.tick(now);
         if now >= self.next_publish {
             self.publish();
             self.next_publish = now + PUBLISH_EVERY_NS;
         }
+        let written = self.due.len();
+        self.due.clear();
         if !self.told_trace_end && self.link().trace_ended() {
             self.told_trace_end = true;
             let _ = self.news.send(PumpNews::TraceEnded(self.shell));
         }
+        written
     }
 
     fn publish(&mut self) {
@@ -446,10 +454,12 @@ impl ReaderSide {
                     }
                     self.read += self.packets.len() as u64;
                     self.streak = self.streak.saturating_add(1);
-                    if self.streak <= FAST_PATH_STREAK && run_model(shared, &mut self.packets) {
-                        wrote = true;
-                    } else {
-                        hand_over(shared, &mut self.ring, &mut self.packets);
+                    let ran = (self.streak <= FAST_PATH_STREAK)
+                        .then(|| run_model(shared, &mut self.packets))
+                        .flatten();
+                    match ran {
+                        Some(written) => wrote |= written > 0,
+                        None => hand_over(shared, &mut self.ring, &mut self.packets),
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -471,6 +481,9 @@ const ROUND: u32 = 64;
 const ANSWER_ROUND: u32 = 4;
 
 fn reader_loop(input: &Input, sibling: &OnceLock<Arc<Input>>, busy_poll: bool, stop: &AtomicBool) -> u64 {
+    if !busy_poll {
+        realtime_priority();
+    }
     let fd = lock(&input.side).fd;
     loop {
         let round = lock(&input.side).round(&input.shared, ROUND);
@@ -500,11 +513,11 @@ fn reader_loop(input: &Input, sibling: &OnceLock<Arc<Input>>, busy_poll: bool, s
 }
 
 /// The fast path: runs the model on this thread, if no one else is, and
-/// writes what is due. Returns false (and leaves `packets`) if the pump has
-/// the model.
-fn run_model(shared: &Shared, packets: &mut Vec<Packet>) -> bool {
+/// writes what is due. Returns how many packets it wrote, or None (and
+/// leaves `packets`) if the pump has the model.
+fn run_model(shared: &Shared, packets: &mut Vec<Packet>) -> Option<usize> {
     let Ok(mut model) = shared.model.try_lock() else {
-        return false;
+        return None;
     };
     // Announce the run before touching the model: a pump about to sleep on
     // a deadline it computed sees this and looks again.
@@ -515,7 +528,7 @@ fn run_model(shared: &Shared, packets: &mut Vec<Packet>) -> bool {
     for packet in packets.drain(..) {
         model.link().arrive(packet);
     }
-    model.depart();
+    let written = model.depart();
     let next = model.next_event();
     drop(model);
     // Pairs with the pump's fence between announcing its sleep and reading
@@ -527,7 +540,7 @@ fn run_model(shared: &Shared, packets: &mut Vec<Packet>) -> bool {
             shared.wake.ring();
         }
     }
-    true
+    Some(written)
 }
 
 /// The pump's path: puts the packets on the ring and wakes the pump if it
@@ -614,10 +627,14 @@ fn push_packet(ring: &mut Producer<Packet>, mut packet: Packet, wake: &Wake) {
     }
 }
 
-fn pump_loop(shared: &Shared, timing: Timing) {
+/// Runs until stopped; returns the spin it ended with.
+fn pump_loop(shared: &Shared, timing: Timing) -> Nanos {
     // Ask for wakeups to the nanosecond instead of the default 50 µs slack.
     // SAFETY: prctl on the calling thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    if !timing.busy_poll {
+        realtime_priority();
+    }
     let mut spin = Spin::new(timing.spin);
     loop {
         let mut model = lock(&shared.model);
@@ -629,7 +646,7 @@ fn pump_loop(shared: &Shared, timing: Timing) {
         }
         if shared.stop.load(Ordering::Acquire) && model.ring.is_empty() {
             model.publish();
-            return;
+            return spin.current();
         }
         let deadline = model.next_event();
         let runs = shared.reader_runs.load(Ordering::SeqCst);
@@ -678,6 +695,23 @@ fn pump_loop(shared: &Shared, timing: Timing) {
             }
         }
     }
+}
+
+/// Puts the calling thread in the lowest real-time class (SCHED_FIFO,
+/// priority 1), so that when it wakes for a packet it runs at once instead
+/// of waiting for the command's threads to use up their time slice: on a
+/// loaded machine that wait, not the model, is what makes packets late
+/// (milliseconds at the 99th percentile with both cores busy). The thread
+/// sleeps whenever it has nothing due, and spins at most `--spin` before a
+/// departure, so it takes little from the command; the kernel's real-time
+/// throttling (sched_rt_runtime_us) bounds it in any case. Not for
+/// `--busy-poll`, whose threads never sleep. Where the class is refused
+/// (rootless, a container without CAP_SYS_NICE) the thread keeps its
+/// ordinary class.
+fn realtime_priority() {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: changes the calling thread's (pid 0) policy with a valid param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
 }
 
 /// Sleeps until the monotonic time `until` or until `wake` rings; true if

@@ -37,7 +37,7 @@ pub(crate) fn summarize(
             .collect();
         let description = &shells[index - depth].description;
         text += &format!(
-            "emu: [{description}] {}: read {}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us\n",
+            "emu: [{description}] {}: read {}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us (spin {:.0} us)\n",
             direction.name(),
             r.read,
             if c.duplicated > 0 {
@@ -65,6 +65,7 @@ pub(crate) fn summarize(
             },
             r.lateness.mean_ns() / 1e3,
             r.lateness.quantile_ns(0.99) as f64 / 1e3,
+            r.spin as f64 / 1e3,
         );
         text += &kernel_line(&r.kernel);
         if r.overload.overloaded > 0 {
@@ -99,6 +100,7 @@ pub(crate) fn summarize(
             "write_errors": r.write_errors,
             "queue": r.link.queue_description(),
             "departure_lateness": r.lateness.to_json(),
+            "spin_ns": r.spin,
             "overload": {
                 "windows": r.overload.windows,
                 "overloaded_windows": r.overload.overloaded,
@@ -216,6 +218,7 @@ mod tests {
             write_errors: 0,
             lateness: Lateness::default(),
             overload: Default::default(),
+            spin: 0,
             kernel: KernelDrops {
                 known: true,
                 ring: 5,
