@@ -150,6 +150,7 @@ fn run_guarded(
         running.push(shell);
     }
     drop(selection);
+    link_followers(&running);
     if let Some(w) = writer.as_mut() {
         w.start();
     }
@@ -319,6 +320,26 @@ fn run_guarded(
         status: if trace_ended { 0 } else { status },
         logs,
     })
+}
+
+/// Tells each direction which inputs its writes reach at once: the other
+/// direction of its shell (answers), and the same direction of the next
+/// shell along the packet's way (uplink goes outwards, to shell k-1;
+/// downlink inwards, to shell k+1).
+fn link_followers(running: &[RunningShell]) {
+    let direction = |k: usize, d: usize| &running[k].pumps[d].1;
+    for k in 0..running.len() {
+        let mut up = vec![direction(k, 1)];
+        if k > 0 {
+            up.push(direction(k - 1, 0));
+        }
+        direction(k, 0).feeds(&up);
+        let mut down = vec![direction(k, 0)];
+        if k + 1 < running.len() {
+            down.push(direction(k + 1, 1));
+        }
+        direction(k, 1).feeds(&down);
+    }
 }
 
 /// Puts what the kernel dropped on the way in into each shell's log header,
@@ -552,7 +573,6 @@ fn build_shell(
         .map_err(|e| ShellError::os("starting a pump thread", e))?;
         pumps.push((direction, pump));
     }
-    DirectionPump::pair(&pumps[0].1, &pumps[1].1);
     Ok(RunningShell {
         pumps,
         _nat: rules,

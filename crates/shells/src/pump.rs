@@ -28,7 +28,7 @@ use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::thread::JoinHandle;
 
 /// Packets between reader and pump; deep enough for bursts at 10 Gbit/s.
@@ -79,8 +79,6 @@ pub struct DirectionPump {
     reader: Option<JoinHandle<u64>>,
     pump: Option<JoinHandle<Nanos>>,
     input: Arc<Input>,
-    /// The other direction of the same shell, once paired.
-    sibling: Arc<OnceLock<Arc<Input>>>,
     shared: Arc<Shared>,
     stop_reader: Arc<AtomicBool>,
     live: Arc<LiveCounters>,
@@ -248,32 +246,35 @@ impl DirectionPump {
                 streak: 0,
             }),
             shared: shared.clone(),
+            followers: OnceLock::new(),
         });
-        let sibling = Arc::new(OnceLock::new());
         let reader = {
             let stop = stop_reader.clone();
             let input = input.clone();
-            let sibling = sibling.clone();
             std::thread::Builder::new()
                 .name(format!("{name}-read"))
-                .spawn(move || reader_loop(&input, &sibling, timing.busy_poll, &stop))?
+                .spawn(move || reader_loop(&input, timing.busy_poll, &stop))?
         };
         Ok(DirectionPump {
             reader: Some(reader),
             pump: Some(pump),
             input,
-            sibling,
             shared,
             stop_reader,
             live,
         })
     }
 
-    /// Lets each of the two directions of a shell take the other's answers
-    /// (see [`Input`]).
-    pub fn pair(a: &DirectionPump, b: &DirectionPump) {
-        let _ = a.sibling.set(b.input.clone());
-        let _ = b.sibling.set(a.input.clone());
+    /// Names the directions whose input this direction's output feeds: the
+    /// other direction of the same shell (which carries the answers) and
+    /// the same direction of the next shell of a chain. After writing, a
+    /// thread takes what its write caused there at once (see [`Input`]).
+    /// Set once, before traffic flows.
+    pub fn feeds(&self, next: &[&DirectionPump]) {
+        let _ = self
+            .input
+            .followers
+            .set(next.iter().map(|d| Arc::downgrade(&d.input)).collect());
     }
 
     /// The counters this direction publishes while it runs.
@@ -393,15 +394,19 @@ impl Model {
 }
 
 /// One direction's input: the device, and the state of whoever reads it.
-/// The reader thread reads it; so may the other direction's thread, right
-/// after it wrote a packet that can have an immediate answer (a ping, a
-/// TCP segment the other side acknowledges at once): the answer is then
-/// already waiting on this device, and taking it in the same wake-up saves
-/// the wake-up of this direction's reader, as an event loop serving both
-/// devices would. The lock keeps the two in order.
+/// The reader thread reads it; so may another direction's thread right
+/// after it wrote a packet that reaches this device at once: the kernel
+/// delivers a written packet within the write, so an immediate answer (a
+/// ping's, a TCP acknowledgement) or the packet itself, forwarded into the
+/// next shell of a chain, is already waiting here. Taking it in the same
+/// wake-up saves this direction's reader a wake-up, as an event loop
+/// serving every device would. The lock keeps the readers in order.
 struct Input {
     side: Mutex<ReaderSide>,
     shared: Arc<Shared>,
+    /// The inputs that packets written by this direction reach at once
+    /// (see [`DirectionPump::feeds`]).
+    followers: OnceLock<Vec<Weak<Input>>>,
 }
 
 /// The reading state of one direction.
@@ -477,10 +482,13 @@ impl ReaderSide {
 /// Reads per round before the reader lets go of its input, so the other
 /// direction's look at it is never held up long.
 const ROUND: u32 = 64;
-/// Reads the other direction's thread takes when it looks for an answer.
-const ANSWER_ROUND: u32 = 4;
+/// Reads another direction's thread takes from an input its write fed.
+const FOLLOW_ROUND: u32 = 4;
+/// Inputs one thread visits after a write, so answers to answers cannot
+/// keep it from its own device.
+const MAX_FOLLOW: usize = 8;
 
-fn reader_loop(input: &Input, sibling: &OnceLock<Arc<Input>>, busy_poll: bool, stop: &AtomicBool) -> u64 {
+fn reader_loop(input: &Input, busy_poll: bool, stop: &AtomicBool) -> u64 {
     if !busy_poll {
         realtime_priority();
     }
@@ -492,11 +500,7 @@ fn reader_loop(input: &Input, sibling: &OnceLock<Arc<Input>>, busy_poll: bool, s
             Round::Gone => break,
         };
         if wrote {
-            if let Some(other) = sibling.get() {
-                if let Ok(mut side) = other.side.try_lock() {
-                    side.round(&other.shared, ANSWER_ROUND);
-                }
-            }
+            follow(input);
         }
         if let Round::Dry { .. } = round {
             if stop.load(Ordering::Acquire) {
@@ -510,6 +514,35 @@ fn reader_loop(input: &Input, sibling: &OnceLock<Arc<Input>>, busy_poll: bool, s
         }
     }
     lock(&input.side).read
+}
+
+/// After this thread wrote what it read from `start`, takes what the
+/// writes caused on the inputs they fed, and so on along the chain. An
+/// input another thread is reading is left to it.
+fn follow(start: &Input) {
+    let followers = |input: &Input| -> Vec<Arc<Input>> {
+        input
+            .followers
+            .get()
+            .map(|f| f.iter().filter_map(Weak::upgrade).collect())
+            .unwrap_or_default()
+    };
+    let mut work = followers(start);
+    let mut visits = 0;
+    while let Some(next) = work.pop() {
+        if visits == MAX_FOLLOW {
+            break;
+        }
+        visits += 1;
+        let Ok(mut side) = next.side.try_lock() else {
+            continue;
+        };
+        let round = side.round(&next.shared, FOLLOW_ROUND);
+        drop(side);
+        if let Round::Dry { wrote: true } | Round::More { wrote: true } = round {
+            work.extend(followers(&next));
+        }
+    }
 }
 
 /// The fast path: runs the model on this thread, if no one else is, and
@@ -612,8 +645,10 @@ fn write_due(
     errors
 }
 
-/// Puts a packet on the ring. A full ring means the pump is behind: wait
-/// for room rather than lose a packet that was already read.
+/// Puts a packet on the ring. A full ring means the pump is far behind (a
+/// ring's worth of packets): wait for room rather than lose a packet that
+/// was already read, sleeping rather than spinning, so a real-time reader
+/// does not keep the command that must consume those packets off the core.
 fn push_packet(ring: &mut Producer<Packet>, mut packet: Packet, wake: &Wake) {
     loop {
         match ring.push(packet) {
@@ -621,7 +656,7 @@ fn push_packet(ring: &mut Producer<Packet>, mut packet: Packet, wake: &Wake) {
             Err(emu_core::ring::PushError::Full(back)) => {
                 packet = back;
                 wake.ring();
-                std::thread::yield_now();
+                std::thread::sleep(std::time::Duration::from_micros(20));
             }
         }
     }
