@@ -94,7 +94,8 @@ fn the_log_agrees_with_the_counters() {
         assert!(kernel.is_object(), "kernel counters missing: {entry}");
         assert_eq!(
             kernel["dropped_before_read"].as_u64().unwrap(),
-            kernel["tun_ring_dropped"].as_u64().unwrap() + kernel["qdisc_dropped"].as_u64().unwrap(),
+            kernel["tun_ring_dropped"].as_u64().unwrap()
+                + kernel["qdisc_dropped"].as_u64().unwrap(),
             "{entry}"
         );
         assert_eq!(kernel["dropped_before_read"], 0, "{entry}");

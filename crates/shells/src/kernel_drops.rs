@@ -74,7 +74,10 @@ fn parse(link: &str, qdisc: Option<&str>) -> Option<DeviceDrops> {
     let count = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
     let qdisc_dropped = qdisc
         .and_then(|q| serde_json::from_str::<serde_json::Value>(q).ok())
-        .and_then(|q| q.as_array().map(|qs| qs.iter().map(|q| count(&q["drops"])).sum()))
+        .and_then(|q| {
+            q.as_array()
+                .map(|qs| qs.iter().map(|q| count(&q["drops"])).sum())
+        })
         .unwrap_or(0);
     Some(DeviceDrops {
         tx_dropped: stats["tx"]["dropped"].as_u64()?,
@@ -103,7 +106,10 @@ mod tests {
             }
         );
         let k = KernelDrops::of(Some(drops), Some(drops));
-        assert_eq!((k.on_the_way_in(), k.after_write, k.known), (280_073, 3, true));
+        assert_eq!(
+            (k.on_the_way_in(), k.after_write, k.known),
+            (280_073, 3, true)
+        );
         assert_eq!(parse(link, None).unwrap().qdisc_dropped, 0);
         assert_eq!(parse("not json", None), None);
         assert!(!KernelDrops::of(None, Some(drops)).known);

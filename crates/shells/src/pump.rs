@@ -335,7 +335,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Model {
     fn link(&mut self) -> &mut Link {
-        self.link.as_mut().expect("the link is present while running")
+        self.link
+            .as_mut()
+            .expect("the link is present while running")
     }
 
     /// Takes up to `limit` packets off the ring into the model; how many.
@@ -455,7 +457,8 @@ impl ReaderSide {
                         self.packets
                             .extend(self.segments.drain(..).map(|data| Packet::new(data, now)));
                     } else {
-                        self.packets.push(Packet::new(self.buffer[..n].to_vec(), now));
+                        self.packets
+                            .push(Packet::new(self.buffer[..n].to_vec(), now));
                     }
                     self.read += self.packets.len() as u64;
                     self.streak = self.streak.saturating_add(1);
@@ -568,7 +571,8 @@ fn run_model(shared: &Shared, packets: &mut Vec<Packet>) -> Option<usize> {
     // `reader_runs`: one of the two sees the other.
     fence(Ordering::SeqCst);
     if let Some(next) = next {
-        if shared.sleeping.load(Ordering::SeqCst) && next < shared.sleep_until.load(Ordering::SeqCst)
+        if shared.sleeping.load(Ordering::SeqCst)
+            && next < shared.sleep_until.load(Ordering::SeqCst)
         {
             shared.wake.ring();
         }
