@@ -138,7 +138,7 @@ measure() {
     echo "cpu_$rate=$(cpu $work/s)" >> "$out"
     echo "late_$rate=$(late $work/s)" >> "$out"
   done
-  "$emu" --stats delay 0 -- sh -c "$iperf -u -b 0 -l 1472 -J > $work/j.json" 2> "$work/s"
+  "$emu" --stats delay 0 -- sh -c "$iperf -u -b 0 -l 1472 -J > $work/j.json 2>/dev/null" 2> "$work/s"
   echo "udp=$(udp $work/j.json)" >> "$out"
   echo "udp_reads=$(reads $work/s)" >> "$out"
   echo "late_udp=$(late $work/s)" >> "$out"
@@ -147,14 +147,14 @@ measure() {
   echo "late_nooffload=$(late $work/s)" >> "$out"
 }
 
-echo "# emu data path, $(date -u +%FT%TZ), $(nproc) cores, ${seconds}s per throughput row, $pings pings at 500/s"
+echo "# emu data path, $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), ${seconds}s per throughput row, $pings pings at 500/s"
 echo "# after:  $after"
 [ -n "$before" ] && echo "# before: $before"
 veth_up=$(veth_tcp "")
 veth_down=$(veth_tcp -R)
 ip netns exec $nsa ping $ping_args 10.250.0.2 > "$work/ping-veth"
 veth_rtt=$(rtt "$work/ping-veth")
-ip netns exec $nsa iperf3 -c 10.250.0.2 -p $port -t "$seconds" -u -b 0 -l 1472 -J > "$work/veth.json"
+ip netns exec $nsa iperf3 -c 10.250.0.2 -p $port -t "$seconds" -u -b 0 -l 1472 -J > "$work/veth.json" 2>/dev/null
 veth_udp=$(udp "$work/veth.json")
 measure "$after" after
 [ -n "$before" ] && measure "$before" before
