@@ -24,6 +24,7 @@ mod spec;
 mod status;
 mod summary;
 pub mod tcp_info;
+pub mod tcp_sampler;
 pub mod tun;
 
 pub use chain::run;
