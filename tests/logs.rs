@@ -301,18 +301,27 @@ fn tcp_info_samples_sit_beside_the_packets_in_the_report() {
         .iter()
         .max_by_key(|t| t["bytes_acked"].as_u64().unwrap())
         .unwrap();
-    assert!(data["socket"].as_str().unwrap().ends_with(":5936"), "{data}");
+    assert!(
+        data["socket"].as_str().unwrap().ends_with(":5936"),
+        "{data}"
+    );
     let flows = data["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 2, "both directions of the connection: {data}");
     assert!(flows.iter().all(|f| f.as_str().unwrap().contains(":5936")));
     let srtt = data["srtt"]["p50_ms"].as_f64().unwrap();
     let path_rtt = data["path_rtt_p50_ms"].as_f64().unwrap();
-    assert!(path_rtt >= 40.0 && path_rtt < 80.0, "path round trip {path_rtt} ms");
+    assert!(
+        path_rtt >= 40.0 && path_rtt < 80.0,
+        "path round trip {path_rtt} ms"
+    );
     assert!(srtt >= 40.0, "srtt {srtt} ms below the 40 ms the path adds");
     assert!(data["cwnd_max"].as_u64().unwrap() > 2, "{data}");
     let page = std::fs::read_to_string(report_dir.join("index.html")).unwrap();
     assert!(page.contains("TCP smoothed RTT (srtt) per connection"));
-    assert!(page.contains("delayed ACKs"), "the page says how srtt differs");
+    assert!(
+        page.contains("delayed ACKs"),
+        "the page says how srtt differs"
+    );
     assert!(page.contains(data["socket"].as_str().unwrap().split(' ').nth(1).unwrap()));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -260,9 +260,8 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
         }
         delays[d] = parse_duration(text).map_err(|e| UsageError(format!("delay: {e}")))?;
     }
-    let random = args.dynamics.jitter.is_some()
-        || args.dynamics.walk.is_some()
-        || args.mangle.is_random();
+    let random =
+        args.dynamics.jitter.is_some() || args.dynamics.walk.is_some() || args.mangle.is_random();
     let seed = seed_or_clock(args.dynamics.seed);
     let base = args.time.as_ref().map(|_| delays[0]);
     let (dynamics, mut words) = args.dynamics.parse(base, seed)?;
@@ -279,7 +278,11 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
             format_duration(delays[1])
         )
     };
-    for word in words.iter().map(String::as_str).chain(args.dynamics_on.word()) {
+    for word in words
+        .iter()
+        .map(String::as_str)
+        .chain(args.dynamics_on.word())
+    {
         description += &format!(" {word}");
     }
     let on = args.dynamics_on;
@@ -814,7 +817,10 @@ mod tests {
     fn link_layer_forms() {
         use emu_core::size::LinkLayer;
         let s = spec("link 10mbit --l2 ethernet").unwrap();
-        assert!(s.directions.iter().all(|d| d.link_layer == LinkLayer::Ethernet));
+        assert!(s
+            .directions
+            .iter()
+            .all(|d| d.link_layer == LinkLayer::Ethernet));
         assert!(s.description.ends_with("l2 ethernet"), "{}", s.description);
         let s = spec("link 10mbit").unwrap();
         assert!(s.directions.iter().all(|d| d.link_layer == LinkLayer::None));
@@ -826,18 +832,25 @@ mod tests {
     #[test]
     fn delay_and_link_duplicate_and_corrupt() {
         for line in [
-            "delay 40 --duplicate 1% --corrupt 0.1%",
-            "link 10mbit --duplicate 1% --corrupt 0.1%",
+            "delay 40 --duplicate 1% --corrupt 0.1% --seed 7",
+            "link 10mbit --duplicate 1% --corrupt 0.1% --seed 7",
         ] {
             let s = spec(line).unwrap();
             for d in &s.directions {
-                assert_eq!((d.dynamics.duplicate, d.dynamics.corrupt), (0.01, 0.001), "{line}");
+                assert_eq!(
+                    (d.dynamics.duplicate, d.dynamics.corrupt),
+                    (0.01, 0.001),
+                    "{line}"
+                );
             }
-            assert!(s.seed.is_none(), "{line}: the seed is drawn from the clock and logged");
+            assert_eq!(s.seed, Some(7), "{line}: the draws are seeded");
             assert!(s.description.contains("duplicate 1%"), "{}", s.description);
         }
         let e = spec("delay 40 --corrupt 2").unwrap_err();
-        assert!(e.contains("delay: --corrupt: '2' is not a probability"), "{e}");
+        assert!(
+            e.contains("delay: --corrupt: '2' is not a probability"),
+            "{e}"
+        );
     }
 
     /// `--dynamics-on` gives one direction the dynamics; the other keeps
@@ -851,11 +864,16 @@ mod tests {
         assert!(s.description.ends_with("on uplink"), "{}", s.description);
         let s = spec("loss 1% --burst 4 --dynamics-on downlink").unwrap();
         assert_eq!(s.directions[0].loss, link::Pattern::Bernoulli(0.01));
-        assert!(matches!(s.directions[1].loss, link::Pattern::GilbertElliott { .. }));
+        assert!(matches!(
+            s.directions[1].loss,
+            link::Pattern::GilbertElliott { .. }
+        ));
         let s = spec("link --rate-steps 0s=10mbit,1s=5mbit --downlink 20mbit --dynamics-on uplink")
             .unwrap();
         assert!(matches!(s.directions[0].server, Server::Schedule(_)));
-        assert!(matches!(s.directions[1].server, Server::Rate(r) if r.bits_per_sec() == 20_000_000));
+        assert!(
+            matches!(s.directions[1].server, Server::Rate(r) if r.bits_per_sec() == 20_000_000)
+        );
         let s = spec("link 10mbit --outage 1s:1s --dynamics-on downlink").unwrap();
         assert!(s.directions[0].dynamics.outages.is_none());
         assert!(s.directions[1].dynamics.outages.is_some());

@@ -837,8 +837,8 @@ fn shell_summary(acc: ShellAcc, window: &Window) -> ShellParts {
     };
     // A rate that followed a schedule or had outages: the rate the link
     // actually had, from its change records.
-    let scheduled = !acc.rate_changes.is_empty()
-        || (!acc.outages.is_empty() && base_rate.is_some());
+    let scheduled =
+        !acc.rate_changes.is_empty() || (!acc.outages.is_empty() && base_rate.is_some());
     let link = if scheduled {
         let steps = crate::capacity::effective_rate(base_rate, &acc.rate_changes, &acc.outages);
         let source = if acc.rate_changes.is_empty() {

@@ -211,10 +211,16 @@ mod tests {
             &[(5 * S / 2, true), (3 * S, false)],
         );
         let bins = step_bins(&steps, 0, 4 * S, 4, S);
-        assert_eq!(bins, vec![1_000_000, 500_000 + 1_000_000, 1_000_000, 2_000_000]);
+        assert_eq!(
+            bins,
+            vec![1_000_000, 500_000 + 1_000_000, 1_000_000, 2_000_000]
+        );
         // Outages alone on a constant rate.
         let steps = effective_rate(Some(8_000_000), &[], &[(S, true), (2 * S, false)]);
-        assert_eq!(step_bins(&steps, 0, 3 * S, 3, S), vec![1_000_000, 0, 1_000_000]);
+        assert_eq!(
+            step_bins(&steps, 0, 3 * S, 3, S),
+            vec![1_000_000, 0, 1_000_000]
+        );
     }
 
     #[test]

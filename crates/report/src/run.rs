@@ -52,7 +52,11 @@ impl Run {
             let mut medians = Vec::new();
             for d in &self.summary.directions {
                 for f in &d.flows {
-                    let matches = f.tuple.iter().chain(f.left_as.iter()).any(|t| socket.is_flow(t));
+                    let matches = f
+                        .tuple
+                        .iter()
+                        .chain(f.left_as.iter())
+                        .any(|t| socket.is_flow(t));
                     if matches {
                         summary.flows.push(format!(
                             "{}: {} ({})",

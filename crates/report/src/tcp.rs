@@ -98,7 +98,8 @@ fn stats(values: &[f64]) -> Option<DelayStats> {
     }
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    let rank = |q: f64| sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+    let rank =
+        |q: f64| sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
     Some(DelayStats {
         count: sorted.len() as u64,
         mean_ms: sorted.iter().sum::<f64>() / sorted.len() as f64,
@@ -133,7 +134,7 @@ impl TcpSummary {
 
 /// Reads one samples file. `offset_s` is added to every time (the
 /// sampling clock's start on the report's clock). Rows are grouped into
-/// sockets by inode and 5-tuple; rows without an RTT yet (srtt 0, a
+/// sockets by 5-tuple; rows without an RTT yet (srtt 0, a
 /// socket still connecting or already closed) are left out of the series.
 pub fn parse_csv(text: &str, offset_s: f64) -> Result<Vec<TcpSocket>, String> {
     let mut lines = text.lines().enumerate();
@@ -164,14 +165,21 @@ pub fn parse_csv(text: &str, offset_s: f64) -> Result<Vec<TcpSocket>, String> {
     let (time, inode, src, sport, dst, dport, cc, srtt, cwnd, min_rtt, acked) = (
         time?, inode?, src?, sport?, dst?, dport?, cc?, srtt?, cwnd?, min_rtt?, acked?,
     );
-    let mut sockets: BTreeMap<(u32, String, u16, String, u16), TcpSocket> = BTreeMap::new();
+    // By 5-tuple: a socket's inode reads 0 once it is closing (TIME_WAIT),
+    // and one run rarely reuses a port pair.
+    let mut sockets: BTreeMap<(String, u16, String, u16), TcpSocket> = BTreeMap::new();
     for (n, line) in lines {
         if line.trim().is_empty() {
             continue;
         }
         let fields: Vec<&str> = line.split(',').collect();
         let bad = |what: &str| format!("line {}: {what} in '{line}'", n + 1);
-        let get = |i: usize| fields.get(i).map(|f| f.trim()).ok_or_else(|| bad("a column is missing"));
+        let get = |i: usize| {
+            fields
+                .get(i)
+                .map(|f| f.trim())
+                .ok_or_else(|| bad("a column is missing"))
+        };
         let number = |i: usize| -> Result<f64, String> {
             get(i)?.parse::<f64>().map_err(|_| bad("not a number"))
         };
@@ -179,31 +187,36 @@ pub fn parse_csv(text: &str, offset_s: f64) -> Result<Vec<TcpSocket>, String> {
             get(i)?.parse::<IpAddr>().map_err(|_| bad("not an address"))
         };
         let key = (
-            number(inode)? as u32,
             get(src)?.to_string(),
             number(sport)? as u16,
             get(dst)?.to_string(),
             number(dport)? as u16,
         );
+        let socket_inode = number(inode)? as u32;
         let socket = match sockets.entry(key.clone()) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::btree_map::Entry::Vacant(e) => e.insert(TcpSocket {
                 source: address(src)?,
-                source_port: key.2,
+                source_port: key.1,
                 destination: address(dst)?,
-                destination_port: key.4,
-                inode: key.0,
+                destination_port: key.3,
+                inode: socket_inode,
                 congestion_control: get(cc)?.to_string(),
                 samples: Vec::new(),
                 min_rtt_ms: None,
                 bytes_acked: 0,
             }),
         };
+        if socket.inode == 0 {
+            socket.inode = socket_inode;
+        }
         let srtt_us = number(srtt)?;
         if srtt_us > 0.0 {
-            socket
-                .samples
-                .push((number(time)? + offset_s, srtt_us / 1e3, number(cwnd)? as u32));
+            socket.samples.push((
+                number(time)? + offset_s,
+                srtt_us / 1e3,
+                number(cwnd)? as u32,
+            ));
             let min = number(min_rtt)?;
             if min > 0.0 {
                 socket.min_rtt_ms = Some(min / 1e3);
@@ -211,7 +224,10 @@ pub fn parse_csv(text: &str, offset_s: f64) -> Result<Vec<TcpSocket>, String> {
         }
         socket.bytes_acked = socket.bytes_acked.max(number(acked)? as u64);
     }
-    Ok(sockets.into_values().filter(|s| !s.samples.is_empty()).collect())
+    Ok(sockets
+        .into_values()
+        .filter(|s| !s.samples.is_empty())
+        .collect())
 }
 
 /// Where the TCP samples of a log directory are: its own `tcp/` (a shell
@@ -236,12 +252,14 @@ pub fn load(tcp_dir: &Path, origin: Nanos) -> Result<Vec<TcpSocket>, String> {
         .and_then(|t| {
             serde_json::from_str(&t).map_err(|e| format!("{}: {e}", clock_path.display()))
         })?;
-    let start = clock["flows_started_monotonic_ns"].as_u64().ok_or_else(|| {
-        format!(
-            "{}: no flows_started_monotonic_ns, so the TCP samples cannot be placed in time",
-            clock_path.display()
-        )
-    })?;
+    let start = clock["flows_started_monotonic_ns"]
+        .as_u64()
+        .ok_or_else(|| {
+            format!(
+                "{}: no flows_started_monotonic_ns, so the TCP samples cannot be placed in time",
+                clock_path.display()
+            )
+        })?;
     let offset_s = (start as i128 - origin as i128) as f64 / 1e9;
     let mut files: Vec<PathBuf> = std::fs::read_dir(tcp_dir)
         .map_err(|e| format!("{}: {e}", tcp_dir.display()))?
@@ -276,6 +294,8 @@ mod tests {
             row(0.1, 7, 40000, 81_000, 10),
             row(0.2, 7, 40000, 85_000, 14),
             row(0.1, 8, 40002, 90_000, 20),
+            // Closing: the kernel reports inode 0; still the same socket.
+            row(0.3, 0, 40000, 86_000, 14),
         ]
         .join("\n");
         let sockets = parse_csv(&text, 2.0).unwrap();
@@ -283,10 +303,12 @@ mod tests {
         let first = &sockets[0];
         assert_eq!(first.label(), "tcp 10.0.0.2:40000 → 10.0.0.1:5201");
         // The row without an RTT yet is left out.
-        assert_eq!(first.samples, vec![(2.1, 81.0, 10), (2.2, 85.0, 14)]);
+        assert_eq!(first.samples.len(), 3);
+        assert_eq!(first.samples[..2], [(2.1, 81.0, 10), (2.2, 85.0, 14)]);
+        assert_eq!(first.inode, 7);
         assert_eq!(first.min_rtt_ms, Some(80.0));
         let summary = TcpSummary::of(first);
-        assert_eq!(summary.srtt.as_ref().unwrap().mean_ms, 83.0);
+        assert_eq!(summary.srtt.as_ref().unwrap().p50_ms, 85.0);
         assert_eq!(summary.cwnd_max, Some(14));
         let tuple = FlowTuple {
             protocol: 6,
@@ -295,7 +317,10 @@ mod tests {
             source_port: 5201,
             destination_port: 40000,
         };
-        assert!(first.is_flow(&tuple), "the ACK direction is the same connection");
+        assert!(
+            first.is_flow(&tuple),
+            "the ACK direction is the same connection"
+        );
         assert!(!sockets[1].is_flow(&tuple));
     }
 
@@ -303,7 +328,10 @@ mod tests {
     fn a_damaged_file_is_named() {
         let err = parse_csv("time_s,inode\n1,2\n", 0.0).unwrap_err();
         assert!(err.contains("no 'src' column"), "{err}");
-        let bad = format!("{HEADER}\n{}", row(0.1, 7, 40000, 1, 1).replace("10.0.0.2", "ten"));
+        let bad = format!(
+            "{HEADER}\n{}",
+            row(0.1, 7, 40000, 1, 1).replace("10.0.0.2", "ten")
+        );
         assert!(parse_csv(&bad, 0.0).unwrap_err().contains("not an address"));
     }
 }

@@ -440,7 +440,11 @@ fn the_report_draws_the_rate_and_delay_the_change_records_give() {
     ]);
     records.sort_by_key(|r| r.time);
     // A rate schedule logs no constant rate in the header.
-    write_log(&dir.join("1-link.emulog"), &header(1, "link", None), &records);
+    write_log(
+        &dir.join("1-link.emulog"),
+        &header(1, "link", None),
+        &records,
+    );
     let run = report(
         &dir,
         Options {
@@ -455,13 +459,22 @@ fn the_report_draws_the_rate_and_delay_the_change_records_give() {
     assert_eq!(d.path.capacity_source, Some("link rate schedule"));
     let series = &run.series[0];
     let per_bin = series.capacity_mbps.as_ref().unwrap();
-    assert!(close(per_bin[0], 12.0) && close(per_bin[5], 6.0) && per_bin[8] == 0.0, "{per_bin:?}");
+    assert!(
+        close(per_bin[0], 12.0) && close(per_bin[5], 6.0) && per_bin[8] == 0.0,
+        "{per_bin:?}"
+    );
     let (shell, steps) = &series.base_delay_ms[0];
     assert_eq!(*shell, 1);
-    assert_eq!(steps, &vec![(0.0, 10.0), (0.6, 10.0), (0.6, 40.0), (1.0, 40.0)]);
+    assert_eq!(
+        steps,
+        &vec![(0.0, 10.0), (0.6, 10.0), (0.6, 40.0), (1.0, 40.0)]
+    );
     // The delay plot carries the step line.
     let figures = report::figures::direction_figures("changes", series);
     let delay = figures.iter().find(|f| f.stem.ends_with("-delay")).unwrap();
-    assert!(delay.chart.svg().contains("base delay of shell 1 (as logged)"));
+    assert!(delay
+        .chart
+        .svg()
+        .contains("base delay of shell 1 (as logged)"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -392,8 +392,7 @@ impl Cake {
         } else {
             u64::MAX
         };
-        buffer_limit =
-            buffer_limit.min((params.limit * params.frame_mtu() as u64).max(configured));
+        buffer_limit = buffer_limit.min((params.limit * params.frame_mtu() as u64).max(configured));
         Cake {
             tins: configs.into_iter().map(Tin::new).collect(),
             rng: ChaCha8Rng::seed_from_u64(params.seed),

@@ -1,6 +1,6 @@
 use super::*;
-use emu_core::packet::build::ipv4_udp;
 use crate::QueueSpec;
+use emu_core::packet::build::ipv4_udp;
 use emu_core::time::NS_PER_MS;
 
 fn udp(src: [u8; 4], dst: [u8; 4], sport: u16, tos: u8, len: usize) -> Packet {
@@ -255,9 +255,19 @@ fn tc_lines_charge_what_the_kernel_charges() {
         let QueueSpec::Cake(p) = QueueSpec::parse(line).unwrap() else {
             unreachable!()
         };
-        for (ip_len, (on_ethernet, on_ip)) in [1500u32, 40].into_iter().zip(ethernet.into_iter().zip(ip)) {
-            assert_eq!(p.overhead.adjusted(ip_len + 14, 14), on_ethernet, "{line}, {ip_len} IP bytes on Ethernet");
-            assert_eq!(p.overhead.adjusted(ip_len, 0), on_ip, "{line}, {ip_len} IP bytes on an IP device");
+        for (ip_len, (on_ethernet, on_ip)) in
+            [1500u32, 40].into_iter().zip(ethernet.into_iter().zip(ip))
+        {
+            assert_eq!(
+                p.overhead.adjusted(ip_len + 14, 14),
+                on_ethernet,
+                "{line}, {ip_len} IP bytes on Ethernet"
+            );
+            assert_eq!(
+                p.overhead.adjusted(ip_len, 0),
+                on_ip,
+                "{line}, {ip_len} IP bytes on an IP device"
+            );
         }
     }
 }
