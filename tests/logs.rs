@@ -311,7 +311,7 @@ fn tcp_info_samples_sit_beside_the_packets_in_the_report() {
     let srtt = data["srtt"]["p50_ms"].as_f64().unwrap();
     let path_rtt = data["path_rtt_p50_ms"].as_f64().unwrap();
     assert!(
-        path_rtt >= 40.0 && path_rtt < 80.0,
+        (40.0..80.0).contains(&path_rtt),
         "path round trip {path_rtt} ms"
     );
     assert!(srtt >= 40.0, "srtt {srtt} ms below the 40 ms the path adds");
