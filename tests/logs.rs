@@ -88,11 +88,37 @@ fn the_log_agrees_with_the_counters() {
             "{entry}"
         );
         total_drops += dropped;
+        // The kernel's own drops around emu's devices are read at exit and
+        // accounted beside emu's: a ping at 100/s overflows no TUN ring.
+        let kernel = &entry["kernel"];
+        assert!(kernel.is_object(), "kernel counters missing: {entry}");
+        assert_eq!(
+            kernel["dropped_before_read"].as_u64().unwrap(),
+            kernel["tun_ring_dropped"].as_u64().unwrap()
+                + kernel["qdisc_dropped"].as_u64().unwrap(),
+            "{entry}"
+        );
+        assert_eq!(kernel["dropped_before_read"], 0, "{entry}");
+        assert_eq!(kernel["dropped_after_write"], 0, "{entry}");
+        // And the log's header carries the same count.
+        let header = LogReader::open(&dir.join(format!("{shell}-{kind}.emulog")))
+            .unwrap()
+            .header;
+        assert_eq!(
+            header.kernel_dropped.map(|k| k[direction as usize]),
+            kernel["dropped_before_read"].as_u64(),
+            "{entry}"
+        );
     }
     assert!(total_drops > 0, "the run should have lost packets");
     assert!(
         text(&out.stderr).contains("read "),
         "--stats prints the accounting"
+    );
+    assert!(
+        text(&out.stderr).contains("the kernel dropped 0 on the way in"),
+        "--stats prints the kernel's drops: {}",
+        text(&out.stderr)
     );
     let dump = emu()
         .args(["log", "dump", &format!("{d}/2-link.emulog")])

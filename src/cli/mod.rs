@@ -12,7 +12,7 @@ mod setup_setuid;
 mod shell_args;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use emu_core::time::{parse_duration, NS_PER_US};
+use emu_core::time::parse_duration;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -60,9 +60,10 @@ struct GlobalArgs {
     #[arg(long, value_name = "BYTES", default_value = "1500", value_parser = mtu)]
     mtu: u32,
     /// How long before a departure the pump stops sleeping and spins: longer
-    /// is more exact and costs more CPU while packets are in flight.
-    #[arg(long, value_name = "TIME", default_value = "500us", value_parser = duration)]
-    spin: u64,
+    /// is more exact and costs more CPU while packets are in flight. By
+    /// default it follows this machine's measured wake-up lateness.
+    #[arg(long, value_name = "TIME", value_parser = duration)]
+    spin: Option<u64>,
     /// Never let the packet threads sleep: the lowest added latency, but they
     /// keep the cores busy while emu runs.
     #[arg(long)]
@@ -288,7 +289,8 @@ pub struct Globals {
     pub log_dir: Option<PathBuf>,
     pub stats: bool,
     pub mtu: u32,
-    pub spin: u64,
+    /// None: adapt to the machine (see `shells::Timing`).
+    pub spin: Option<u64>,
     pub offload: bool,
     pub busy_poll: bool,
     /// The live status line: forced on or off, or None to decide from
@@ -309,7 +311,7 @@ impl Default for Globals {
             log_dir: None,
             stats: false,
             mtu: 1500,
-            spin: 500 * NS_PER_US,
+            spin: None,
             offload: true,
             busy_poll: false,
             status: None,

@@ -412,6 +412,13 @@ pub struct LogHeader {
     /// `bandwidth`), which caps the shell's capacity below the link's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shaper_bps: Option<[Option<u64>; 2]>,
+    /// Per direction: packets the kernel dropped on their way in, before
+    /// emu read them (the TUN device's ring and its qdisc), so a reader of
+    /// the log alone can tell them from the path's drops. Known only when
+    /// the run ends: written then with [`update_header`]; None in a log
+    /// still being written, or from an emu that did not count them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_dropped: Option<[u64; 2]>,
 }
 
 /// A trace copied next to a log, in emu's nanosecond trace format.
@@ -605,12 +612,44 @@ impl LogReader {
     }
 }
 
+/// Room left after the header's JSON (as spaces, which JSON readers skip)
+/// for what is only known at the end of a run; see [`update_header`].
+const HEADER_RESERVE: usize = 128;
+
 /// Writes the header of a log file.
 pub fn write_header(out: &mut impl Write, header: &LogHeader) -> io::Result<()> {
-    let json = serde_json::to_vec(header).map_err(io::Error::other)?;
+    let mut json = serde_json::to_vec(header).map_err(io::Error::other)?;
+    json.resize(json.len() + HEADER_RESERVE, b' ');
     out.write_all(&MAGIC)?;
     out.write_all(&(json.len() as u32).to_le_bytes())?;
     out.write_all(&json)
+}
+
+/// Rewrites the header of the finished log at `path` in place (the records
+/// stay where they are): the new JSON must fit in the length the header
+/// was written with, which leaves room for the exit-time counts.
+pub fn update_header(path: &Path, header: &LogHeader) -> io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)?;
+    let mut start = [0u8; 12];
+    file.read_exact(&mut start)?;
+    if start[..8] != MAGIC {
+        return Err(io::Error::other("not an emu log of this version"));
+    }
+    let length = u32::from_le_bytes([start[8], start[9], start[10], start[11]]) as usize;
+    let mut json = serde_json::to_vec(header).map_err(io::Error::other)?;
+    if json.len() > length {
+        return Err(io::Error::other(format!(
+            "the updated header ({} bytes) does not fit in the {length} reserved",
+            json.len()
+        )));
+    }
+    json.resize(length, b' ');
+    file.seek(SeekFrom::Start(12))?;
+    file.write_all(&json)
 }
 
 /// The pump's end of a log ring. Pushing never blocks: if the writer has
@@ -1078,7 +1117,41 @@ mod tests {
             traces: None,
             queues: None,
             shaper_bps: Some([Some(500_000), None]),
+            kernel_dropped: None,
         }
+    }
+
+    /// The exit-time counts go into the header of a finished log without
+    /// moving its records; a header that no longer fits is refused.
+    #[test]
+    fn a_finished_log_takes_the_kernel_drops_into_its_header() {
+        let dir = std::env::temp_dir().join(format!("emu-log-update-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("0-delay.emulog");
+        let mut writer = LogWriter::new();
+        let file = writer.add_file(&path, &header()).unwrap();
+        let mut sink = writer.sink(file);
+        writer.start();
+        for i in 0..10 {
+            sink.record(sample(i));
+        }
+        writer.finish().unwrap();
+        let updated = LogHeader {
+            kernel_dropped: Some([280_066, u64::MAX]),
+            ..header()
+        };
+        update_header(&path, &updated).unwrap();
+        let reader = LogReader::open(&path).unwrap();
+        assert_eq!(reader.header, updated);
+        let records: Vec<Record> = reader.map(|r| r.unwrap()).collect();
+        assert_eq!(records, (0..10).map(sample).collect::<Vec<_>>());
+        let too_long = LogHeader {
+            command_line: "x".repeat(HEADER_RESERVE + 1),
+            ..header()
+        };
+        assert!(update_header(&path, &too_long).is_err());
+        assert_eq!(LogReader::open(&path).unwrap().header, updated);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -206,6 +206,7 @@ fn build_links(plan: &Plan, dir: &Path, seed: u64) -> Result<Links, RunError> {
             traces: traces.iter().any(Option::is_some).then_some(traces),
             queues: Some(directions.map(|d| serde_json::to_value(&d.queue).ok())),
             shaper_bps: Some(directions.map(|d| d.queue.shaper_bps())),
+            kernel_dropped: None,
         };
         let path = link_dir.join("0-link.emulog");
         let file = writer

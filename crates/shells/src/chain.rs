@@ -8,6 +8,7 @@ use crate::addressing::{self, AddressPair};
 use crate::command::{self, CommandSpec};
 use crate::error::{Result, ShellError};
 use crate::guardian::Guardian;
+use crate::kernel_drops::{self, KernelDrops};
 use crate::nat::{self, NatRule};
 use crate::netns::{self, NetNs};
 use crate::outside::Outside;
@@ -42,6 +43,9 @@ struct RunningShell {
     _nat: Vec<NatRule>,
     _outer_tun: Tun,
     _inner_tun: Tun,
+    /// The namespace around the shell, where its outer TUN device lives.
+    outer: Arc<NetNs>,
+    outer_device: String,
     inner: Arc<NetNs>,
     pair: AddressPair,
     log: Option<PathBuf>,
@@ -146,6 +150,7 @@ fn run_guarded(
         running.push(shell);
     }
     drop(selection);
+    link_followers(&running);
     if let Some(w) = writer.as_mut() {
         w.start();
     }
@@ -271,8 +276,16 @@ fn run_guarded(
     }
     let mut results: Vec<(usize, Direction, DirectionResult)> = Vec::new();
     for (k, (shell, reads)) in running.iter_mut().zip(reads).enumerate() {
+        // What the kernel dropped before emu could read, or after it wrote.
+        let outer = kernel_drops::read(&shell.outer, &shell.outer_device);
+        let inner = kernel_drops::read(&shell.inner, devices::INNER_DEVICE);
         for ((direction, pump), read) in shell.pumps.drain(..).zip(reads) {
-            results.push((depth + k, direction, pump.finish(read)));
+            let mut result = pump.finish(read);
+            result.kernel = match direction {
+                Direction::Uplink => KernelDrops::of(inner, outer),
+                Direction::Downlink => KernelDrops::of(outer, inner),
+            };
+            results.push((depth + k, direction, result));
         }
     }
     let totals = match writer {
@@ -295,6 +308,7 @@ fn run_guarded(
             t.captures_lost, t.captures
         );
     }
+    record_kernel_drops(&running, &results);
     let summary = summary::summarize(
         &shells,
         depth,
@@ -316,6 +330,63 @@ fn run_guarded(
         status: if trace_ended { 0 } else { status },
         logs,
     })
+}
+
+/// Tells each direction which inputs its writes reach at once: the other
+/// direction of its shell (answers), and the same direction of the next
+/// shell along the packet's way (uplink goes outwards, to shell k-1;
+/// downlink inwards, to shell k+1).
+fn link_followers(running: &[RunningShell]) {
+    let direction = |k: usize, d: usize| &running[k].pumps[d].1;
+    for k in 0..running.len() {
+        let mut up = vec![direction(k, 1)];
+        if k > 0 {
+            up.push(direction(k - 1, 0));
+        }
+        direction(k, 0).feeds(&up);
+        let mut down = vec![direction(k, 0)];
+        if k + 1 < running.len() {
+            down.push(direction(k + 1, 1));
+        }
+        direction(k, 1).feeds(&down);
+    }
+}
+
+/// Puts what the kernel dropped on the way in into each shell's log header,
+/// now that the run is over, so the log alone tells those losses from the
+/// path's. A log that cannot be updated keeps its header; the summary still
+/// has the counts.
+fn record_kernel_drops(running: &[RunningShell], results: &[(usize, Direction, DirectionResult)]) {
+    for (k, shell) in running.iter().enumerate() {
+        let Some(path) = &shell.log else { continue };
+        let mut dropped = [0u64; 2];
+        let mut known = false;
+        for (_, direction, result) in results.iter().skip(2 * k).take(2) {
+            known |= result.kernel.known;
+            dropped[*direction as usize] = result.kernel.on_the_way_in();
+        }
+        if !known {
+            continue;
+        }
+        let updated = privilege::io_as_invoker(|| {
+            let header = emu_core::log::LogReader::open(path)
+                .map_err(|e| std::io::Error::other(e.to_string()))?
+                .header;
+            emu_core::log::update_header(
+                path,
+                &LogHeader {
+                    kernel_dropped: Some(dropped),
+                    ..header
+                },
+            )
+        });
+        if let Err(e) = updated {
+            eprintln!(
+                "emu: warning: could not record the kernel's drops in {}: {e}",
+                path.display()
+            );
+        }
+    }
 }
 
 /// A seed for a shell that was given none: different for every run, and
@@ -356,7 +427,7 @@ fn build_shell(
     inner.exec("ip", &["link", "set", "dev", "lo", "up"])?;
     let inner_tun = devices::bring_up_end(
         &inner,
-        "ingress",
+        devices::INNER_DEVICE,
         &mtu,
         (pair.inner4, pair.inner6),
         pair.outer4,
@@ -371,7 +442,7 @@ fn build_shell(
             "via",
             &pair.outer4.to_string(),
             "dev",
-            "ingress",
+            devices::INNER_DEVICE,
         ],
     )?;
     inner.exec(
@@ -384,7 +455,7 @@ fn build_shell(
             "via",
             &pair.outer6.to_string(),
             "dev",
-            "ingress",
+            devices::INNER_DEVICE,
         ],
     )?;
 
@@ -422,6 +493,7 @@ fn build_shell(
                         .map(|d| serde_json::to_value(d.queue.on_link_layer(d.link_layer)).ok()),
                 ),
                 shaper_bps: Some(spec.directions.clone().map(|d| d.queue.shaper_bps())),
+                kernel_dropped: None,
             };
             let dir = options
                 .log_dir
@@ -502,6 +574,7 @@ fn build_shell(
         };
         let pump = DirectionPump::start(
             &format!("emu{index}{}", &direction.name()[..1]),
+            format!("[{}] {}", spec.description, direction.name()),
             position,
             link,
             Devices {
@@ -518,8 +591,10 @@ fn build_shell(
     Ok(RunningShell {
         pumps,
         _nat: rules,
+        outer_device: outer_tun.name().to_string(),
         _outer_tun: outer_tun,
         _inner_tun: inner_tun,
+        outer: outer.clone(),
         inner,
         pair,
         log,
