@@ -293,3 +293,81 @@ fn a_shaping_queue_alone_is_the_bottleneck_and_the_report_names_the_flow() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--tcp-info` samples the command's TCP sockets into the log directory
+/// in `emu run`'s format, and the report sets each connection's srtt and
+/// cwnd beside its packets: the table matches the socket to the flows the
+/// log names by port, srtt sits at or above the 40 ms round trip the
+/// path gave it, and the page draws and explains it.
+#[test]
+fn tcp_info_samples_sit_beside_the_packets_in_the_report() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("tcp-info");
+    let logs = dir.join("logs");
+    let mut server = Command::new("iperf3")
+        .args(["-s", "-1", "-p", "5936"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = run(&[
+        "--log",
+        &logs.display().to_string(),
+        "--tcp-info=5ms",
+        "delay",
+        "20ms",
+        "--",
+        "link",
+        "20mbit",
+        "--",
+        "sh",
+        "-c",
+        "iperf3 -c $EMU_BASE -p 5936 -t 1 >/dev/null",
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let samples = std::fs::read_to_string(logs.join("tcp/tcp_info.csv")).unwrap();
+    assert!(samples.starts_with("time_s,inode,src,sport,dst,dport,"));
+    assert!(samples.lines().count() > 20, "{samples}");
+    let report_dir = dir.join("report");
+    let out = run(&[
+        "report",
+        &logs.display().to_string(),
+        "--json",
+        "--out",
+        &report_dir.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tcp = summary["runs"][0]["tcp"].as_array().unwrap();
+    // iperf3's data connection: the one with the most bytes acknowledged.
+    let data = tcp
+        .iter()
+        .max_by_key(|t| t["bytes_acked"].as_u64().unwrap())
+        .unwrap();
+    assert!(
+        data["socket"].as_str().unwrap().ends_with(":5936"),
+        "{data}"
+    );
+    let flows = data["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2, "both directions of the connection: {data}");
+    assert!(flows.iter().all(|f| f.as_str().unwrap().contains(":5936")));
+    let srtt = data["srtt"]["p50_ms"].as_f64().unwrap();
+    let path_rtt = data["path_rtt_p50_ms"].as_f64().unwrap();
+    assert!(
+        (40.0..80.0).contains(&path_rtt),
+        "path round trip {path_rtt} ms"
+    );
+    assert!(srtt >= 40.0, "srtt {srtt} ms below the 40 ms the path adds");
+    assert!(data["cwnd_max"].as_u64().unwrap() > 2, "{data}");
+    let page = std::fs::read_to_string(report_dir.join("index.html")).unwrap();
+    assert!(page.contains("TCP smoothed RTT (srtt) per connection"));
+    assert!(
+        page.contains("delayed ACKs"),
+        "the page says how srtt differs"
+    );
+    assert!(page.contains(data["socket"].as_str().unwrap().split(' ').nth(1).unwrap()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

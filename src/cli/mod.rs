@@ -103,6 +103,12 @@ struct GlobalArgs {
     /// --outside 'iperf3 -s'; repeatable.
     #[arg(long, value_name = "CMD")]
     outside: Vec<String>,
+    /// Sample the command's TCP sockets (TCP_INFO: srtt, cwnd, ...) every
+    /// INTERVAL [default: 10ms] into the --log directory (tcp/tcp_info.csv,
+    /// as `emu run` writes), for `emu report` to show beside the packets.
+    #[arg(long, value_name = "INTERVAL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "10ms", value_parser = sample_interval, requires = "log")]
+    tcp_info: Option<u64>,
 }
 
 // Parsed once per run: the size of the shell variant costs nothing.
@@ -151,6 +157,13 @@ fn mtu(text: &str) -> Result<u32, String> {
 
 fn duration(text: &str) -> Result<u64, String> {
     parse_duration(text).map_err(|e| e.to_string())
+}
+
+fn sample_interval(text: &str) -> Result<u64, String> {
+    match parse_duration(text).map_err(|e| e.to_string())? {
+        0 => Err("the interval must be above 0 (e.g. 10ms)".to_string()),
+        ns => Ok(ns),
+    }
 }
 
 fn snaplen(text: &str) -> Result<u32, String> {
@@ -288,6 +301,8 @@ pub struct Globals {
     pub capture: emu_core::capture::CaptureOptions,
     pub rootless: bool,
     pub outside: Vec<String>,
+    /// `--tcp-info[=INTERVAL]`, in ns.
+    pub tcp_info: Option<u64>,
 }
 
 impl Default for Globals {
@@ -304,6 +319,7 @@ impl Default for Globals {
             capture: Default::default(),
             rootless: false,
             outside: Vec::new(),
+            tcp_info: None,
         }
     }
 }
@@ -329,6 +345,7 @@ impl From<GlobalArgs> for Globals {
             },
             rootless: a.rootless,
             outside: a.outside,
+            tcp_info: a.tcp_info,
         }
     }
 }
@@ -491,6 +508,7 @@ pub fn run_chain(
         }),
         rootless: globals.rootless,
         outside: globals.outside,
+        tcp_info: globals.tcp_info.map(std::time::Duration::from_nanos),
     };
     match shells::run(specs, options) {
         Ok(finished) => Ok(finished),
@@ -506,7 +524,13 @@ pub fn run_chain(
 
 fn queues_text() -> String {
     let mut text =
-        String::from("Queue disciplines (use with link --queue \"NAME [OPTION VALUE]...\"):\n");
+        String::from("Queue disciplines (use with link --queue \"NAME [OPTION VALUE]...\"):\n\n");
+    text += "Bytes: every byte limit, quantum and byte-mode option counts frame bytes, the\n\
+length a Linux qdisc is given: by default (link --l2 none) the IP packet, as the kernel\n\
+on a TUN device; with link --l2 ethernet the IP packet + 14 (the MAC header), as the\n\
+kernel on an Ethernet device, so a tc line copied from an Ethernet testbed charges what\n\
+it charged there (cake: IP + 14 without 'overhead', MTU time of 1514 bytes). See the\n\
+README, \"What a byte is\".\n";
     for d in aqm::catalogue() {
         text += &format!("\n  {:<10} {}\n", d.name, d.summary);
         for (keyword, form, default, meaning) in d.all_options() {

@@ -560,3 +560,33 @@ fn a_late_write_is_logged_late_and_never_early() {
         assert_eq!(departed, Some(expected));
     }
 }
+
+/// `--l2 ethernet`: the link and its queue count each packet as the frame
+/// the kernel's qdisc would see (IP + 14). At 12 Mbit/s a 1486-byte IP
+/// packet is a 1500-byte frame, 1 ms on the wire (0.99067 ms without the
+/// header); a `droptail bytes 4480` queue holds three such IP packets
+/// (4458 bytes) but only two frames (3000; a third would make 4500).
+#[test]
+fn an_ethernet_link_layer_counts_frames_on_the_wire_and_in_the_queue() {
+    use emu_core::size::LinkLayer;
+    for (link_layer, spacing, kept) in [
+        (LinkLayer::Ethernet, 1_000_000, 2 + 1),
+        (LinkLayer::None, 990_666, 3 + 1),
+    ] {
+        let mut model = link(
+            Server::Rate(Rate::parse("12mbit").unwrap()),
+            0,
+            "droptail bytes 4480",
+        )
+        .with_link_layer(link_layer);
+        // One packet goes on the wire at once; the next ones queue.
+        let arrivals = (0..6).map(|i| packet(1486, 0, i)).collect();
+        let out = run(&mut model, arrivals, 100 * NS_PER_MS);
+        assert_eq!(out.len(), kept, "{link_layer:?}: {out:?}");
+        let near = |got: Nanos| (got as i64 - spacing as i64).abs() <= 1;
+        assert!(near(out[0].0), "{link_layer:?}: {out:?}");
+        assert!(near(out[1].0 - out[0].0), "{link_layer:?}: {out:?}");
+        // The log still counts IP bytes.
+        assert_eq!(model.counters().delivered_bytes, 1486 * kept as u64);
+    }
+}

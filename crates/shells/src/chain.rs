@@ -162,6 +162,13 @@ fn run_guarded(
     } else {
         options.command.clone()
     };
+    // Sampling starts before the command, so its first connection is seen.
+    let sampler = match (options.tcp_info, &options.log_dir) {
+        (Some(interval), Some(dir)) => {
+            Some(crate::tcp_sampler::Sampler::start(&outer, dir, interval)?)
+        }
+        _ => None,
+    };
     let outermost = running.first().expect("at least one shell").pair;
     let env = environment::command_environment(outermost, &prompt, &taken, depth + shells.len());
     let mut child = command::spawn(
@@ -249,6 +256,9 @@ fn run_guarded(
     };
     if let Some(line) = status_line {
         line.stop();
+    }
+    if let Some(sampler) = sampler {
+        sampler.stop();
     }
 
     // Whatever the command left running in our namespaces goes with it.
@@ -511,7 +521,7 @@ fn build_shell(
                 queues: Some(
                     spec.directions
                         .clone()
-                        .map(|d| serde_json::to_value(&d.queue).ok()),
+                        .map(|d| serde_json::to_value(d.queue.on_link_layer(d.link_layer)).ok()),
                 ),
                 shaper_bps: Some(spec.directions.clone().map(|d| d.queue.shaper_bps())),
                 kernel_dropped: None,
@@ -562,7 +572,11 @@ fn build_shell(
     let mut pumps = Vec::new();
     for (d, direction) in Direction::BOTH.into_iter().enumerate() {
         let dir_spec = &spec.directions[d];
-        let queue = dir_spec.queue.build();
+        let queue = dir_spec
+            .queue
+            .clone()
+            .on_link_layer(dir_spec.link_layer)
+            .build();
         let loss = (!dir_spec.loss.is_none())
             .then(|| Loss::with_pattern(dir_spec.loss, seed, (index * 2 + d) as u64));
         let link = Link::new(
@@ -583,7 +597,8 @@ fn build_shell(
             },
             start,
             std::mem::replace(&mut sinks[d], LogSink::disabled()),
-        );
+        )
+        .with_link_layer(dir_spec.link_layer);
         let (input, output) = match direction {
             Direction::Uplink => (inner_tun.raw_fd(), outer_tun.raw_fd()),
             Direction::Downlink => (outer_tun.raw_fd(), inner_tun.raw_fd()),

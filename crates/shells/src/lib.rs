@@ -27,6 +27,7 @@ mod spin;
 mod status;
 mod summary;
 pub mod tcp_info;
+pub mod tcp_sampler;
 pub mod tun;
 
 pub use chain::run;

@@ -194,6 +194,7 @@ mod tests {
                 queue: aqm::QueueSpec::Infinite,
                 loss: link::Pattern::Bernoulli(0.0),
                 overhead: 0,
+                link_layer: Default::default(),
                 dynamics: Default::default(),
             }),
             seed: Some(0),
