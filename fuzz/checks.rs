@@ -148,7 +148,7 @@ pub fn emu_log(data: &[u8]) {
         }
         Err(e) => assert!(e.to_string().contains(&shown), "{e}"),
     }
-    match report::load(&path, &report::Options::default()) {
+    match report::load(&path, &bounded_report_options()) {
         Ok(runs) => {
             for run in runs {
                 for error in &run.summary.errors {
@@ -161,6 +161,24 @@ pub fn emu_log(data: &[u8]) {
     let _ = std::fs::remove_file(&path);
 }
 
+/// The report's options for a fuzzed log: every record is read and
+/// checked as `emu report` would, but the time series stop after
+/// [`FUZZ_BINS`] bins. A report allows up to `report::analysis::MAX_BINS`
+/// (2^20) bins per series and flow, so two records a day apart would have
+/// one input allocate and fill millions of bins, and the fuzzer time out on
+/// work that says nothing new about the parser; the horizon itself has its
+/// own test (crates/report/tests/hostile_logs.rs).
+fn bounded_report_options() -> report::Options {
+    let options = report::Options::default();
+    report::Options {
+        to: Some(options.bin * FUZZ_BINS),
+        ..options
+    }
+}
+
+/// Bins per series in a fuzzed report.
+const FUZZ_BINS: u64 = 4096;
+
 /// A Mahimahi link log, read as `emu report` reads it (a file that is not
 /// an emu log is taken as Mahimahi's).
 pub fn mahimahi_log(data: &[u8]) {
@@ -169,7 +187,7 @@ pub fn mahimahi_log(data: &[u8]) {
     }
     let path = scratch(data, "fuzz-mahimahi.log");
     let shown = path.display().to_string();
-    match report::load(&path, &report::Options::default()) {
+    match report::load(&path, &bounded_report_options()) {
         Ok(runs) => {
             for run in runs {
                 for error in &run.summary.errors {

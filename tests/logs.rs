@@ -86,11 +86,37 @@ fn the_log_agrees_with_the_counters() {
             "{entry}"
         );
         total_drops += dropped;
+        // The kernel's own drops around emu's devices are read at exit and
+        // accounted beside emu's: a ping at 100/s overflows no TUN ring.
+        let kernel = &entry["kernel"];
+        assert!(kernel.is_object(), "kernel counters missing: {entry}");
+        assert_eq!(
+            kernel["dropped_before_read"].as_u64().unwrap(),
+            kernel["tun_ring_dropped"].as_u64().unwrap()
+                + kernel["qdisc_dropped"].as_u64().unwrap(),
+            "{entry}"
+        );
+        assert_eq!(kernel["dropped_before_read"], 0, "{entry}");
+        assert_eq!(kernel["dropped_after_write"], 0, "{entry}");
+        // And the log's header carries the same count.
+        let header = LogReader::open(&dir.join(format!("{shell}-{kind}.emulog")))
+            .unwrap()
+            .header;
+        assert_eq!(
+            header.kernel_dropped.map(|k| k[direction as usize]),
+            kernel["dropped_before_read"].as_u64(),
+            "{entry}"
+        );
     }
     assert!(total_drops > 0, "the run should have lost packets");
     assert!(
         text(&out.stderr).contains("read "),
         "--stats prints the accounting"
+    );
+    assert!(
+        text(&out.stderr).contains("the kernel dropped 0 on the way in"),
+        "--stats prints the kernel's drops: {}",
+        text(&out.stderr)
     );
     let dump = emu()
         .args(["log", "dump", &format!("{d}/2-link.emulog")])
@@ -135,6 +161,21 @@ fn the_report_follows_packets_across_shells_and_reads_capacity_from_the_trace() 
         &report_dir.display().to_string(),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // Departures are logged when the pump wrote them: each shell may add
+    // its lateness (how long after its due time it wrote), which emu's
+    // own summary measures.
+    let shells: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(logs.join("summary-0.json")).unwrap())
+            .unwrap();
+    let late_ms = |direction: &str| -> f64 {
+        shells["directions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| d["direction"] == direction)
+            .map(|d| d["departure_lateness"]["max_ns"].as_f64().unwrap_or(0.0) / 1e6)
+            .sum()
+    };
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let directions = summary["runs"][0]["directions"].as_array().unwrap();
     assert_eq!(directions.len(), 2);
@@ -148,13 +189,18 @@ fn the_report_follows_packets_across_shells_and_reads_capacity_from_the_trace() 
         }
         assert!(path["delivered"].as_u64().unwrap() >= 20, "{path}");
         assert_eq!(path["arrivals"], path["delivered"], "{path}");
-        // 15 ms of delay plus up to 1 ms waiting for the trace.
+        // 15 ms of delay plus up to 1 ms waiting for the trace, plus
+        // the pumps' lateness.
         let delay = &path["one_way_delay"];
         let (min, max) = (
             delay["min_ms"].as_f64().unwrap(),
             delay["max_ms"].as_f64().unwrap(),
         );
-        assert!(min >= 15.0 && max < 17.0, "one-way delay {min}..{max} ms");
+        let late = late_ms(d["direction"].as_str().unwrap());
+        assert!(
+            min >= 15.0 && max < 17.0 + late,
+            "one-way delay {min}..{max} ms, pumps up to {late} ms late"
+        );
         let capacity = path["capacity_mbps"].as_f64().unwrap();
         assert!((capacity - 12.0).abs() < 0.12, "capacity {capacity} Mbit/s");
         assert_eq!(d["bottleneck_shell"], 1);
@@ -237,5 +283,77 @@ fn a_shaping_queue_alone_is_the_bottleneck_and_the_report_names_the_flow() {
         own_span > 3.0 && own_span < 4.0 * 1.01,
         "throughput {own_span} Mbit/s through a 4 Mbit/s shaper"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--tcp-info` samples the command's TCP sockets into the log directory
+/// in `emu run`'s format, and the report sets each connection's srtt and
+/// cwnd beside its packets: the table matches the socket to the flows the
+/// log names by port, srtt sits at or above the 40 ms round trip the
+/// path gave it, and the page draws and explains it.
+#[test]
+fn tcp_info_samples_sit_beside_the_packets_in_the_report() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("tcp-info");
+    let logs = dir.join("logs");
+    let mut server = iperf3_server("5936");
+    let out = run(&[
+        "--log",
+        &logs.display().to_string(),
+        "--tcp-info=5ms",
+        "delay",
+        "20ms",
+        "--",
+        "link",
+        "20mbit",
+        "--",
+        "sh",
+        "-c",
+        "iperf3 -c $EMU_BASE -p 5936 -t 1 >/dev/null",
+    ]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let samples = std::fs::read_to_string(logs.join("tcp/tcp_info.csv")).unwrap();
+    assert!(samples.starts_with("time_s,inode,src,sport,dst,dport,"));
+    assert!(samples.lines().count() > 20, "{samples}");
+    let report_dir = dir.join("report");
+    let out = run(&[
+        "report",
+        &logs.display().to_string(),
+        "--json",
+        "--out",
+        &report_dir.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tcp = summary["runs"][0]["tcp"].as_array().unwrap();
+    // iperf3's data connection: the one with the most bytes acknowledged.
+    let data = tcp
+        .iter()
+        .max_by_key(|t| t["bytes_acked"].as_u64().unwrap())
+        .unwrap();
+    assert!(
+        data["socket"].as_str().unwrap().ends_with(":5936"),
+        "{data}"
+    );
+    let flows = data["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2, "both directions of the connection: {data}");
+    assert!(flows.iter().all(|f| f.as_str().unwrap().contains(":5936")));
+    let srtt = data["srtt"]["p50_ms"].as_f64().unwrap();
+    let path_rtt = data["path_rtt_p50_ms"].as_f64().unwrap();
+    assert!(
+        (40.0..80.0).contains(&path_rtt),
+        "path round trip {path_rtt} ms"
+    );
+    assert!(srtt >= 40.0, "srtt {srtt} ms below the 40 ms the path adds");
+    assert!(data["cwnd_max"].as_u64().unwrap() > 2, "{data}");
+    let page = std::fs::read_to_string(report_dir.join("index.html")).unwrap();
+    assert!(page.contains("TCP smoothed RTT (srtt) per connection"));
+    assert!(
+        page.contains("delayed ACKs"),
+        "the page says how srtt differs"
+    );
+    assert!(page.contains(data["socket"].as_str().unwrap().split(' ').nth(1).unwrap()));
     std::fs::remove_dir_all(&dir).unwrap();
 }

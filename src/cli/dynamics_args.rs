@@ -59,7 +59,7 @@ pub struct DelayDynamicsArgs {
     /// Play --steps or --delay-trace once and hold the last delay.
     #[arg(long)]
     pub once: bool,
-    /// Seed of jitter and the random walk [default: from the clock, recorded in the log].
+    /// Seed of jitter, the random walk, duplication and corruption [default: from the clock, recorded in the log].
     #[arg(long)]
     pub seed: Option<u64>,
 }
@@ -91,7 +91,7 @@ pub struct LinkDynamicsArgs {
     /// and cellular MACs aggregate frames).
     #[arg(long, value_name = "INTERVAL")]
     pub aggregate: Option<String>,
-    /// Seed of --onoff-exp [default: from the clock, recorded in the log].
+    /// Seed of --onoff-exp, duplication and corruption [default: from the clock, recorded in the log].
     #[arg(long)]
     pub seed: Option<u64>,
 }
@@ -122,6 +122,75 @@ pub struct LossDynamicsArgs {
 /// An option's error as the shell's message: `delay: --jitter: ...`.
 fn usage(shell: &str) -> impl Fn(OptionError) -> UsageError + '_ {
     move |e| UsageError(format!("{shell}: {e}"))
+}
+
+/// Which directions a shell's path dynamics apply to (`--dynamics-on`):
+/// Mahimahi's mm-loss and mm-onoff name one direction, and so can every
+/// emu shell. The direction left out keeps the shell's constant part (its
+/// delay, independent loss at PROB, its rate or trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum DynamicsOn {
+    #[default]
+    Both,
+    Uplink,
+    Downlink,
+}
+
+impl DynamicsOn {
+    /// Whether direction `d` (0 uplink, 1 downlink) gets the dynamics.
+    pub fn applies(self, d: usize) -> bool {
+        match self {
+            DynamicsOn::Both => true,
+            DynamicsOn::Uplink => d == 0,
+            DynamicsOn::Downlink => d == 1,
+        }
+    }
+
+    /// The word the shell's description gets (none for both).
+    pub fn word(self) -> Option<&'static str> {
+        match self {
+            DynamicsOn::Both => None,
+            DynamicsOn::Uplink => Some("on uplink"),
+            DynamicsOn::Downlink => Some("on downlink"),
+        }
+    }
+}
+
+/// Duplication and corruption, on `delay` and `link` (on `loss` they sit
+/// in its own group): netem's `duplicate` and `corrupt`, on any shell.
+#[derive(Args, Default)]
+pub struct MangleArgs {
+    /// Probability that a packet is sent twice, e.g. 1% or 0.01.
+    #[arg(long, value_name = "PROB", allow_hyphen_values = true)]
+    pub duplicate: Option<String>,
+    /// Probability that one bit past the IP header is flipped, e.g. 0.1%.
+    #[arg(long, value_name = "PROB", allow_hyphen_values = true)]
+    pub corrupt: Option<String>,
+}
+
+impl MangleArgs {
+    /// The duplicate and corrupt probabilities, with words for the
+    /// shell's description.
+    pub fn parse(&self, shell: &str) -> Result<(f64, f64, Vec<String>), UsageError> {
+        let mut words = Vec::new();
+        let mut read = |option: &'static str, text: &Option<String>| -> Result<f64, UsageError> {
+            match text {
+                Some(t) => {
+                    words.push(format!("{option} {t}"));
+                    probability(shell, option, t)
+                }
+                None => Ok(0.0),
+            }
+        };
+        let duplicate = read("duplicate", &self.duplicate)?;
+        let corrupt = read("corrupt", &self.corrupt)?;
+        Ok((duplicate, corrupt, words))
+    }
+
+    /// Whether the seed is drawn from: duplication or corruption is on.
+    pub fn is_random(&self) -> bool {
+        self.duplicate.is_some() || self.corrupt.is_some()
+    }
 }
 
 /// A probability written as tc users write it: `1%` or `0.01`.

@@ -12,7 +12,7 @@ mod setup_setuid;
 mod shell_args;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use emu_core::time::{parse_duration, NS_PER_US};
+use emu_core::time::parse_duration;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -60,9 +60,10 @@ struct GlobalArgs {
     #[arg(long, value_name = "BYTES", default_value = "1500", value_parser = mtu)]
     mtu: u32,
     /// How long before a departure the pump stops sleeping and spins: longer
-    /// is more exact and costs more CPU while packets are in flight.
-    #[arg(long, value_name = "TIME", default_value = "500us", value_parser = duration)]
-    spin: u64,
+    /// is more exact and costs more CPU while packets are in flight. By
+    /// default it follows this machine's measured wake-up lateness.
+    #[arg(long, value_name = "TIME", value_parser = duration)]
+    spin: Option<u64>,
     /// Never let the packet threads sleep: the lowest added latency, but they
     /// keep the cores busy while emu runs.
     #[arg(long)]
@@ -102,6 +103,12 @@ struct GlobalArgs {
     /// --outside 'iperf3 -s'; repeatable.
     #[arg(long, value_name = "CMD")]
     outside: Vec<String>,
+    /// Sample the command's TCP sockets (TCP_INFO: srtt, cwnd, ...) every
+    /// INTERVAL [default: 10ms] into the --log directory (tcp/tcp_info.csv,
+    /// as `emu run` writes), for `emu report` to show beside the packets.
+    #[arg(long, value_name = "INTERVAL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "10ms", value_parser = sample_interval, requires = "log")]
+    tcp_info: Option<u64>,
 }
 
 // Parsed once per run: the size of the shell variant costs nothing.
@@ -150,6 +157,13 @@ fn mtu(text: &str) -> Result<u32, String> {
 
 fn duration(text: &str) -> Result<u64, String> {
     parse_duration(text).map_err(|e| e.to_string())
+}
+
+fn sample_interval(text: &str) -> Result<u64, String> {
+    match parse_duration(text).map_err(|e| e.to_string())? {
+        0 => Err("the interval must be above 0 (e.g. 10ms)".to_string()),
+        ns => Ok(ns),
+    }
 }
 
 fn snaplen(text: &str) -> Result<u32, String> {
@@ -275,7 +289,8 @@ pub struct Globals {
     pub log_dir: Option<PathBuf>,
     pub stats: bool,
     pub mtu: u32,
-    pub spin: u64,
+    /// None: adapt to the machine (see `shells::Timing`).
+    pub spin: Option<u64>,
     pub offload: bool,
     pub busy_poll: bool,
     /// The live status line: forced on or off, or None to decide from
@@ -286,6 +301,8 @@ pub struct Globals {
     pub capture: emu_core::capture::CaptureOptions,
     pub rootless: bool,
     pub outside: Vec<String>,
+    /// `--tcp-info[=INTERVAL]`, in ns.
+    pub tcp_info: Option<u64>,
 }
 
 impl Default for Globals {
@@ -294,7 +311,7 @@ impl Default for Globals {
             log_dir: None,
             stats: false,
             mtu: 1500,
-            spin: 500 * NS_PER_US,
+            spin: None,
             offload: true,
             busy_poll: false,
             status: None,
@@ -302,6 +319,7 @@ impl Default for Globals {
             capture: Default::default(),
             rootless: false,
             outside: Vec::new(),
+            tcp_info: None,
         }
     }
 }
@@ -327,6 +345,7 @@ impl From<GlobalArgs> for Globals {
             },
             rootless: a.rootless,
             outside: a.outside,
+            tcp_info: a.tcp_info,
         }
     }
 }
@@ -489,6 +508,7 @@ pub fn run_chain(
         }),
         rootless: globals.rootless,
         outside: globals.outside,
+        tcp_info: globals.tcp_info.map(std::time::Duration::from_nanos),
     };
     match shells::run(specs, options) {
         Ok(finished) => Ok(finished),
@@ -504,7 +524,13 @@ pub fn run_chain(
 
 fn queues_text() -> String {
     let mut text =
-        String::from("Queue disciplines (use with link --queue \"NAME [OPTION VALUE]...\"):\n");
+        String::from("Queue disciplines (use with link --queue \"NAME [OPTION VALUE]...\"):\n\n");
+    text += "Bytes: every byte limit, quantum and byte-mode option counts frame bytes, the\n\
+length a Linux qdisc is given: by default (link --l2 none) the IP packet, as the kernel\n\
+on a TUN device; with link --l2 ethernet the IP packet + 14 (the MAC header), as the\n\
+kernel on an Ethernet device, so a tc line copied from an Ethernet testbed charges what\n\
+it charged there (cake: IP + 14 without 'overhead', MTU time of 1514 bytes). See the\n\
+README, \"What a byte is\".\n";
     for d in aqm::catalogue() {
         text += &format!("\n  {:<10} {}\n", d.name, d.summary);
         for (keyword, form, default, meaning) in d.all_options() {

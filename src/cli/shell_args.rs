@@ -4,7 +4,9 @@
 //! parser as a subcommand; every later one (after `--`) by the same
 //! subcommand enum through [`parse`], so both read the same options.
 
-use super::dynamics_args::{probability, DelayDynamicsArgs, LinkDynamicsArgs, LossDynamicsArgs};
+use super::dynamics_args::{
+    probability, DelayDynamicsArgs, DynamicsOn, LinkDynamicsArgs, LossDynamicsArgs, MangleArgs,
+};
 use super::UsageError;
 use aqm::QueueSpec;
 use clap::{Args, Parser, Subcommand};
@@ -74,8 +76,15 @@ pub struct DelayArgs {
     /// Delay of packets entering the shell (overrides TIME).
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     downlink: Option<String>,
+    /// Apply the path dynamics options (jitter, schedules, outages,
+    /// aggregation, bursty loss, duplication, corruption) to one direction
+    /// only; the other keeps the constant part.
+    #[arg(long, value_enum, value_name = "DIRECTION", default_value_t = DynamicsOn::Both)]
+    dynamics_on: DynamicsOn,
     #[command(flatten)]
     dynamics: DelayDynamicsArgs,
+    #[command(flatten)]
+    mangle: MangleArgs,
     #[command(flatten)]
     pub inner: Inner,
 }
@@ -100,10 +109,16 @@ pub struct LinkArgs {
     /// Stop the command when a trace reaches its end instead of repeating it.
     #[arg(long)]
     once: bool,
-    /// Bytes charged per packet on the wire beyond its IP length (Ethernet
-    /// header = 14; with preamble, FCS and inter-frame gap = 38).
+    /// Bytes charged per packet by the link beyond its frame (IP, + 14 with
+    /// --l2 ethernet): e.g. 24 for Ethernet's preamble, FCS and gap.
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     overhead: u32,
+    /// The link layer queues and the link count bytes of: none (IP bytes,
+    /// as the kernel on a TUN device) or ethernet (+14-byte MAC header, as
+    /// the kernel's qdiscs on an Ethernet device: a tc line copied from an
+    /// Ethernet testbed then charges what it charged there).
+    #[arg(long = "l2", value_name = "none|ethernet", default_value = "none")]
+    l2: String,
     /// Queue of both directions (see `emu queues`).
     #[arg(long, value_name = "SPEC")]
     queue: Option<String>,
@@ -113,8 +128,15 @@ pub struct LinkArgs {
     /// Queue of packets entering the shell (overrides --queue).
     #[arg(long, value_name = "SPEC")]
     downlink_queue: Option<String>,
+    /// Apply the path dynamics options (jitter, schedules, outages,
+    /// aggregation, bursty loss, duplication, corruption) to one direction
+    /// only; the other keeps the constant part.
+    #[arg(long, value_enum, value_name = "DIRECTION", default_value_t = DynamicsOn::Both)]
+    dynamics_on: DynamicsOn,
     #[command(flatten)]
     dynamics: LinkDynamicsArgs,
+    #[command(flatten)]
+    mangle: MangleArgs,
     #[command(flatten)]
     pub inner: Inner,
 }
@@ -132,6 +154,11 @@ pub struct LossArgs {
     /// Seed of the random generator [default: from the clock, recorded in the log].
     #[arg(long)]
     seed: Option<u64>,
+    /// Apply the path dynamics options (jitter, schedules, outages,
+    /// aggregation, bursty loss, duplication, corruption) to one direction
+    /// only; the other keeps the constant part.
+    #[arg(long, value_enum, value_name = "DIRECTION", default_value_t = DynamicsOn::Both)]
+    dynamics_on: DynamicsOn,
     #[command(flatten)]
     dynamics: LossDynamicsArgs,
     #[command(flatten)]
@@ -228,9 +255,11 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
         }
         delays[d] = parse_duration(text).map_err(|e| UsageError(format!("delay: {e}")))?;
     }
-    let random = args.dynamics.is_random();
+    let random = args.dynamics.is_random() || args.mangle.is_random();
     let base = args.time.as_ref().map(|_| delays[0]);
-    let (dynamics, words) = args.dynamics.parse(base)?;
+    let (dynamics, mut words) = args.dynamics.parse(base)?;
+    let (duplicate, corrupt, mangle_words) = args.mangle.parse("delay")?;
+    words.extend(mangle_words);
     let mut description = if scheduled && args.time.is_none() {
         "delay".to_string()
     } else if delays[0] == delays[1] {
@@ -242,15 +271,26 @@ fn delay_spec(args: DelayArgs) -> Result<ShellSpec, UsageError> {
             format_duration(delays[1])
         )
     };
-    for word in words {
+    for word in words
+        .iter()
+        .map(String::as_str)
+        .chain(args.dynamics_on.word())
+    {
         description += &format!(" {word}");
     }
-    let directions = delays.map(|d| DirectionSpec {
-        dynamics: link::Dynamics {
-            delay: dynamics.clone(),
-            ..Default::default()
+    let on = args.dynamics_on;
+    let directions = [0, 1].map(|d| DirectionSpec {
+        dynamics: if on.applies(d) {
+            link::Dynamics {
+                delay: dynamics.clone(),
+                duplicate,
+                corrupt,
+                ..Default::default()
+            }
+        } else {
+            link::Dynamics::default()
         },
-        delay: d,
+        delay: delays[d],
         ..DirectionSpec::pass_through()
     });
     Ok(ShellSpec {
@@ -280,9 +320,13 @@ pub(crate) fn load_trace(path: &std::path::Path, once: bool) -> Result<Server, U
 }
 
 fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
-    let random = args.dynamics.is_random();
-    let dynamics = args.dynamics.parse(args.once)?;
-    if dynamics.server.is_some()
+    let random = args.dynamics.is_random() || args.mangle.is_random();
+    let mut dynamics = args.dynamics.parse(args.once)?;
+    let (duplicate, corrupt, mangle_words) = args.mangle.parse("link")?;
+    dynamics.words.extend(mangle_words);
+    let on = args.dynamics_on;
+    if on == DynamicsOn::Both
+        && dynamics.server.is_some()
         && (args.rate.is_some()
             || args.uplink.is_some()
             || args.downlink.is_some()
@@ -290,30 +334,41 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
             || args.downlink_trace.is_some())
     {
         return Err(UsageError(
-            "link: --rate-steps and --rate-trace give the rate of both directions: leave out RATE, --uplink, --downlink and the traces".into(),
+            "link: --rate-steps and --rate-trace give the rate of both directions: leave out RATE, --uplink, --downlink and the traces (or schedule one direction with --dynamics-on)".into(),
         ));
+    }
+    let scheduled = |d: usize| dynamics.server.is_some() && on.applies(d);
+    for (d, name, rate, trace) in [
+        (0, "uplink", &args.uplink, &args.uplink_trace),
+        (1, "downlink", &args.downlink, &args.downlink_trace),
+    ] {
+        if scheduled(d) && (rate.is_some() || trace.is_some()) {
+            return Err(UsageError(format!(
+                "link: the {name}'s rate follows --rate-steps/--rate-trace: leave out --{name} and --{name}-trace"
+            )));
+        }
     }
     let mut servers = Vec::new();
     let mut words = Vec::new();
-    if let Some(server) = &dynamics.server {
-        servers = vec![server.clone(), server.clone()];
-        words = vec![String::new(), String::new()];
-    }
     // Each direction's own queue, else the shared one, else the default.
     let queue = |own: &Option<String>| match own.as_deref().or(args.queue.as_deref()) {
         Some(text) => QueueSpec::parse(text).map_err(|e| UsageError(format!("link: --queue: {e}"))),
         None => Ok(DEFAULT_LINK_QUEUE),
     };
     let queues = [queue(&args.uplink_queue)?, queue(&args.downlink_queue)?];
-    for ((name, rate, trace), queue) in [
+    for (d, (name, rate, trace), queue) in [
         ("uplink", &args.uplink, &args.uplink_trace),
         ("downlink", &args.downlink, &args.downlink_trace),
     ]
     .into_iter()
     .zip(&queues)
+    .enumerate()
+    .map(|(d, (direction, queue))| (d, direction, queue))
     {
-        if dynamics.server.is_some() {
-            break;
+        if let (true, Some(server)) = (scheduled(d), &dynamics.server) {
+            servers.push(server.clone());
+            words.push(String::new());
+            continue;
         }
         let server = match (rate.as_ref().or(if trace.is_none() { args.rate.as_ref() } else { None }), trace) {
             (_, Some(path)) => {
@@ -351,29 +406,41 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
     } else {
         format!("link up {} down {}", words[0], words[1])
     };
-    for word in &dynamics.words {
+    for word in dynamics.words.iter().map(String::as_str).chain(on.word()) {
         if !description.ends_with(' ') {
             description.push(' ');
         }
         description += word;
     }
+    let link_layer = emu_core::size::LinkLayer::parse(&args.l2)
+        .map_err(|e| UsageError(format!("link: --l2: {e}")))?;
+    if link_layer != emu_core::size::LinkLayer::None {
+        description += &format!(" l2 {}", link_layer.name());
+    }
     let mut servers = servers.into_iter();
-    let mut direction = |queue: QueueSpec| DirectionSpec {
+    let mut direction = |d: usize, queue: QueueSpec| DirectionSpec {
         server: servers.next().expect("two servers"),
         queue,
         overhead: args.overhead,
-        dynamics: link::Dynamics {
-            delay: link::DelayDynamics {
-                aggregate: dynamics.aggregate,
+        link_layer,
+        dynamics: if on.applies(d) {
+            link::Dynamics {
+                delay: link::DelayDynamics {
+                    aggregate: dynamics.aggregate,
+                    ..Default::default()
+                },
+                outages: dynamics.outages.clone(),
+                duplicate,
+                corrupt,
                 ..Default::default()
-            },
-            outages: dynamics.outages.clone(),
-            ..Default::default()
+            }
+        } else {
+            link::Dynamics::default()
         },
         ..DirectionSpec::pass_through()
     };
     let [uplink_queue, downlink_queue] = queues;
-    let directions = [direction(uplink_queue), direction(downlink_queue)];
+    let directions = [direction(0, uplink_queue), direction(1, downlink_queue)];
     Ok(ShellSpec {
         kind: "link",
         description,
@@ -414,12 +481,15 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
         probabilities[d] = probability("loss", "prob", text)
             .map_err(|e| UsageError(e.0.replace("loss: --prob: ", "loss: PROB: ")))?;
     }
+    let on = args.dynamics_on;
+    // PROB of the direction with the dynamics is the bursty model's mean.
+    let mean = probabilities[usize::from(on == DynamicsOn::Downlink)];
     let link::options::LossDynamics {
         pattern,
         duplicate,
         corrupt,
-    } = args.dynamics.parse(Some(probabilities[0]))?;
-    if pattern.is_some() && probabilities[0] != probabilities[1] {
+    } = args.dynamics.parse(Some(mean))?;
+    if on == DynamicsOn::Both && pattern.is_some() && probabilities[0] != probabilities[1] {
         return Err(UsageError(
             "loss: a bursty loss model applies to both directions: give PROB, not --uplink/--downlink".into(),
         ));
@@ -431,17 +501,31 @@ fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
     } else {
         format!("loss up {} down {}", probabilities[0], probabilities[1])
     };
-    for word in args.dynamics.words() {
+    for word in args
+        .dynamics
+        .words()
+        .into_iter()
+        .chain(on.word().map(String::from))
+    {
         description += &format!(" {word}");
     }
-    let directions = probabilities.map(|p| DirectionSpec {
-        dynamics: link::Dynamics {
-            duplicate,
-            corrupt,
-            ..Default::default()
-        },
-        loss: pattern.unwrap_or(link::Pattern::Bernoulli(p)),
-        ..DirectionSpec::pass_through()
+    // The direction without the dynamics keeps independent loss at its
+    // PROB (none when a Markov model stood in for PROB).
+    let directions = [0, 1].map(|d| {
+        let plain = link::Pattern::Bernoulli(probabilities[d]);
+        DirectionSpec {
+            dynamics: link::Dynamics {
+                duplicate: if on.applies(d) { duplicate } else { 0.0 },
+                corrupt: if on.applies(d) { corrupt } else { 0.0 },
+                ..Default::default()
+            },
+            loss: if on.applies(d) {
+                pattern.unwrap_or(plain)
+            } else {
+                plain
+            },
+            ..DirectionSpec::pass_through()
+        }
     });
     Ok(ShellSpec {
         kind: "loss",
@@ -730,6 +814,88 @@ mod tests {
             ("loss --burst 4", "needs PROB"),
             ("loss --state 60% 10% 10% 10% 50%", "at most 100%"),
             ("loss 1% --duplicate x", "'x' is not a probability"),
+        ] {
+            let e = spec(bad).unwrap_err();
+            assert!(e.contains(message), "{bad}: {e}");
+        }
+    }
+
+    /// `--l2` picks the link layer of both directions, names it in the
+    /// description, and refuses anything but none and ethernet.
+    #[test]
+    fn link_layer_forms() {
+        use emu_core::size::LinkLayer;
+        let s = spec("link 10mbit --l2 ethernet").unwrap();
+        assert!(s
+            .directions
+            .iter()
+            .all(|d| d.link_layer == LinkLayer::Ethernet));
+        assert!(s.description.ends_with("l2 ethernet"), "{}", s.description);
+        let s = spec("link 10mbit").unwrap();
+        assert!(s.directions.iter().all(|d| d.link_layer == LinkLayer::None));
+        let e = spec("link 10mbit --l2 atm").unwrap_err();
+        assert!(e.contains("'atm'") && e.contains("ethernet"), "{e}");
+    }
+
+    /// Duplication and corruption on `delay` and `link` as on `loss`.
+    #[test]
+    fn delay_and_link_duplicate_and_corrupt() {
+        for line in [
+            "delay 40 --duplicate 1% --corrupt 0.1% --seed 7",
+            "link 10mbit --duplicate 1% --corrupt 0.1% --seed 7",
+        ] {
+            let s = spec(line).unwrap();
+            for d in &s.directions {
+                assert_eq!(
+                    (d.dynamics.duplicate, d.dynamics.corrupt),
+                    (0.01, 0.001),
+                    "{line}"
+                );
+            }
+            assert_eq!(s.seed, Some(7), "{line}: the draws are seeded");
+            assert!(s.description.contains("duplicate 1%"), "{}", s.description);
+        }
+        let e = spec("delay 40 --corrupt 2").unwrap_err();
+        assert!(
+            e.contains("delay: --corrupt: '2' is not a probability"),
+            "{e}"
+        );
+    }
+
+    /// `--dynamics-on` gives one direction the dynamics; the other keeps
+    /// the constant part: its delay, independent loss at PROB, its rate.
+    #[test]
+    fn dynamics_on_one_direction() {
+        let s = spec("delay 40 --jitter 5ms --dynamics-on uplink").unwrap();
+        assert!(s.directions[0].dynamics.delay.jitter.is_some());
+        assert!(s.directions[1].dynamics.is_none());
+        assert_eq!(s.directions[1].delay, 40_000_000);
+        assert!(s.description.ends_with("on uplink"), "{}", s.description);
+        let s = spec("loss 1% --burst 4 --dynamics-on downlink").unwrap();
+        assert_eq!(s.directions[0].loss, link::Pattern::Bernoulli(0.01));
+        assert!(matches!(
+            s.directions[1].loss,
+            link::Pattern::GilbertElliott { .. }
+        ));
+        let s = spec("link --rate-steps 0s=10mbit,1s=5mbit --downlink 20mbit --dynamics-on uplink")
+            .unwrap();
+        assert!(matches!(s.directions[0].server, Server::Schedule(_)));
+        assert!(
+            matches!(s.directions[1].server, Server::Rate(r) if r.bits_per_sec() == 20_000_000)
+        );
+        let s = spec("link 10mbit --outage 1s:1s --dynamics-on downlink").unwrap();
+        assert!(s.directions[0].dynamics.outages.is_none());
+        assert!(s.directions[1].dynamics.outages.is_some());
+        for (bad, message) in [
+            (
+                "link --rate-steps 0s=10mbit --uplink 5mbit --dynamics-on uplink",
+                "leave out --uplink",
+            ),
+            (
+                "link --rate-steps 0s=10mbit --dynamics-on uplink",
+                "no rate for the downlink",
+            ),
+            ("delay 40 --dynamics-on sideways", "sideways"),
         ] {
             let e = spec(bad).unwrap_err();
             assert!(e.contains(message), "{bad}: {e}");

@@ -316,7 +316,7 @@ impl crate::Queue for Codel {
     fn enqueue(&mut self, packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
         if !self
             .limits
-            .admits(self.fifo.len(), self.fifo.bytes, packet.len())
+            .admits(self.fifo.len(), self.fifo.bytes, packet.frame_len())
         {
             outcome.drop(packet, DropReason::Tail, now);
             return false;

@@ -341,8 +341,8 @@ impl DualPi2 {
             self.credit = self.credit_init;
             return None;
         };
-        self.bytes -= queued.packet.len() as u64;
-        let change = change * queued.packet.len() as i64;
+        self.bytes -= queued.packet.frame_len() as u64;
+        let change = change * queued.packet.frame_len() as i64;
         Some((queued, class, change))
     }
 }
@@ -362,7 +362,7 @@ fn mark(packet: &mut Packet, now: Nanos, outcome: &mut Outcome) -> bool {
 impl Queue for DualPi2 {
     fn enqueue(&mut self, mut packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
         self.run_timer(now);
-        let len = packet.len() as u64;
+        let len = packet.frame_len() as u64;
         if (self.l.len() + self.c.len()) as u64 >= self.params.limit
             || self.bytes + len > self.params.memory_limit
         {

@@ -11,7 +11,8 @@ use emu_core::{Nanos, Packet};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// How much a bounded FIFO holds. A limit of `None` does not apply.
+/// How much a bounded FIFO holds. A limit of `None` does not apply; bytes
+/// are frame bytes (see [`emu_core::size`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Limits {
     pub packets: Option<u64>,
@@ -50,13 +51,13 @@ pub(crate) struct Fifo {
 impl Fifo {
     pub(crate) fn push(&mut self, mut packet: Packet, now: Nanos) {
         packet.enqueued = now;
-        self.bytes += packet.len();
+        self.bytes += packet.frame_len();
         self.packets.push_back(packet);
     }
 
     pub(crate) fn pop(&mut self) -> Option<Packet> {
         let packet = self.packets.pop_front()?;
-        self.bytes -= packet.len();
+        self.bytes -= packet.frame_len();
         Some(packet)
     }
 
@@ -128,10 +129,10 @@ impl Queue for Bounded {
     fn enqueue(&mut self, packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
         let fits = |fifo: &Fifo| {
             self.limits
-                .admits(fifo.packets.len(), fifo.bytes, packet.len())
+                .admits(fifo.packets.len(), fifo.bytes, packet.frame_len())
         };
         if !fits(&self.fifo) {
-            if self.overflow == Overflow::Tail || !self.limits.admits(0, 0, packet.len()) {
+            if self.overflow == Overflow::Tail || !self.limits.admits(0, 0, packet.frame_len()) {
                 outcome.drop(packet, DropReason::Tail, now);
                 return false;
             }

@@ -52,7 +52,7 @@ impl FlowPackets<'_> {
     /// Takes the flow's head packet.
     pub(crate) fn pop(&mut self) -> Option<Packet> {
         let packet = self.packets.pop_front()?;
-        let len = packet.len() as u64;
+        let len = packet.frame_len() as u64;
         *self.backlog -= len;
         *self.total_packets -= 1;
         *self.total_bytes -= len;
@@ -149,7 +149,7 @@ impl<S> FlowQueues<S> {
     /// Appends a packet to its flow. A flow on no list joins the new
     /// flows with a quantum of credit.
     pub(crate) fn push(&mut self, index: usize, packet: Packet) {
-        let len = packet.len() as u64;
+        let len = packet.frame_len() as u64;
         let flow = &mut self.flows[index];
         flow.packets.push_back(packet);
         flow.backlog += len;
@@ -215,7 +215,7 @@ impl<S> FlowQueues<S> {
                 total_bytes: &mut self.bytes,
             };
             if let Some(packet) = take(&mut flow.state, &mut packets) {
-                flow.deficit -= packet.len() as i64;
+                flow.deficit -= packet.frame_len() as i64;
                 return Some(packet);
             }
             // Empty: a new flow goes to the old list (so it cannot starve

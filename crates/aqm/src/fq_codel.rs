@@ -101,7 +101,7 @@ impl FqCodel {
             let Some(packet) = self.queues.pop_front(fattest) else {
                 break;
             };
-            dropped_bytes += packet.len() as u64;
+            dropped_bytes += packet.frame_len() as u64;
             dropped += 1;
             outcome.drop(packet, DropReason::Head, now);
         }

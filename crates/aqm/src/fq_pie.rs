@@ -87,7 +87,7 @@ impl Queue for FqPie {
     fn enqueue(&mut self, mut packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
         self.run_timer(now);
         let index = self.queues.classify(&packet);
-        let len = packet.len() as u64;
+        let len = packet.frame_len() as u64;
         if self.queues.packets() >= self.params.pie.limit
             || self.queues.bytes() + len > self.params.memory_limit
         {

@@ -5,6 +5,12 @@
 //! Every packet a queue gets back out is either returned by `dequeue` or put
 //! in the [`Outcome`] with the reason it was dropped; marks are reported the
 //! same way. The link turns both into per-packet log records.
+//!
+//! Every byte a queue counts — byte limits, quanta, memory limits, byte-mode
+//! probabilities, backlog thresholds — is a frame byte as
+//! [`emu_core::size`] defines it ([`Packet::frame_len`]): the IP length,
+//! plus the 14-byte MAC header under `link --l2 ethernet`, as a Linux qdisc
+//! counts on that device.
 
 pub mod cake;
 pub mod codel;
@@ -115,7 +121,7 @@ pub trait Queue: Send {
     /// Packets held.
     fn packets(&self) -> usize;
 
-    /// Bytes held (IP lengths).
+    /// Bytes held, in frame bytes ([`Packet::frame_len`]).
     fn bytes(&self) -> usize;
 
     fn is_empty(&self) -> bool {

@@ -201,7 +201,7 @@ impl PieVars {
             let Some(count) = self.dq_count.as_mut() else {
                 return;
             };
-            *count += packet.len() as u64;
+            *count += packet.frame_len() as u64;
             if *count < QUEUE_THRESHOLD {
                 return;
             }
@@ -327,7 +327,7 @@ impl Queue for Pie {
             packets: Some(self.params.limit),
             bytes: self.params.byte_limit,
         };
-        if !limits.admits(self.fifo.len(), self.fifo.bytes, packet.len()) {
+        if !limits.admits(self.fifo.len(), self.fifo.bytes, packet.frame_len()) {
             self.vars.accu_prob = 0;
             outcome.drop(packet, DropReason::Tail, now);
             return false;
@@ -336,7 +336,7 @@ impl Queue for Pie {
         if self.vars.drop_early(
             &self.params,
             self.fifo.bytes as u64,
-            packet.len() as u32,
+            packet.frame_len() as u32,
             draw,
         ) {
             // ECN-capable packets are marked instead while p ≤ 10% (RFC 8033 §5.1).

@@ -289,7 +289,9 @@ impl Queue for Red {
         let backlog = self.backlog() as f64;
         self.vars.update_average(&self.params, backlog, now);
         let draw: f64 = self.rng.gen();
-        let verdict = self.vars.decide(&self.params, packet.len() as u32, draw);
+        let verdict = self
+            .vars
+            .decide(&self.params, packet.frame_len() as u32, draw);
         let may_mark = self.params.ecn && !(verdict == Verdict::Forced && self.params.harddrop);
         if verdict != Verdict::Enqueue {
             if may_mark && set_ce(&mut packet) {
@@ -301,7 +303,7 @@ impl Queue for Red {
         }
         if !self
             .limits()
-            .admits(self.fifo.len(), self.fifo.bytes, packet.len())
+            .admits(self.fifo.len(), self.fifo.bytes, packet.frame_len())
         {
             outcome.drop(packet, DropReason::Tail, now);
             return false;

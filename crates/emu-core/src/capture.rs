@@ -11,6 +11,7 @@
 //! written by the `pcap-file` crate.
 
 use crate::log::{DropReason, Mark};
+use crate::output::{Encode, Routed};
 use crate::time::Nanos;
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::{
@@ -20,9 +21,7 @@ use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeade
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::{DataLink, Endianness};
 use std::borrow::Cow;
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::io;
 use std::time::Duration;
 
 /// Bytes kept of each packet by default: every IPv4/IPv6 and TCP header
@@ -115,21 +114,20 @@ pub struct CaptureHeader {
     pub options: CaptureOptions,
 }
 
-/// An open pcapng file.
-pub struct CaptureFile {
-    writer: PcapNgWriter<BufWriter<File>>,
+/// Encodes the blocks of one pcapng file: its section header and one
+/// interface first ([`CaptureEncoder::new`]), then a packet block per
+/// captured packet. The log writer's output stream puts the bytes on disk.
+pub struct CaptureEncoder {
+    /// Writes into its own buffer, which each encoding empties.
+    writer: PcapNgWriter<Vec<u8>>,
     /// Added to a monotonic time to give nanoseconds since the epoch.
     realtime_offset: i128,
 }
 
-impl CaptureFile {
-    /// Creates `path` with its section header and its one interface.
-    pub fn create(path: &Path, header: &CaptureHeader) -> io::Result<CaptureFile> {
-        let out = BufWriter::with_capacity(1 << 18, File::create(path)?);
-        Self::start(out, header)
-    }
-
-    fn start(out: BufWriter<File>, header: &CaptureHeader) -> io::Result<CaptureFile> {
+impl CaptureEncoder {
+    /// The encoder, and the bytes that start the file: its section header
+    /// and its one interface.
+    pub fn new(header: &CaptureHeader) -> io::Result<(CaptureEncoder, Vec<u8>)> {
         let section = SectionHeaderBlock {
             endianness: if cfg!(target_endian = "big") {
                 Endianness::Big
@@ -142,7 +140,7 @@ impl CaptureFile {
             )))],
             ..Default::default()
         };
-        let mut writer = PcapNgWriter::with_section_header(out, section).map_err(to_io)?;
+        let mut writer = PcapNgWriter::with_section_header(Vec::new(), section).map_err(to_io)?;
         let interface = InterfaceDescriptionBlock {
             linktype: DataLink::RAW,
             snaplen: header.options.snaplen,
@@ -154,13 +152,20 @@ impl CaptureFile {
             ],
         };
         writer.write_pcapng_block(interface).map_err(to_io)?;
-        Ok(CaptureFile {
-            writer,
-            realtime_offset: header.realtime_origin_ns as i128 - header.monotonic_origin_ns as i128,
-        })
+        let start = std::mem::take(writer.get_mut());
+        Ok((
+            CaptureEncoder {
+                writer,
+                realtime_offset: header.realtime_origin_ns as i128
+                    - header.monotonic_origin_ns as i128,
+            },
+            start,
+        ))
     }
+}
 
-    pub fn write(&mut self, packet: &Captured) -> io::Result<()> {
+impl Encode<Captured> for CaptureEncoder {
+    fn encode(&mut self, packet: &Captured, out: &mut Vec<u8>) -> io::Result<()> {
         let epoch_ns = (packet.time as i128 + self.realtime_offset).max(0) as u64;
         let block = EnhancedPacketBlock {
             interface_id: 0,
@@ -172,11 +177,18 @@ impl CaptureFile {
             ))],
         };
         self.writer.write_pcapng_block(block).map_err(to_io)?;
+        out.append(self.writer.get_mut());
         Ok(())
     }
+}
 
-    pub fn flush(&mut self) -> io::Result<()> {
-        self.writer.get_mut().flush()
+/// A packet's departures go to slot 0 of its ring, its drops to slot 1.
+impl Routed for Captured {
+    fn slot(&self) -> usize {
+        match self.fate {
+            Fate::Departed { .. } => 0,
+            Fate::Dropped { .. } => 1,
+        }
     }
 }
 
@@ -191,6 +203,7 @@ fn to_io(e: pcap_file::PcapError) -> io::Error {
 mod tests {
     use super::*;
     use pcap_file::pcapng::{Block, PcapNgReader};
+    use std::fs::File;
 
     #[test]
     fn comments_say_what_happened() {
@@ -225,32 +238,32 @@ mod tests {
                 drops: true,
             },
         };
-        let mut file = CaptureFile::create(&path, &header).unwrap();
+        let (mut encoder, mut bytes) = CaptureEncoder::new(&header).unwrap();
         let packet = |time, fate| Captured {
             time,
             original_len: 1500,
             data: vec![0x45, 0, 5, 0xdc],
             fate,
         };
-        file.write(&packet(
+        let departed = packet(
             1_500,
             Fate::Departed {
                 sojourn: 7,
                 mark: None,
             },
-        ))
-        .unwrap();
-        file.write(&packet(
+        );
+        let dropped = packet(
             2_001,
             Fate::Dropped {
                 reason: DropReason::Tail,
                 sojourn: 0,
                 mark: None,
             },
-        ))
-        .unwrap();
-        file.flush().unwrap();
-        drop(file);
+        );
+        assert_eq!((departed.slot(), dropped.slot()), (0, 1));
+        encoder.encode(&departed, &mut bytes).unwrap();
+        encoder.encode(&dropped, &mut bytes).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
 
         let mut reader = PcapNgReader::new(File::open(&path).unwrap()).unwrap();
         let mut interfaces = Vec::new();

@@ -13,6 +13,7 @@ pub mod error;
 pub mod flow;
 pub mod log;
 pub mod offload;
+pub mod output;
 pub mod packet;
 pub mod progress;
 pub mod rate;

@@ -4,14 +4,15 @@
 //! never blocks the data path, and the streaming reader behind `emu log dump`
 //! and the report crate. The file format is documented in docs/log-format.md.
 
-use crate::capture::{CaptureFile, CaptureHeader, CaptureOptions, Captured, Fate};
+use crate::capture::{CaptureEncoder, CaptureHeader, CaptureOptions, Captured, Fate};
+use crate::output::{Encode, FileTotals, Routed, Stream};
 use crate::progress::Counted;
 use crate::ring::{spsc, Consumer, Producer};
 use crate::time::Nanos;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -412,6 +413,13 @@ pub struct LogHeader {
     /// `bandwidth`), which caps the shell's capacity below the link's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shaper_bps: Option<[Option<u64>; 2]>,
+    /// Per direction: packets the kernel dropped on their way in, before
+    /// emu read them (the TUN device's ring and its qdisc), so a reader of
+    /// the log alone can tell them from the path's drops. Known only when
+    /// the run ends: written then with [`update_header`]; None in a log
+    /// still being written, or from an emu that did not count them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_dropped: Option<[u64; 2]>,
 }
 
 /// A trace copied next to a log, in emu's nanosecond trace format.
@@ -605,12 +613,44 @@ impl LogReader {
     }
 }
 
+/// Room left after the header's JSON (as spaces, which JSON readers skip)
+/// for what is only known at the end of a run; see [`update_header`].
+const HEADER_RESERVE: usize = 128;
+
 /// Writes the header of a log file.
 pub fn write_header(out: &mut impl Write, header: &LogHeader) -> io::Result<()> {
-    let json = serde_json::to_vec(header).map_err(io::Error::other)?;
+    let mut json = serde_json::to_vec(header).map_err(io::Error::other)?;
+    json.resize(json.len() + HEADER_RESERVE, b' ');
     out.write_all(&MAGIC)?;
     out.write_all(&(json.len() as u32).to_le_bytes())?;
     out.write_all(&json)
+}
+
+/// Rewrites the header of the finished log at `path` in place (the records
+/// stay where they are): the new JSON must fit in the length the header
+/// was written with, which leaves room for the exit-time counts.
+pub fn update_header(path: &Path, header: &LogHeader) -> io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)?;
+    let mut start = [0u8; 12];
+    file.read_exact(&mut start)?;
+    if start[..8] != MAGIC {
+        return Err(io::Error::other("not an emu log of this version"));
+    }
+    let length = u32::from_le_bytes([start[8], start[9], start[10], start[11]]) as usize;
+    let mut json = serde_json::to_vec(header).map_err(io::Error::other)?;
+    if json.len() > length {
+        return Err(io::Error::other(format!(
+            "the updated header ({} bytes) does not fit in the {length} reserved",
+            json.len()
+        )));
+    }
+    json.resize(length, b' ');
+    file.seek(SeekFrom::Start(12))?;
+    file.write_all(&json)
 }
 
 /// The pump's end of a log ring. Pushing never blocks: if the writer has
@@ -724,27 +764,76 @@ impl LogSink {
     }
 }
 
-/// The thread that drains every sink's ring into its shell's file.
+/// Encodes records as the log format has them, 48 bytes each.
+struct RecordEncoder;
+
+impl Encode<Record> for RecordEncoder {
+    fn encode(&mut self, record: &Record, out: &mut Vec<u8>) -> io::Result<()> {
+        let mut bytes = [0u8; RECORD_SIZE];
+        record.encode(&mut bytes);
+        out.extend_from_slice(&bytes);
+        Ok(())
+    }
+}
+
+/// A record has one file per ring.
+impl Routed for Record {
+    fn slot(&self) -> usize {
+        0
+    }
+}
+
+/// The thread that drains every sink's ring into its shell's file, and
+/// every capture ring into its pcapng files: two [`Stream`]s, one thread.
+/// A file the disk refuses is cut at its last whole item and what follows
+/// is counted (see [`crate::output`]); the rings keep being drained.
 pub struct LogWriter {
     stop: Arc<AtomicBool>,
     lost: Arc<AtomicU64>,
     captures_lost: Arc<AtomicU64>,
-    thread: Option<JoinHandle<io::Result<(u64, u64)>>>,
-    pending: Vec<(usize, Consumer<Record>)>,
-    files: Vec<BufWriter<File>>,
-    /// Each ring with its departures file and, if drops are captured, its
-    /// drops file.
-    pending_captures: Vec<(usize, Option<usize>, Consumer<Captured>)>,
-    capture_files: Vec<CaptureFile>,
+    thread: Option<JoinHandle<(Vec<FileTotals>, Vec<FileTotals>)>>,
+    records: Option<Stream<Record>>,
+    captures: Option<Stream<Captured>>,
 }
 
-/// What the writer wrote and what it had to lose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the writer wrote, what it had to lose (a ring was full: the
+/// writer fell behind) and what it could not write (the disk refused).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WriterTotals {
+    /// Records in the log files.
     pub records: u64,
     pub records_lost: u64,
+    /// Records taken off the rings that are not in their file.
+    pub records_unwritten: u64,
+    /// Packets in the capture files.
     pub captures: u64,
     pub captures_lost: u64,
+    pub captures_unwritten: u64,
+    /// Every file, log files first, with what it holds and why it stopped.
+    pub files: Vec<FileTotals>,
+}
+
+impl WriterTotals {
+    fn new(records: Vec<FileTotals>, captures: Vec<FileTotals>, lost: [u64; 2]) -> WriterTotals {
+        let sum = |files: &[FileTotals], f: fn(&FileTotals) -> u64| files.iter().map(f).sum();
+        WriterTotals {
+            records: sum(&records, |f| f.written),
+            records_lost: lost[0],
+            records_unwritten: sum(&records, |f| f.unwritten),
+            captures: sum(&captures, |f| f.written),
+            captures_lost: lost[1],
+            captures_unwritten: sum(&captures, |f| f.unwritten),
+            files: records.into_iter().chain(captures).collect(),
+        }
+    }
+
+    /// The files the disk refused, with why: each holds everything before
+    /// its failure and nothing after.
+    pub fn incomplete(&self) -> impl Iterator<Item = (&Path, &str)> {
+        self.files
+            .iter()
+            .filter_map(|f| f.failure.as_deref().map(|e| (f.path.as_path(), e)))
+    }
 }
 
 /// Captured packets per ring: they carry their bytes, so fewer than records.
@@ -756,22 +845,28 @@ pub const SINK_CAPACITY: usize = 1 << 20;
 
 impl LogWriter {
     pub fn new() -> LogWriter {
+        let said = Arc::new(AtomicBool::new(false));
         LogWriter {
             stop: Arc::new(AtomicBool::new(false)),
             lost: Arc::new(AtomicU64::new(0)),
             captures_lost: Arc::new(AtomicU64::new(0)),
             thread: None,
-            pending: Vec::new(),
-            files: Vec::new(),
-            pending_captures: Vec::new(),
-            capture_files: Vec::new(),
+            records: Some(Stream::new(("packet log", "records"), said.clone())),
+            captures: Some(Stream::new(("capture", "packets"), said)),
+        }
+    }
+
+    fn streams(&mut self) -> (&mut Stream<Record>, &mut Stream<Captured>) {
+        match (&mut self.records, &mut self.captures) {
+            (Some(records), Some(captures)) => (records, captures),
+            _ => panic!("files and sinks are added before LogWriter::start"),
         }
     }
 
     /// Creates a pcapng capture file; returns its index for [`capture_sink`].
     pub fn add_capture(&mut self, path: &Path, header: &CaptureHeader) -> io::Result<usize> {
-        self.capture_files.push(CaptureFile::create(path, header)?);
-        Ok(self.capture_files.len() - 1)
+        let (encoder, start) = CaptureEncoder::new(header)?;
+        self.streams().1.add_file(path, &start, Box::new(encoder))
     }
 
     /// A new capture ring whose departures go to capture file `departures`
@@ -783,7 +878,9 @@ impl LogWriter {
         options: CaptureOptions,
     ) -> CaptureSink {
         let (producer, consumer) = spsc(CAPTURE_CAPACITY);
-        self.pending_captures.push((departures, drops, consumer));
+        self.streams()
+            .1
+            .add_ring([Some(departures), drops], consumer);
         CaptureSink {
             producer,
             options: CaptureOptions {
@@ -796,16 +893,17 @@ impl LogWriter {
 
     /// Creates a log file with its header; returns its index for [`sink`].
     pub fn add_file(&mut self, path: &Path, header: &LogHeader) -> io::Result<usize> {
-        let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
-        write_header(&mut out, header)?;
-        self.files.push(out);
-        Ok(self.files.len() - 1)
+        let mut start = Vec::new();
+        write_header(&mut start, header)?;
+        self.streams()
+            .0
+            .add_file(path, &start, Box::new(RecordEncoder))
     }
 
     /// A new sink whose records go to file `file`.
     pub fn sink(&mut self, file: usize) -> LogSink {
         let (producer, consumer) = spsc(SINK_CAPACITY);
-        self.pending.push((file, consumer));
+        self.streams().0.add_ring([Some(file), None], consumer);
         LogSink {
             producer: Some(producer),
             lost: self.lost.clone(),
@@ -816,85 +914,63 @@ impl LogWriter {
     /// Starts the writer thread.
     pub fn start(&mut self) {
         let stop = self.stop.clone();
-        let mut rings = std::mem::take(&mut self.pending);
-        let mut files = std::mem::take(&mut self.files);
-        let mut capture_rings = std::mem::take(&mut self.pending_captures);
-        let mut capture_files = std::mem::take(&mut self.capture_files);
+        let (Some(mut records), Some(mut captures)) = (self.records.take(), self.captures.take())
+        else {
+            return; // started already
+        };
         self.thread = Some(
             std::thread::Builder::new()
                 .name("emu-log".into())
                 .spawn(move || {
-                    let mut written = 0u64;
-                    let mut captured = 0u64;
-                    let mut buffer = [0u8; RECORD_SIZE];
                     loop {
                         // Read the flag before draining so nothing pushed
                         // before stop() is left behind.
                         let stopping = stop.load(Ordering::Acquire);
-                        let mut moved = 0;
-                        for (file, ring) in rings.iter_mut() {
-                            while let Ok(record) = ring.pop() {
-                                record.encode(&mut buffer);
-                                files[*file].write_all(&buffer)?;
-                                moved += 1;
-                            }
-                        }
-                        written += moved;
-                        let mut packets = 0;
-                        for (departures, drops, ring) in capture_rings.iter_mut() {
-                            while let Ok(packet) = ring.pop() {
-                                let file = match packet.fate {
-                                    Fate::Departed { .. } => Some(*departures),
-                                    Fate::Dropped { .. } => *drops,
-                                };
-                                if let Some(file) = file {
-                                    capture_files[file].write(&packet)?;
-                                    packets += 1;
-                                }
-                            }
-                        }
-                        captured += packets;
-                        moved += packets;
+                        let moved = records.drain() + captures.drain();
                         if stopping {
                             break;
                         }
                         if moved == 0 {
-                            for file in files.iter_mut() {
-                                file.flush()?;
-                            }
-                            for file in capture_files.iter_mut() {
-                                file.flush()?;
-                            }
+                            records.flush();
+                            captures.flush();
                             std::thread::sleep(Duration::from_millis(2));
                         }
                     }
-                    for file in files.iter_mut() {
-                        file.flush()?;
-                    }
-                    for file in capture_files.iter_mut() {
-                        file.flush()?;
-                    }
-                    Ok((written, captured))
+                    records.flush();
+                    captures.flush();
+                    (records.totals(), captures.totals())
                 })
                 .expect("spawning the log writer thread"),
         );
     }
 
-    /// Drains every ring, flushes, and says what was written and lost.
+    /// Drains every ring, flushes, and says what was written, lost and
+    /// unwritten. A disk that refused is no error here: it shows in the
+    /// totals' [`WriterTotals::incomplete`] files, for the caller to report.
     pub fn finish(mut self) -> io::Result<WriterTotals> {
         self.stop.store(true, Ordering::Release);
         let (records, captures) = match self.thread.take() {
             Some(thread) => thread
                 .join()
-                .map_err(|_| io::Error::other("log writer panicked"))??,
-            None => (0, 0),
+                .map_err(|_| io::Error::other("the log writer thread panicked"))?,
+            None => {
+                let (records, captures) = self.streams();
+                records.flush();
+                captures.flush();
+                (
+                    self.records.take().map(Stream::totals).unwrap_or_default(),
+                    self.captures.take().map(Stream::totals).unwrap_or_default(),
+                )
+            }
         };
-        Ok(WriterTotals {
+        Ok(WriterTotals::new(
             records,
-            records_lost: self.lost.load(Ordering::Relaxed),
             captures,
-            captures_lost: self.captures_lost.load(Ordering::Relaxed),
-        })
+            [
+                self.lost.load(Ordering::Relaxed),
+                self.captures_lost.load(Ordering::Relaxed),
+            ],
+        ))
     }
 }
 
@@ -1165,7 +1241,41 @@ mod tests {
             traces: None,
             queues: None,
             shaper_bps: Some([Some(500_000), None]),
+            kernel_dropped: None,
         }
+    }
+
+    /// The exit-time counts go into the header of a finished log without
+    /// moving its records; a header that no longer fits is refused.
+    #[test]
+    fn a_finished_log_takes_the_kernel_drops_into_its_header() {
+        let dir = std::env::temp_dir().join(format!("emu-log-update-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("0-delay.emulog");
+        let mut writer = LogWriter::new();
+        let file = writer.add_file(&path, &header()).unwrap();
+        let mut sink = writer.sink(file);
+        writer.start();
+        for i in 0..10 {
+            sink.record(sample(i));
+        }
+        writer.finish().unwrap();
+        let updated = LogHeader {
+            kernel_dropped: Some([280_066, u64::MAX]),
+            ..header()
+        };
+        update_header(&path, &updated).unwrap();
+        let reader = LogReader::open(&path).unwrap();
+        assert_eq!(reader.header, updated);
+        let records: Vec<Record> = reader.map(|r| r.unwrap()).collect();
+        assert_eq!(records, (0..10).map(sample).collect::<Vec<_>>());
+        let too_long = LogHeader {
+            command_line: "x".repeat(HEADER_RESERVE + 1),
+            ..header()
+        };
+        assert!(update_header(&path, &too_long).is_err());
+        assert_eq!(LogReader::open(&path).unwrap().header, updated);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -49,6 +49,10 @@ pub struct Packet {
     /// TCP sequence numbers, payload head), so the same packet can be
     /// followed from one shell's log to the next.
     pub fingerprint: u32,
+    /// Bytes of link-layer header the current link accounts in front of
+    /// `data` (0, or 14 with `--l2 ethernet`); set by the link a packet
+    /// enters. See [`crate::size`] for what a byte is.
+    pub link_header: u16,
 }
 
 impl Packet {
@@ -61,11 +65,19 @@ impl Packet {
             enqueued: arrival,
             flow,
             fingerprint,
+            link_header: 0,
         }
     }
 
+    /// The IP packet's length.
     pub fn len(&self) -> usize {
         self.data.len()
+    }
+
+    /// The length queues and the link account for: the IP length plus the
+    /// link-layer header (the kernel's `qdisc_pkt_len`; see [`crate::size`]).
+    pub fn frame_len(&self) -> usize {
+        self.data.len() + self.link_header as usize
     }
 
     pub fn is_empty(&self) -> bool {

@@ -211,6 +211,9 @@ link_tables! {
     loss: f64,
     /// Framing bytes charged per packet by the rate or trace.
     overhead: u32,
+    /// The link layer every queue and the rate count (`emu link --l2`):
+    /// "none" (IP bytes, as on a TUN device) or "ethernet" (+14 bytes).
+    l2: Spanned<String>,
     // The delay's dynamics (`emu delay`'s flags):
     jitter: Spanned<String>,
     correlation: Spanned<String>,
@@ -990,7 +993,13 @@ fn direction(
         ));
     }
     let mangling = loss_options.parse(Some(loss)).map_err(at)?;
+    let link_layer = match &keys.l2 {
+        Some(l2) => emu_core::size::LinkLayer::parse(l2.get_ref())
+            .map_err(|e| source.at(l2, &format!("{key}.l2"), e))?,
+        None => emu_core::size::LinkLayer::None,
+    };
     Ok(DirectionPlan {
+        link_layer,
         delay,
         server,
         queue,

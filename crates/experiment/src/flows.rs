@@ -9,7 +9,6 @@
 use crate::config::{FlowKind, FlowPlan, PantheonSide, Plan};
 use emu_core::time::NS_PER_SEC;
 use shells::netns::NetNs;
-use shells::tcp_info::TcpSample;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -345,44 +344,14 @@ pub fn ping_report(output: &str) -> (Vec<f64>, Option<f64>) {
     (rtts, lost)
 }
 
-/// Columns of the per-flow TCP_INFO samples.
-pub const CSV_HEADER: &str = "time_s,inode,src,sport,dst,dport,state,congestion_control,srtt_us,rttvar_us,min_rtt_us,cwnd,ssthresh,mss,unacked,lost,total_retrans,pacing_rate_Bps,delivery_rate_Bps,bytes_acked,bytes_received,bytes_sent,bytes_retrans,delivered,delivered_ce,ecn,ecn_seen";
-
-pub fn csv_row(time: f64, s: &TcpSample) -> String {
-    format!(
-        "{time:.4},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-        s.inode,
-        s.src,
-        s.sport,
-        s.dst,
-        s.dport,
-        s.state,
-        s.congestion_control,
-        s.srtt_us,
-        s.rttvar_us,
-        s.min_rtt_us,
-        s.cwnd,
-        s.ssthresh,
-        s.mss,
-        s.unacked,
-        s.lost,
-        s.total_retrans,
-        s.pacing_rate,
-        s.delivery_rate,
-        s.bytes_acked,
-        s.bytes_received,
-        s.bytes_sent,
-        s.bytes_retrans,
-        s.delivered,
-        s.delivered_ce,
-        u8::from(s.ecn),
-        u8::from(s.ecn_seen),
-    )
-}
+/// The TCP_INFO samples' file format, shared with `emu SHELL --tcp-info`
+/// so `emu report` reads one format.
+pub use shells::tcp_info::{csv_row, CSV_HEADER};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shells::tcp_info::TcpSample;
 
     #[test]
     fn iperf_goodput_is_the_receivers() {

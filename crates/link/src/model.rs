@@ -83,8 +83,9 @@ pub struct LinkConfig {
     pub loss: Option<Loss>,
     /// Largest IP packet accepted; larger ones are dropped as oversize.
     pub max_packet: usize,
-    /// Bytes charged per packet on top of its IP length when serializing
-    /// or spending trace opportunities (link-layer framing; 0 = IP only).
+    /// Bytes charged per packet on top of its frame length (IP, plus the
+    /// link-layer header of [`Link::with_link_layer`]) when serializing or
+    /// spending trace opportunities: preamble, FCS, gaps (0 = none).
     pub overhead: u32,
     pub dynamics: Dynamics,
 }
@@ -214,6 +215,9 @@ pub struct Link {
     delay: Nanos,
     max_packet: usize,
     overhead: u64,
+    /// Link-layer header bytes stamped on every arriving packet, so the
+    /// queue and the server count frames (see [`emu_core::size`]).
+    link_header: u16,
     queue: Box<dyn Queue>,
     loss: Option<Loss>,
     server: ServerState,
@@ -314,6 +318,7 @@ impl Link {
             log_loss_states,
             max_packet: config.max_packet,
             overhead: config.overhead as u64,
+            link_header: 0,
             queue: config.queue,
             loss: config.loss.map(|mut loss| {
                 loss.start(start);
@@ -328,6 +333,15 @@ impl Link {
             marks: HashMap::new(),
             clock: start,
         }
+    }
+
+    /// The link layer its queue and server account for: with `Ethernet`
+    /// every packet counts 14 bytes more than its IP length, as a Linux
+    /// qdisc and shaper on an Ethernet device count it. Build the queue
+    /// with [`aqm::QueueSpec::on_link_layer`] for the same layer.
+    pub fn with_link_layer(mut self, link_layer: emu_core::size::LinkLayer) -> Link {
+        self.link_header = link_layer.header_bytes();
+        self
     }
 
     pub fn counters(&self) -> &Counters {
@@ -364,7 +378,8 @@ impl Link {
     }
 
     /// A packet arrives at `packet.arrival`.
-    pub fn arrive(&mut self, packet: Packet) {
+    pub fn arrive(&mut self, mut packet: Packet) {
+        packet.link_header = self.link_header;
         let now = packet.arrival.max(self.clock);
         self.advance(now);
         self.counters.arrived += 1;
@@ -497,7 +512,7 @@ impl Link {
                             _ => break,
                         }
                     };
-                    let bytes = packet.len() as u64 + self.overhead;
+                    let bytes = packet.frame_len() as u64 + self.overhead;
                     let finish = match curve.as_deref_mut() {
                         None => start + serializer.next(bytes),
                         Some(curve) => curve.serve(start, bytes, self.outage.as_deref_mut()).1,
@@ -552,7 +567,7 @@ impl Link {
                             };
                             let sojourn = when - packet.enqueued.min(when);
                             *transit = Some(Transit {
-                                remaining: (packet.len() as u64 + self.overhead) as i64,
+                                remaining: (packet.frame_len() as u64 + self.overhead) as i64,
                                 packet,
                                 sojourn,
                             });
@@ -612,21 +627,37 @@ impl Link {
 
     /// The next packet due to leave at or before `now`, in order, with the
     /// time it was due (the pump measures its own lateness against it).
+    /// Its departure is logged at the time it was due: the model's own
+    /// time, as virtual-time drivers (tests, `emu sim`, the fabric) want.
     pub fn pop_due(&mut self, now: Nanos) -> Option<(Packet, Nanos)> {
+        self.pop_due_logged(now, false)
+    }
+
+    /// As [`Link::pop_due`], for a pump on the real clock about to write
+    /// the packet at `now`: its departure is logged (and captured) at
+    /// `now`, which is its due time or later. A packet that leaves late
+    /// (emu was stopped with SIGSTOP, or starved of CPU) then shows as
+    /// late in the log, never as having left on time.
+    pub fn pop_due_written_at(&mut self, now: Nanos) -> Option<(Packet, Nanos)> {
+        self.pop_due_logged(now, true)
+    }
+
+    fn pop_due_logged(&mut self, now: Nanos, log_now: bool) -> Option<(Packet, Nanos)> {
         if self.in_flight.front()?.due > now {
             return None;
         }
         let flight = self.in_flight.pop_front()?;
+        let logged = if log_now { now } else { flight.due };
         self.counters.delivered += 1;
         self.counters.delivered_bytes += flight.packet.len() as u64;
-        self.record(flight.due, &flight.packet, Event::Depart, 0, flight.sojourn);
+        self.record(logged, &flight.packet, Event::Depart, 0, flight.sojourn);
         if self.log.captures() {
             let mark = self.marks.remove(&flight.packet.fingerprint);
             let fate = Fate::Departed {
                 sojourn: flight.sojourn,
                 mark,
             };
-            self.log.capture(flight.due, &flight.packet.data, fate);
+            self.log.capture(logged, &flight.packet.data, fate);
         }
         Some((flight.packet, flight.due))
     }

@@ -501,3 +501,79 @@ fn captures_agree_with_the_log_and_name_the_marks_made_here() {
         .collect();
     assert_eq!(dropped, logged);
 }
+
+/// A pump on the real clock logs a departure when it writes the packet:
+/// one written a second after it was due shows as a second late in the
+/// log, while the virtual-time driver's `pop_due` logs the due time.
+#[test]
+fn a_late_write_is_logged_late_and_never_early() {
+    for real_clock in [false, true] {
+        let (sink, mut records) = LogSink::in_memory(64);
+        let mut link = Link::new(
+            LinkConfig {
+                shell: 0,
+                direction: Direction::Uplink,
+                delay: 10 * NS_PER_MS,
+                server: Server::Unlimited,
+                queue: build_queue("infinite").unwrap(),
+                loss: None,
+                max_packet: 1500,
+                overhead: 0,
+                dynamics: Default::default(),
+            },
+            0,
+            sink,
+        );
+        link.arrive(packet(100, 0, 1));
+        let late = 1_000 * NS_PER_MS;
+        link.advance(late);
+        let (_, due) = if real_clock {
+            link.pop_due_written_at(late).unwrap()
+        } else {
+            link.pop_due(late).unwrap()
+        };
+        assert_eq!(
+            due,
+            10 * NS_PER_MS,
+            "the due time is the model's either way"
+        );
+        let mut departed = None;
+        while let Ok(record) = records.pop() {
+            if record.event == Event::Depart {
+                departed = Some(record.time);
+            }
+        }
+        let expected = if real_clock { late } else { due };
+        assert_eq!(departed, Some(expected));
+    }
+}
+
+/// `--l2 ethernet`: the link and its queue count each packet as the frame
+/// the kernel's qdisc would see (IP + 14). At 12 Mbit/s a 1486-byte IP
+/// packet is a 1500-byte frame, 1 ms on the wire (0.99067 ms without the
+/// header); a `droptail bytes 4480` queue holds three such IP packets
+/// (4458 bytes) but only two frames (3000; a third would make 4500).
+#[test]
+fn an_ethernet_link_layer_counts_frames_on_the_wire_and_in_the_queue() {
+    use emu_core::size::LinkLayer;
+    for (link_layer, spacing, kept) in [
+        (LinkLayer::Ethernet, 1_000_000, 2 + 1),
+        (LinkLayer::None, 990_666, 3 + 1),
+    ] {
+        let mut model = link(
+            Server::Rate(Rate::parse("12mbit").unwrap()),
+            0,
+            "droptail bytes 4480",
+        )
+        .with_link_layer(link_layer);
+        // One packet goes on the wire at once; the next ones queue.
+        let arrivals = (0..6).map(|i| packet(1486, 0, i)).collect();
+        let out = run(&mut model, arrivals, 100 * NS_PER_MS);
+        assert_eq!(out.len(), kept, "{link_layer:?}: {out:?}");
+        let near = |got: Nanos| (got as i64 - spacing as i64).abs() <= 1;
+        assert!(near(out[0].0), "{link_layer:?}: {out:?}");
+        assert!(near(out[1].0 - out[0].0), "{link_layer:?}: {out:?}");
+        // The log still counts IP bytes.
+        assert_eq!(model.counters().delivered_bytes, 1486 * kept as u64);
+    }
+}

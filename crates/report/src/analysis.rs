@@ -19,7 +19,7 @@ use crate::summary::{
     jain, ms, DelayStats, DirectionSeries, DirectionSummary, Fairness, FlowSummary, Marks,
     OtherFlows, PantheonSummary, PathSummary, QueueSummary, ShellSummary, SAMPLE_POINTS,
 };
-use emu_core::log::{Direction, DropCounts, Mark};
+use emu_core::log::{Change, Direction, DropCounts, Mark};
 use emu_core::Nanos;
 use std::collections::{BTreeMap, HashMap};
 
@@ -162,6 +162,11 @@ struct ShellAcc {
     departed_bins: Bins,
     logged_capacity: Bins,
     mahimahi: MmAccumulator,
+    /// The path's parameter changes this shell logged (event 7), in time
+    /// order: the rate (bit/s), outages (true = down) and base delay (ns).
+    rate_changes: Vec<(Nanos, u64)>,
+    outages: Vec<(Nanos, bool)>,
+    delay_changes: Vec<(Nanos, u64)>,
 }
 
 /// The accumulator of one direction.
@@ -223,6 +228,9 @@ impl DirectionAnalysis {
                 departed_bins: Bins::default(),
                 logged_capacity: Bins::default(),
                 mahimahi: MmAccumulator::default(),
+                rate_changes: Vec::new(),
+                outages: Vec::new(),
+                delay_changes: Vec::new(),
             })
             .collect();
         DirectionAnalysis {
@@ -323,6 +331,21 @@ impl DirectionAnalysis {
         }
     }
 
+    /// A change of the path's parameters that `shell` logged at `time`
+    /// (report time): the report draws the rate and delay the link had.
+    pub fn change(&mut self, shell: u8, time: Nanos, change: Change, value: u64) {
+        let Some(acc) = self.shells.iter_mut().find(|s| s.info.shell == shell) else {
+            return;
+        };
+        match change {
+            Change::Rate => acc.rate_changes.push((time, value)),
+            Change::OutageStart => acc.outages.push((time, true)),
+            Change::OutageEnd => acc.outages.push((time, false)),
+            Change::Delay => acc.delay_changes.push((time, value)),
+            Change::LossState => {}
+        }
+    }
+
     pub fn shell(&mut self, event: ShellEvent) {
         let Some(bin) = self.bin(event.time) else {
             return;
@@ -372,6 +395,12 @@ impl DirectionAnalysis {
     ) -> (DirectionSummary, DirectionSeries) {
         self.close_band();
         let window = Window::new(&self.options, end.max(self.end).min(self.horizon()));
+        let base_delays = self
+            .shells
+            .iter()
+            .filter(|acc| !acc.delay_changes.is_empty())
+            .map(|acc| (acc.info.shell, delay_steps(&acc.delay_changes, &window)))
+            .collect();
         let shells: Vec<ShellParts> = std::mem::take(&mut self.shells)
             .into_iter()
             .map(|acc| shell_summary(acc, &window))
@@ -385,7 +414,8 @@ impl DirectionAnalysis {
             &self.total,
             &window,
         );
-        let series = self.series(&window, bottleneck.clone(), &flows);
+        let mut series = self.series(&window, bottleneck.clone(), &flows);
+        series.base_delay_ms = base_delays;
         let summary = DirectionSummary {
             direction: self.direction.name(),
             from_s: window.from as f64 / NS_PER_S,
@@ -500,6 +530,7 @@ impl DirectionAnalysis {
             queue_bytes_max: bottleneck.queue_max,
             jain: flows.jain_bins.clone(),
             flows: flows.lines.clone(),
+            base_delay_ms: Vec::new(),
         }
     }
 }
@@ -774,16 +805,57 @@ fn common_window(
         .map(|(a, b)| (a as usize, b as usize))
 }
 
+/// A shell's logged base delay as a step line in report seconds and ms,
+/// from its first change to the window's end.
+fn delay_steps(changes: &[(Nanos, u64)], window: &Window) -> Vec<(f64, f64)> {
+    let mut points = Vec::new();
+    let x = |t: Nanos| t.saturating_sub(window.from) as f64 / NS_PER_S;
+    for (i, &(t, delay)) in changes.iter().enumerate() {
+        if t >= window.to {
+            break;
+        }
+        let t = t.max(window.from);
+        if i > 0 {
+            points.push((x(t), ms(changes[i - 1].1)));
+        }
+        points.push((x(t), ms(delay)));
+    }
+    if let Some(&(_, last)) = changes.iter().rfind(|(t, _)| *t < window.to) {
+        points.push((x(window.to), ms(last)));
+    }
+    points
+}
+
 type ShellParts = (ShellSummary, Option<Vec<u64>>, (Vec<f64>, Vec<u64>));
 
 fn shell_summary(acc: ShellAcc, window: &Window) -> ShellParts {
     let (from, to, bins) = (window.from, window.to, window.bins);
     let window_s = window.seconds();
-    let link = acc
-        .info
-        .capacity
-        .per_bin(&acc.logged_capacity, from, to, bins, window.bin)
-        .zip(acc.info.capacity.source());
+    let base_rate = match acc.info.capacity {
+        Capacity::Rate(bps) => Some(bps),
+        _ => None,
+    };
+    // A rate that followed a schedule or had outages: the rate the link
+    // actually had, from its change records.
+    let scheduled =
+        !acc.rate_changes.is_empty() || (!acc.outages.is_empty() && base_rate.is_some());
+    let link = if scheduled {
+        let steps = crate::capacity::effective_rate(base_rate, &acc.rate_changes, &acc.outages);
+        let source = if acc.rate_changes.is_empty() {
+            "link rate with outages"
+        } else {
+            "link rate schedule"
+        };
+        Some((
+            crate::capacity::step_bins(&steps, from, to, bins, window.bin),
+            source,
+        ))
+    } else {
+        acc.info
+            .capacity
+            .per_bin(&acc.logged_capacity, from, to, bins, window.bin)
+            .zip(acc.info.capacity.source())
+    };
     let (capacity, capacity_source) =
         match with_shaper(link, acc.info.shaper_bps, from, to, bins, window.bin) {
             Some((bins, source)) => (Some(bins), Some(source)),

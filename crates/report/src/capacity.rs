@@ -123,6 +123,58 @@ pub(crate) fn with_shaper(
     Some((lower, source))
 }
 
+/// The rate a link had over time, from its change records: `(from, bit/s)`
+/// steps in time order, 0 while an outage lasts. `base` is the constant
+/// rate of a link whose only changes are outages.
+pub(crate) fn effective_rate(
+    base: Option<u64>,
+    rates: &[(Nanos, u64)],
+    outages: &[(Nanos, bool)],
+) -> Vec<(Nanos, u64)> {
+    let mut events: Vec<(Nanos, Option<u64>, Option<bool>)> = rates
+        .iter()
+        .map(|&(t, r)| (t, Some(r), None))
+        .chain(outages.iter().map(|&(t, down)| (t, None, Some(down))))
+        .collect();
+    events.sort_by_key(|e| e.0);
+    let (mut rate, mut down) = (base.unwrap_or(0), false);
+    let mut steps = vec![(0, if base.is_some() { rate } else { 0 })];
+    for (t, new_rate, outage) in events {
+        if let Some(r) = new_rate {
+            rate = r;
+        }
+        if let Some(d) = outage {
+            down = d;
+        }
+        steps.push((t, if down { 0 } else { rate }));
+    }
+    steps
+}
+
+/// Bytes per bin of a rate that holds in steps (from [`effective_rate`]).
+pub(crate) fn step_bins(
+    steps: &[(Nanos, u64)],
+    from: Nanos,
+    to: Nanos,
+    bins: usize,
+    bin: Nanos,
+) -> Vec<u64> {
+    let mut out = vec![0u64; bins];
+    for (i, &(start, bps)) in steps.iter().enumerate() {
+        let end = steps.get(i + 1).map_or(to, |s| s.0).min(to);
+        let mut t = start.max(from);
+        while t < end {
+            let b = ((t - from) / bin) as usize;
+            let bin_end = (from + (b as u64 + 1) * bin).min(end);
+            if let Some(slot) = out.get_mut(b) {
+                *slot += (bps as u128 * (bin_end - t) as u128 / 8 / 1_000_000_000) as u64;
+            }
+            t = bin_end;
+        }
+    }
+    out
+}
+
 /// The opportunities of a trace started at `start` (from the report's
 /// time 0; negative for a shell that started before it) that fall in
 /// `[from, to)`, in report time.
@@ -147,6 +199,29 @@ pub(crate) fn trace_opportunities(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A rate schedule with an outage, integrated per bin by hand: 8 Mbit/s
+    /// for 1.5 s, 16 Mbit/s from then on, down from 2.5 s to 3 s.
+    #[test]
+    fn a_scheduled_rate_with_an_outage_gives_the_bytes_per_bin() {
+        const S: Nanos = 1_000_000_000;
+        let steps = effective_rate(
+            None,
+            &[(0, 8_000_000), (3 * S / 2, 16_000_000)],
+            &[(5 * S / 2, true), (3 * S, false)],
+        );
+        let bins = step_bins(&steps, 0, 4 * S, 4, S);
+        assert_eq!(
+            bins,
+            vec![1_000_000, 500_000 + 1_000_000, 1_000_000, 2_000_000]
+        );
+        // Outages alone on a constant rate.
+        let steps = effective_rate(Some(8_000_000), &[], &[(S, true), (2 * S, false)]);
+        assert_eq!(
+            step_bins(&steps, 0, 3 * S, 3, S),
+            vec![1_000_000, 0, 1_000_000]
+        );
+    }
 
     #[test]
     fn trace_opportunities_are_placed_from_the_shell_start() {

@@ -249,8 +249,15 @@ impl Tracker {
                 }
                 return;
             }
+            // Not about a packet's fate: the path's own parameters.
+            Event::Change => {
+                if let Some(change) = r.change_kind() {
+                    analysis.change(r.shell, time, change, r.value());
+                }
+                return;
+            }
             // Not about a packet's fate (corruption keeps it on its way).
-            Event::Corrupt | Event::Change => return,
+            Event::Corrupt => return,
         };
         analysis.shell(ShellEvent {
             time,

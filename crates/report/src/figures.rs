@@ -94,6 +94,19 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
     chart
         .series
         .push(Series::line("median", color(1), xy(t, band(2))));
+    // The base delay the links had (their change records), under the
+    // measured delays.
+    for (i, (shell, steps)) in s.base_delay_ms.iter().enumerate() {
+        chart.series.push(Series {
+            name: format!("base delay of shell {shell} (as logged)"),
+            color: color(5 + i).into(),
+            points: steps.clone(),
+            style: Style::Line {
+                width: 1.5,
+                dashed: true,
+            },
+        });
+    }
     figures.push(Figure {
         stem: stem("delay"),
         chart,
@@ -188,6 +201,72 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
         .push(Series::line("CDF", color(0), s.delay_cdf_ms.clone()));
     figures.push(Figure {
         stem: stem("cdf"),
+        chart,
+    });
+    figures
+}
+
+/// TCP's view of a run, where it was sampled: each connection's smoothed
+/// RTT over time, beside the round trip its packets had on the path (the
+/// median one-way delays of the two directions, added up per bin), and
+/// each connection's congestion window.
+pub fn tcp_figures(run: &Run) -> Vec<Figure> {
+    if run.tcp.is_empty() {
+        return Vec::new();
+    }
+    let name = &run.summary.name;
+    let mut figures = Vec::new();
+    let mut chart = Chart::new(
+        &format!("{name}: TCP smoothed RTT (srtt) per connection"),
+        "time (s)",
+        "RTT (ms)",
+    );
+    if let [up, down] = run.series.as_slice() {
+        if up.time_s == down.time_s {
+            let path_rtt = up
+                .delay_bands_ms
+                .iter()
+                .zip(&down.delay_bands_ms)
+                .map(|(u, d)| match (u, d) {
+                    (Some(u), Some(d)) => u[2] + d[2],
+                    _ => f64::NAN,
+                });
+            chart.series.push(Series {
+                name: "path round trip (median one-way delays, both directions)".into(),
+                color: "#7f7f7f".into(),
+                points: xy(&up.time_s, path_rtt),
+                style: Style::Line {
+                    width: 1.2,
+                    dashed: true,
+                },
+            });
+        }
+    }
+    for (i, socket) in run.tcp.iter().enumerate() {
+        chart.series.push(Series::line(
+            format!("srtt {}", socket.label()),
+            color(i),
+            socket.samples.iter().map(|s| (s.0, s.1)).collect(),
+        ));
+    }
+    figures.push(Figure {
+        stem: format!("{}-tcp-srtt", slug(name)),
+        chart,
+    });
+    let mut chart = Chart::new(
+        &format!("{name}: TCP congestion window per connection"),
+        "time (s)",
+        "cwnd (packets)",
+    );
+    for (i, socket) in run.tcp.iter().enumerate() {
+        chart.series.push(Series::line(
+            format!("cwnd {}", socket.label()),
+            color(i),
+            socket.samples.iter().map(|s| (s.0, s.2 as f64)).collect(),
+        ));
+    }
+    figures.push(Figure {
+        stem: format!("{}-tcp-cwnd", slug(name)),
         chart,
     });
     figures

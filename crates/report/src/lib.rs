@@ -27,6 +27,7 @@ pub mod render;
 pub mod run;
 pub mod series;
 pub mod summary;
+pub mod tcp;
 
 pub use events::{FlowMatch, FlowName, FlowSelection, Options};
 pub use run::{load, Run};

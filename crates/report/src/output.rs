@@ -2,7 +2,7 @@
 //! per-bin series behind the plots), one SVG per chart, and `index.html`,
 //! one self-contained page (tables and the SVGs inline) that reads offline.
 
-use crate::figures::{comparison_figures, direction_figures, Figure};
+use crate::figures::{comparison_figures, direction_figures, tcp_figures, Figure};
 use crate::plot::escape;
 use crate::render::{FigureFormat, Renderer};
 use crate::run::Run;
@@ -65,6 +65,7 @@ pub fn write_figures_as(
             run.series
                 .iter()
                 .flat_map(|s| direction_figures(&run.summary.name, s))
+                .chain(tcp_figures(run))
                 .collect()
         })
         .collect();
@@ -302,6 +303,47 @@ fn flows_table(d: &DirectionSummary) -> String {
     html + "</table>\n"
 }
 
+/// TCP's view of each sampled connection beside the packets' own delays.
+fn tcp_table(tcp: &[crate::tcp::TcpSummary]) -> String {
+    let mut html = String::from(
+        "<p>srtt is the sender's smoothed round-trip estimate (TCP_INFO, as <code>ss</code> \
+         shows it): it covers both directions of the path and also the time the receiver \
+         holds its delayed ACKs and the time data and ACKs spend in the two hosts' stacks, \
+         so it sits above the round trip the packets had on the path (the two directions' \
+         median one-way delays added up).</p>\n\
+         <table><tr><th>connection</th><th>flows in the log</th><th>congestion control</th>\
+         <th>samples</th><th>srtt mean / p50 / p95 / p99 (ms)</th><th>min RTT (ms)</th>\
+         <th>path round trip, p50 one-way delays added (ms)</th><th>cwnd mean / max (packets)</th>\
+         <th>bytes acked</th></tr>\n",
+    );
+    for t in tcp {
+        let srtt = |pick: fn(&DelayStats) -> f64| delay_text(&t.srtt, pick);
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} / {} / {} / {}</td><td>{}</td>             <td>{}</td><td>{} / {}</td><td>{}</td></tr>",
+            escape(&t.socket),
+            if t.flows.is_empty() {
+                "(none matched)".to_string()
+            } else {
+                t.flows.iter().map(|f| escape(f)).collect::<Vec<_>>().join("<br>")
+            },
+            escape(&t.congestion_control),
+            t.samples,
+            srtt(|s| s.mean_ms),
+            srtt(|s| s.p50_ms),
+            srtt(|s| s.p95_ms),
+            srtt(|s| s.p99_ms),
+            num(t.min_rtt_ms, 3),
+            num(t.path_rtt_p50_ms, 3),
+            num(t.cwnd_mean, 1),
+            t.cwnd_max.map_or("–".to_string(), |c| c.to_string()),
+            t.bytes_acked
+        );
+    }
+    html + "</table>
+"
+}
+
 fn figures_html(figures: &[Figure], svgs: &std::collections::HashMap<String, String>) -> String {
     let mut html = String::from("<div class=\"figures\">\n");
     for f in figures {
@@ -404,6 +446,10 @@ fn page(
             html += &shells_table(d);
             let _ = writeln!(html, "<h3>{}: flows</h3>", d.direction);
             html += &flows_table(d);
+        }
+        if !s.tcp.is_empty() {
+            html += "<h3>TCP's view (TCP_INFO samples)</h3>\n";
+            html += &tcp_table(&s.tcp);
         }
         html += &figures_html(figures, svgs);
     }

@@ -6,6 +6,7 @@ use crate::emu_reader::EmuRun;
 use crate::events::{Options, Unmatched};
 use crate::mahimahi_reader;
 use crate::summary::{DirectionSeries, DirectionSummary};
+use crate::tcp::{TcpSocket, TcpSummary};
 use emu_core::log::{Direction, LogError, MAGIC};
 use emu_core::progress::Counted;
 use serde::Serialize;
@@ -25,12 +26,57 @@ pub struct RunSummary {
     /// Damage in the logs: the report covers what came before it.
     pub errors: Vec<String>,
     pub directions: Vec<DirectionSummary>,
+    /// TCP's own view (TCP_INFO samples), one entry per sampled socket;
+    /// empty when the run was not sampled.
+    pub tcp: Vec<TcpSummary>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Run {
     pub summary: RunSummary,
     pub series: Vec<DirectionSeries>,
+    /// The sampled sockets behind `summary.tcp`, for the srtt and cwnd plots.
+    pub tcp: Vec<TcpSocket>,
+}
+
+impl Run {
+    /// Adds TCP samples to the run: each socket is summarized, matched to
+    /// the log's named flows by 5-tuple (either direction of the
+    /// connection, as the flow entered or left the path), and set beside
+    /// their one-way delays. `emu report` calls it for the `tcp/` samples
+    /// next to the logs; a caller with samples of its own (an experiment
+    /// runner) may call it too.
+    pub fn attach_tcp(&mut self, sockets: Vec<TcpSocket>) {
+        for socket in &sockets {
+            let mut summary = TcpSummary::of(socket);
+            let mut medians = Vec::new();
+            for d in &self.summary.directions {
+                for f in &d.flows {
+                    let matches = f
+                        .tuple
+                        .iter()
+                        .chain(f.left_as.iter())
+                        .any(|t| socket.is_flow(t));
+                    if matches {
+                        summary.flows.push(format!(
+                            "{}: {} ({})",
+                            d.direction,
+                            f.name.as_deref().unwrap_or("unnamed"),
+                            f.flow
+                        ));
+                        if let Some(delay) = &f.one_way_delay {
+                            medians.push(delay.p50_ms);
+                        }
+                    }
+                }
+            }
+            // Both directions' packets matched: their medians add up to the
+            // round trip the path alone gave the connection.
+            summary.path_rtt_p50_ms = (medians.len() == 2).then(|| medians.iter().sum());
+            self.summary.tcp.push(summary);
+        }
+        self.tcp.extend(sockets);
+    }
 }
 
 fn named(path: &Path) -> String {
@@ -144,7 +190,19 @@ fn emu_run(
     }
     let (directions, series) = finish_all(analyses, end);
     let first = &run.files[0].1;
-    Ok(Run {
+    let log_dir = if source.is_dir() {
+        source
+    } else {
+        source.parent().unwrap_or(Path::new("."))
+    };
+    let sockets = match crate::tcp::samples_dir(log_dir) {
+        Some(dir) => crate::tcp::load(&dir, run.origin).unwrap_or_else(|e| {
+            warnings.push(format!("TCP samples left out: {e}"));
+            Vec::new()
+        }),
+        None => Vec::new(),
+    };
+    let mut result = Run {
         summary: RunSummary {
             name,
             source: source.display().to_string(),
@@ -158,9 +216,13 @@ fn emu_run(
             warnings,
             errors,
             directions,
+            tcp: Vec::new(),
         },
         series,
-    })
+        tcp: Vec::new(),
+    };
+    result.attach_tcp(sockets);
+    Ok(result)
 }
 
 fn finish_all(
@@ -224,7 +286,9 @@ fn mahimahi_run(name: String, path: &Path, options: &Options) -> Result<Run, Str
             warnings,
             errors: error.into_iter().collect(),
             directions,
+            tcp: Vec::new(),
         },
         series,
+        tcp: Vec::new(),
     })
 }

@@ -240,6 +240,9 @@ pub struct DirectionSeries {
     pub queue_bytes_max: Vec<u64>,
     pub jain: Vec<Option<f64>>,
     pub flows: Vec<(String, Vec<f64>)>,
+    /// The base delay each shell with a delay schedule logged (change
+    /// records), as a step line of (time s, ms) points, by shell.
+    pub base_delay_ms: Vec<(u8, Vec<(f64, f64)>)>,
 }
 
 pub const SAMPLE_POINTS: usize = 4000;

@@ -417,3 +417,64 @@ fn jain_index_of_known_shares() {
     assert_eq!(jain([0.0, 0.0]), None);
     assert_eq!(jain(std::iter::empty()), None);
 }
+
+/// A link whose rate follows a schedule and which goes down once, and a
+/// delay that steps: the report's capacity is what the change records say
+/// the link had (12 Mbit/s for 0.5 s, 6 Mbit/s after, 0 from 0.8 s to
+/// 0.9 s), and the delay plot's base delay steps at the logged instants.
+#[test]
+fn the_report_draws_the_rate_and_delay_the_change_records_give() {
+    use emu_core::log::Change;
+    let dir = scratch("changes");
+    let mut records = constant_rate_records();
+    let change = |t: Nanos, kind: Change, value: u64| {
+        Record::change(ORIGIN + t, 1, Direction::Uplink, kind, value)
+    };
+    records.extend([
+        change(0, Change::Rate, 12_000_000),
+        change(0, Change::Delay, 10 * MS),
+        change(500 * MS, Change::Rate, 6_000_000),
+        change(600 * MS, Change::Delay, 40 * MS),
+        change(800 * MS, Change::OutageStart, 100 * MS),
+        change(900 * MS, Change::OutageEnd, 0),
+    ]);
+    records.sort_by_key(|r| r.time);
+    // A rate schedule logs no constant rate in the header.
+    write_log(
+        &dir.join("1-link.emulog"),
+        &header(1, "link", None),
+        &records,
+    );
+    let run = report(
+        &dir,
+        Options {
+            to: Some(1000 * MS),
+            ..Options::default()
+        },
+    );
+    let d = uplink(&run);
+    // 0.5 s at 12 + 0.3 s at 6 + 0.1 s at 6 = 8.4 Mbit over 1 s.
+    let capacity = d.path.capacity_mbps.unwrap();
+    assert!(close(capacity, 8.4), "capacity {capacity}");
+    assert_eq!(d.path.capacity_source, Some("link rate schedule"));
+    let series = &run.series[0];
+    let per_bin = series.capacity_mbps.as_ref().unwrap();
+    assert!(
+        close(per_bin[0], 12.0) && close(per_bin[5], 6.0) && per_bin[8] == 0.0,
+        "{per_bin:?}"
+    );
+    let (shell, steps) = &series.base_delay_ms[0];
+    assert_eq!(*shell, 1);
+    assert_eq!(
+        steps,
+        &vec![(0.0, 10.0), (0.6, 10.0), (0.6, 40.0), (1.0, 40.0)]
+    );
+    // The delay plot carries the step line.
+    let figures = report::figures::direction_figures("changes", series);
+    let delay = figures.iter().find(|f| f.stem.ends_with("-delay")).unwrap();
+    assert!(delay
+        .chart
+        .svg()
+        .contains("base delay of shell 1 (as logged)"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

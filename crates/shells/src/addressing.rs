@@ -120,24 +120,65 @@ pub struct SelectionLock {
 }
 
 impl SelectionLock {
+    /// Takes the machine's lock: in /run (root's own) where it exists,
+    /// else in /tmp, where anyone may have created the name first.
     pub fn acquire() -> Result<SelectionLock> {
-        use std::os::fd::AsRawFd;
         let dir = if std::path::Path::new("/run").is_dir() {
             "/run"
         } else {
             "/tmp"
         };
-        let path = format!("{dir}/emu-addresses.lock");
+        Self::acquire_in(std::path::Path::new(dir))
+    }
+
+    /// Takes the lock `emu-addresses.lock` in `dir`. emu may run setuid
+    /// root, and `dir` may be world-writable: the name is opened without
+    /// following a symbolic link (which could make root create or lock a
+    /// file elsewhere), and must be a regular file of our effective user
+    /// that nobody else can open (else another user could hold the lock
+    /// forever and stall every emu); an old lock file readable by others
+    /// is made private first.
+    pub fn acquire_in(dir: &std::path::Path) -> Result<SelectionLock> {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+        let path = dir.join("emu-addresses.lock");
+        let shown = path.display();
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
             .open(&path)
-            .map_err(|e| ShellError::os(&format!("opening {path}"), e))?;
+            .map_err(|e| {
+                if e.raw_os_error() == Some(libc::ELOOP) {
+                    ShellError::new(format!(
+                        "{shown} is a symbolic link, not emu's lock file: remove it (someone may have planted it) and run again"
+                    ))
+                } else {
+                    ShellError::os(&format!("opening {shown}"), e)
+                }
+            })?;
+        let meta = file
+            .metadata()
+            .map_err(|e| ShellError::os(&format!("inspecting {shown}"), e))?;
+        // SAFETY: geteuid cannot fail.
+        let me = unsafe { libc::geteuid() };
+        if !meta.file_type().is_file() || meta.uid() != me || meta.nlink() != 1 {
+            return Err(ShellError::new(format!(
+                "{shown} is not emu's lock file (it should be a regular file owned by uid {me},                  with one link; it is owned by uid {} with {} links): remove it and run again",
+                meta.uid(),
+                meta.nlink()
+            )));
+        }
+        if meta.mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| ShellError::os(&format!("making {shown} private"), e))?;
+        }
         // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
             return Err(ShellError::os(
-                &format!("locking {path}"),
+                &format!("locking {shown}"),
                 std::io::Error::last_os_error(),
             ));
         }
@@ -148,6 +189,51 @@ impl SelectionLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lock name planted in a shared directory is refused, never
+    /// followed or locked; a fresh one is created private.
+    #[test]
+    fn the_lock_file_is_opened_safely() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = std::env::temp_dir().join(format!("emu-lock-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("emu-addresses.lock");
+        let target = dir.join("victim");
+
+        // A symbolic link to somewhere else: refused, the target not created.
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let err = SelectionLock::acquire_in(&dir).err().unwrap().to_string();
+        assert!(err.contains("symbolic link"), "{err}");
+        assert!(!target.exists(), "the link was followed");
+        std::fs::remove_file(&path).unwrap();
+
+        // A hard link to another file: refused.
+        std::fs::write(&target, b"").unwrap();
+        std::fs::hard_link(&target, &path).unwrap();
+        let err = SelectionLock::acquire_in(&dir).err().unwrap().to_string();
+        assert!(err.contains("not emu's lock file"), "{err}");
+        std::fs::remove_file(&path).unwrap();
+
+        // Someone else's file: refused (needs root to make one).
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } == 0 {
+            std::fs::write(&path, b"").unwrap();
+            std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+            let err = SelectionLock::acquire_in(&dir).err().unwrap().to_string();
+            assert!(err.contains("owned by uid 65534"), "{err}");
+            std::fs::remove_file(&path).unwrap();
+        }
+
+        // Fresh: created private; an old world-readable one made private.
+        drop(SelectionLock::acquire_in(&dir).unwrap());
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o600);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        drop(SelectionLock::acquire_in(&dir).unwrap());
+        assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o777, 0o600);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn pairs_are_distinct_point_to_point_nets() {

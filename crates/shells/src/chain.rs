@@ -8,6 +8,7 @@ use crate::addressing::{self, AddressPair};
 use crate::command::{self, CommandSpec};
 use crate::error::{Result, ShellError};
 use crate::guardian::Guardian;
+use crate::kernel_drops::{self, KernelDrops};
 use crate::links::{copy_traces, LinkSetup};
 use crate::nat::{self, NatRule};
 use crate::netns::{self, NetNs};
@@ -19,7 +20,7 @@ use crate::status::{self, StatusLine};
 use crate::tun::Tun;
 use crate::{devices, environment, privilege, signals, summary};
 use emu_core::capture::CaptureHeader;
-use emu_core::log::{Direction, LogSink, LogWriter};
+use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, WriterTotals};
 use emu_core::time::{monotonic_now, realtime_now};
 use std::io::IsTerminal;
 use std::net::IpAddr;
@@ -42,6 +43,9 @@ struct RunningShell {
     _nat: Vec<NatRule>,
     _outer_tun: Tun,
     _inner_tun: Tun,
+    /// The namespace around the shell, where its outer TUN device lives.
+    outer: Arc<NetNs>,
+    outer_device: String,
     inner: Arc<NetNs>,
     pair: AddressPair,
     log: Option<PathBuf>,
@@ -146,6 +150,7 @@ fn run_guarded(
         running.push(shell);
     }
     drop(selection);
+    link_followers(&running);
     if let Some(w) = writer.as_mut() {
         w.start();
     }
@@ -156,6 +161,13 @@ fn run_guarded(
         vec![command::login_shell(&invoker)]
     } else {
         options.command.clone()
+    };
+    // Sampling starts before the command, so its first connection is seen.
+    let sampler = match (options.tcp_info, &options.log_dir) {
+        (Some(interval), Some(dir)) => {
+            Some(crate::tcp_sampler::Sampler::start(&outer, dir, interval)?)
+        }
+        _ => None,
     };
     let outermost = running.first().expect("at least one shell").pair;
     let env = environment::command_environment(outermost, &prompt, &taken, depth + shells.len());
@@ -220,6 +232,13 @@ fn run_guarded(
             Ok(News::Signal(signal)) => {
                 // SAFETY: sending a signal to our own child.
                 unsafe { libc::kill(child_pid, signal) };
+                // emu was told to end: a command that ignores it is
+                // killed after a grace period, or emu would never end
+                // and never clean up. SIGINT is only passed on (an
+                // interactive shell rightly ignores it).
+                if signal != libc::SIGINT && kill_at.is_none() {
+                    kill_at = Some(std::time::Instant::now() + STOP_GRACE);
+                }
             }
             Ok(News::Pump(PumpNews::TraceEnded(n))) if !trace_ended => {
                 trace_ended = true;
@@ -229,7 +248,7 @@ fn run_guarded(
                 );
                 // SAFETY: as above; SIGKILL follows if it ignores SIGTERM.
                 unsafe { libc::kill(child_pid, libc::SIGTERM) };
-                kill_at = Some(std::time::Instant::now() + Duration::from_secs(2));
+                kill_at = Some(std::time::Instant::now() + STOP_GRACE);
             }
             Ok(News::Pump(_)) => {}
             Err(()) => break 1,
@@ -237,6 +256,9 @@ fn run_guarded(
     };
     if let Some(line) = status_line {
         line.stop();
+    }
+    if let Some(sampler) = sampler {
+        sampler.stop();
     }
 
     // Whatever the command left running in our namespaces goes with it.
@@ -261,35 +283,58 @@ fn run_guarded(
     }
     let mut results: Vec<(usize, Direction, DirectionResult)> = Vec::new();
     for (k, (shell, reads)) in running.iter_mut().zip(reads).enumerate() {
+        // What the kernel dropped before emu could read, or after it wrote.
+        let outer = kernel_drops::read(&shell.outer, &shell.outer_device);
+        let inner = kernel_drops::read(&shell.inner, devices::INNER_DEVICE);
         for ((direction, pump), read) in shell.pumps.drain(..).zip(reads) {
-            results.push((depth + k, direction, pump.finish(read)));
+            let mut result = pump.finish(read);
+            result.kernel = match direction {
+                Direction::Uplink => KernelDrops::of(inner, outer),
+                Direction::Downlink => KernelDrops::of(outer, inner),
+            };
+            results.push((depth + k, direction, result));
         }
     }
     let totals = match writer {
-        Some(w) => Some(
-            w.finish()
-                .map_err(|e| ShellError::os("writing the packet log", e))?,
-        ),
-        None => None,
+        Some(w) => w
+            .finish()
+            .map_err(|e| ShellError::os("writing the packet log", e))?,
+        None => WriterTotals::default(),
     };
-    let lost = totals.map_or(0, |t| t.records_lost);
-    if let Some(t) = totals.filter(|t| t.records_lost > 0) {
+    if totals.records_lost > 0 {
         eprintln!(
             "emu: warning: {} log records were lost because the disk could not keep up ({} written)",
-            t.records_lost, t.records
+            totals.records_lost, totals.records
         );
     }
-    if let Some(t) = totals.filter(|t| t.captures_lost > 0) {
+    if totals.captures_lost > 0 {
         eprintln!(
             "emu: warning: {} captured packets were lost because the disk could not keep up ({} written)",
-            t.captures_lost, t.captures
+            totals.captures_lost, totals.captures
         );
     }
+    // A log the disk refused fails the run, however the command did: the
+    // experiment's record is incomplete, and a script must notice.
+    let mut log_failed = false;
+    for (path, error) in totals.incomplete() {
+        log_failed = true;
+        eprintln!(
+            "emu: error: {} is incomplete ({error}): it holds everything before the failure",
+            path.display()
+        );
+    }
+    if log_failed {
+        eprintln!(
+            "emu: error: {} log records and {} captured packets were not written",
+            totals.records_unwritten, totals.captures_unwritten
+        );
+    }
+    record_kernel_drops(&running, &results);
     let summary = summary::summarize(
         &shells,
         depth,
         &results,
-        lost,
+        (totals.records_lost, totals.records_unwritten),
         started.elapsed().as_secs_f64(),
     );
     if options.stats {
@@ -297,15 +342,82 @@ fn run_guarded(
     }
     if let Some(dir) = &options.log_dir {
         let path = dir.join(format!("summary-{depth}.json"));
-        privilege::io_as_invoker(|| std::fs::write(&path, summary.json))
-            .map_err(|e| ShellError::os(&format!("writing {}", path.display()), e))?;
+        if let Err(e) = privilege::io_as_invoker(|| std::fs::write(&path, &summary.json)) {
+            // The emulation is over and its logs are closed: say what is
+            // missing rather than lose the command's status to it.
+            eprintln!("emu: error: cannot write {}: {e}", path.display());
+            let _ = std::fs::remove_file(&path);
+            log_failed = true;
+        }
     }
     let logs = running.iter().filter_map(|s| s.log.clone()).collect();
     drop(running);
+    let status = if trace_ended { 0 } else { status };
     Ok(Finished {
-        status: if trace_ended { 0 } else { status },
+        status: if log_failed && status == 0 { 1 } else { status },
         logs,
     })
+}
+
+/// How long a command asked to stop (by a signal to emu, or by the end of
+/// a `--once` trace) has before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// Tells each direction which inputs its writes reach at once: the other
+/// direction of its shell (answers), and the same direction of the next
+/// shell along the packet's way (uplink goes outwards, to shell k-1;
+/// downlink inwards, to shell k+1).
+fn link_followers(running: &[RunningShell]) {
+    let direction = |k: usize, d: usize| &running[k].pumps[d].1;
+    for k in 0..running.len() {
+        let mut up = vec![direction(k, 1)];
+        if k > 0 {
+            up.push(direction(k - 1, 0));
+        }
+        direction(k, 0).feeds(&up);
+        let mut down = vec![direction(k, 0)];
+        if k + 1 < running.len() {
+            down.push(direction(k + 1, 1));
+        }
+        direction(k, 1).feeds(&down);
+    }
+}
+
+/// Puts what the kernel dropped on the way in into each shell's log header,
+/// now that the run is over, so the log alone tells those losses from the
+/// path's. A log that cannot be updated keeps its header; the summary still
+/// has the counts.
+fn record_kernel_drops(running: &[RunningShell], results: &[(usize, Direction, DirectionResult)]) {
+    for (k, shell) in running.iter().enumerate() {
+        let Some(path) = &shell.log else { continue };
+        let mut dropped = [0u64; 2];
+        let mut known = false;
+        for (_, direction, result) in results.iter().skip(2 * k).take(2) {
+            known |= result.kernel.known;
+            dropped[*direction as usize] = result.kernel.on_the_way_in();
+        }
+        if !known {
+            continue;
+        }
+        let updated = privilege::io_as_invoker(|| {
+            let header = emu_core::log::LogReader::open(path)
+                .map_err(|e| std::io::Error::other(e.to_string()))?
+                .header;
+            emu_core::log::update_header(
+                path,
+                &LogHeader {
+                    kernel_dropped: Some(dropped),
+                    ..header
+                },
+            )
+        });
+        if let Err(e) = updated {
+            eprintln!(
+                "emu: warning: could not record the kernel's drops in {}: {e}",
+                path.display()
+            );
+        }
+    }
 }
 
 /// A seed for a shell that was given none: different for every run, and
@@ -346,7 +458,7 @@ fn build_shell(
     inner.exec("ip", &["link", "set", "dev", "lo", "up"])?;
     let inner_tun = devices::bring_up_end(
         &inner,
-        "ingress",
+        devices::INNER_DEVICE,
         &mtu,
         (pair.inner4, pair.inner6),
         pair.outer4,
@@ -361,7 +473,7 @@ fn build_shell(
             "via",
             &pair.outer4.to_string(),
             "dev",
-            "ingress",
+            devices::INNER_DEVICE,
         ],
     )?;
     inner.exec(
@@ -374,7 +486,7 @@ fn build_shell(
             "via",
             &pair.outer6.to_string(),
             "dev",
-            "ingress",
+            devices::INNER_DEVICE,
         ],
     )?;
 
@@ -457,6 +569,7 @@ fn build_shell(
         };
         let pump = DirectionPump::start(
             &format!("emu{index}{}", &direction.name()[..1]),
+            format!("[{}] {}", spec.description, direction.name()),
             position,
             link,
             Devices {
@@ -473,8 +586,10 @@ fn build_shell(
     Ok(RunningShell {
         pumps,
         _nat: rules,
+        outer_device: outer_tun.name().to_string(),
         _outer_tun: outer_tun,
         _inner_tun: inner_tun,
+        outer: outer.clone(),
         inner,
         pair,
         log,

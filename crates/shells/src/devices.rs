@@ -7,6 +7,17 @@ use crate::netns::NetNs;
 use crate::tun::Tun;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+/// The name of a shell's device inside its namespace.
+pub(crate) const INNER_DEVICE: &str = "ingress";
+
+/// Packets a TUN device holds for emu to read (its `txqueuelen`, the size
+/// of the ring `tun_net_xmit` fills). The kernel's 500 is 6 ms of
+/// MTU-sized packets at 1 Gbit/s; a reader that loses the core for longer
+/// (2 cores shared by the command, emu and the kernel) would see the
+/// kernel drop what it had not read yet. The ring only fills while emu is
+/// behind, so the larger size costs nothing otherwise.
+pub(crate) const TUN_QUEUE_PACKETS: u32 = 8192;
+
 /// One end of a shell's point-to-point link: a TUN device in `ns`, up,
 /// holding the `local` IPv4 and IPv6 addresses and facing `peer`.
 pub(crate) fn bring_up_end(
@@ -19,7 +30,20 @@ pub(crate) fn bring_up_end(
 ) -> Result<Tun> {
     let tun = ns.run(|| Tun::create(device, offload))?;
     quiet_ipv6(ns, device)?;
-    ns.exec("ip", &["link", "set", "dev", device, "mtu", mtu, "up"])?;
+    ns.exec(
+        "ip",
+        &[
+            "link",
+            "set",
+            "dev",
+            device,
+            "mtu",
+            mtu,
+            "txqueuelen",
+            &TUN_QUEUE_PACKETS.to_string(),
+            "up",
+        ],
+    )?;
     ns.exec(
         "ip",
         &[

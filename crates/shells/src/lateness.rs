@@ -84,6 +84,16 @@ impl Lateness {
         self.max
     }
 
+    /// Forgets everything recorded, keeping the buckets' memory.
+    pub fn clear(&mut self) {
+        self.buckets.iter_mut().for_each(|b| *b = 0);
+        self.overflow = 0;
+        self.count = 0;
+        self.sum = 0;
+        self.min = Nanos::MAX;
+        self.max = 0;
+    }
+
     pub fn merge(&mut self, other: &Lateness) {
         for (a, b) in self.buckets.iter_mut().zip(&other.buckets) {
             *a += b;

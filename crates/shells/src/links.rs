@@ -54,9 +54,10 @@ impl LinkSetup<'_> {
             queues: Some(
                 self.directions
                     .clone()
-                    .map(|d| serde_json::to_value(&d.queue).ok()),
+                    .map(|d| serde_json::to_value(d.queue.on_link_layer(d.link_layer)).ok()),
             ),
             shaper_bps: Some(self.directions.clone().map(|d| d.queue.shaper_bps())),
+            kernel_dropped: None,
         }
     }
 
@@ -71,7 +72,7 @@ impl LinkSetup<'_> {
                 direction: Direction::BOTH[d],
                 delay: spec.delay,
                 server: spec.server.clone(),
-                queue: spec.queue.build(),
+                queue: spec.queue.clone().on_link_layer(spec.link_layer).build(),
                 loss,
                 max_packet: self.max_packet,
                 overhead: spec.overhead,
@@ -84,6 +85,7 @@ impl LinkSetup<'_> {
             self.start,
             log,
         )
+        .with_link_layer(spec.link_layer)
     }
 }
 

@@ -147,18 +147,31 @@ fn package_of(program: &str) -> &str {
 }
 
 /// Kills every process in `namespaces` (what a command left running there
-/// keeps the namespace alive), looking again briefly for late forks.
+/// keeps the namespace alive). A process can fork between the scan of
+/// /proc and its death, so the scan is repeated until it finds nobody:
+/// every round kills all it found, and a killed process forks no more, so
+/// even a command forking as fast as it can runs out (bounded in time, in
+/// case something cannot die).
 pub fn kill_processes_in(namespaces: &[(u64, u64)]) {
-    for _ in 0..3 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut clean_scans = 0;
+    while std::time::Instant::now() < deadline {
         let left = processes_in(namespaces);
         if left.is_empty() {
-            return;
+            // Twice in a row, a few ms apart: a fork in flight during
+            // the first scan shows in the second.
+            clean_scans += 1;
+            if clean_scans == 2 {
+                return;
+            }
+        } else {
+            clean_scans = 0;
         }
         for pid in left {
             // SAFETY: sending a signal.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
 

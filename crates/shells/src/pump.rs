@@ -1,13 +1,23 @@
 //! The data path of one direction of a shell: a reader thread that stamps
-//! each packet's arrival as it comes off a TUN device, a lock-free ring, and
-//! a pump thread that runs the link model and writes each packet out when
-//! it is due — sleeping precisely until shortly before, then spinning.
+//! each packet's arrival as it comes off a TUN device, and a pump thread
+//! that writes each packet out when the link model says it is due —
+//! sleeping until shortly before, then spinning.
+//!
+//! The link model and everything that writes lives behind one lock, taken
+//! by whichever thread has work. A packet due the moment it is read (no
+//! delay, an idle link) is written by the reader itself, in the same
+//! wake-up: handing it to a sleeping pump would cost a second wake-up, more
+//! than the whole model. Under load (the reader finds more packets waiting
+//! than a few) the reader only reads, and hands packets over a lock-free
+//! ring to the pump, so reading and writing run on two cores.
 //!
 //! No async runtime is involved: its timers tick in milliseconds, and the
 //! model needs microseconds.
 
 use crate::lateness::Lateness;
 use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
+use crate::overload::Overload;
+use crate::spin::Spin;
 use crate::tun::{read_packet, wait_readable, write_packet, write_raw};
 use emu_core::offload::{continues_run, merge_run, segment, MAX_MERGED, VNET_HDR_LEN};
 use emu_core::ring::{spsc, Consumer, Producer};
@@ -16,9 +26,9 @@ use emu_core::Packet;
 use link::Link;
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::thread::JoinHandle;
 
 /// Packets between reader and pump; deep enough for bursts at 10 Gbit/s.
@@ -29,6 +39,10 @@ const READ_BUFFER: usize = 65_536 + VNET_HDR_LEN;
 /// How many arrivals the pump takes before it checks for due departures,
 /// so a burst of arrivals cannot hold departures back.
 const ARRIVAL_BATCH: usize = 64;
+/// Reads in a row (without the device running dry) after which the reader
+/// stops writing packets itself and hands them to the pump: past this, a
+/// backlog is building and reading must not wait for writes.
+const FAST_PATH_STREAK: u32 = 4;
 
 /// Something the pumps tell the control thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,8 +54,9 @@ pub enum PumpNews {
 /// Tuning of the pump's wait.
 #[derive(Debug, Clone, Copy)]
 pub struct Timing {
-    /// How long before a departure the pump stops sleeping and spins.
-    pub spin: Nanos,
+    /// How long before a departure the pump stops sleeping and spins;
+    /// `None` adapts it to this machine's measured wake-up lateness.
+    pub spin: Option<Nanos>,
     /// Never sleep: readers and pumps poll (yielding the core to anything
     /// else runnable). Removes the wake-up latency of sleeping threads from
     /// every packet's path, at the price of keeping the cores busy.
@@ -53,7 +68,7 @@ pub struct Timing {
 pub struct Devices {
     /// Read by the reader thread.
     pub input: RawFd,
-    /// Written by the pump.
+    /// Written by whichever thread runs the model.
     pub output: RawFd,
     /// Both devices carry virtio-net headers (see `Tun::create`).
     pub offload: bool,
@@ -62,14 +77,14 @@ pub struct Devices {
 /// The two threads of one direction and what they share.
 pub struct DirectionPump {
     reader: Option<JoinHandle<u64>>,
-    pump: Option<JoinHandle<(Link, u64, Lateness)>>,
-    wake: Arc<Wake>,
+    pump: Option<JoinHandle<Nanos>>,
+    input: Arc<Input>,
+    shared: Arc<Shared>,
     stop_reader: Arc<AtomicBool>,
-    stop_pump: Arc<AtomicBool>,
     live: Arc<LiveCounters>,
 }
 
-/// An eventfd the reader writes to when the pump sleeps with nothing due.
+/// An eventfd that wakes the pump from its sleep.
 struct Wake {
     fd: RawFd,
 }
@@ -104,6 +119,43 @@ impl Drop for Wake {
     }
 }
 
+/// What the reader and the pump share.
+struct Shared {
+    /// The model and the output, run by one thread at a time.
+    model: Mutex<Model>,
+    /// The pump is asleep (or about to be) until `sleep_until`.
+    sleeping: AtomicBool,
+    /// When the sleeping pump will wake by itself; `u64::MAX`: never.
+    sleep_until: AtomicU64,
+    /// Counts the reader's runs of the model, so a pump about to sleep on
+    /// a deadline it computed can tell the deadline may be stale.
+    reader_runs: AtomicU64,
+    /// The reader has put packets on the ring since the model last took
+    /// them off (a hint for a spinning pump; the ring is the truth).
+    pending: AtomicBool,
+    stop: AtomicBool,
+    wake: Wake,
+}
+
+/// The link model with the ring it takes arrivals from and the device it
+/// writes departures to.
+struct Model {
+    link: Option<Link>,
+    ring: Consumer<Packet>,
+    output: RawFd,
+    offload: bool,
+    write_errors: u64,
+    lateness: Lateness,
+    overload: Overload,
+    due: Vec<(Packet, Nanos)>,
+    merged: Vec<u8>,
+    next_publish: Nanos,
+    told_trace_end: bool,
+    shell: usize,
+    news: Sender<PumpNews>,
+    live: Arc<LiveCounters>,
+}
+
 /// What one direction did, read after its threads have stopped.
 pub struct DirectionResult {
     pub link: Link,
@@ -111,13 +163,33 @@ pub struct DirectionResult {
     pub write_errors: u64,
     /// How late each write was against its due time.
     pub lateness: Lateness,
+    /// One-second windows whose lateness p99 broke emu's bound, of all
+    /// judged, and the worst of them.
+    pub overload: OverloadSummary,
+    /// What the kernel dropped around this direction (filled in by the
+    /// chain, which knows the devices).
+    pub kernel: crate::kernel_drops::KernelDrops,
+    /// The spin before each departure when the pump stopped (adapted to
+    /// the machine unless `--spin` fixed it).
+    pub spin: Nanos,
+}
+
+/// The overload windows of one direction.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OverloadSummary {
+    pub windows: u64,
+    pub overloaded: u64,
+    pub worst_p99_ns: Nanos,
+    pub worst_mean_ns: f64,
 }
 
 impl DirectionPump {
     /// Starts the threads: packets read from `input` cross `link` and are
-    /// written to `output`.
+    /// written to `output`. `label` names the direction in warnings.
+    #[allow(clippy::too_many_arguments)]
     pub fn start(
         name: &str,
+        label: String,
         shell: usize,
         link: Link,
         devices: Devices,
@@ -131,49 +203,78 @@ impl DirectionPump {
         } = devices;
         let (producer, consumer) = spsc::<Packet>(RING_CAPACITY);
         let stop_reader = Arc::new(AtomicBool::new(false));
-        let stop_pump = Arc::new(AtomicBool::new(false));
-        let sleeping = Arc::new(AtomicBool::new(false));
-        let wake = Arc::new(Wake::new()?);
         let live = Arc::new(LiveCounters::default());
+        let shared = Arc::new(Shared {
+            model: Mutex::new(Model {
+                link: Some(link),
+                ring: consumer,
+                output,
+                offload,
+                write_errors: 0,
+                lateness: Lateness::default(),
+                overload: Overload::new(label),
+                due: Vec::with_capacity(ARRIVAL_BATCH),
+                merged: Vec::with_capacity(MAX_MERGED + VNET_HDR_LEN),
+                next_publish: 0,
+                told_trace_end: false,
+                shell,
+                news,
+                live: live.clone(),
+            }),
+            sleeping: AtomicBool::new(false),
+            sleep_until: AtomicU64::new(u64::MAX),
+            reader_runs: AtomicU64::new(0),
+            pending: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            wake: Wake::new()?,
+        });
         let pump = {
-            let live = live.clone();
-            let stop = stop_pump.clone();
-            let sleeping = sleeping.clone();
-            let wake = wake.clone();
+            let shared = shared.clone();
             std::thread::Builder::new()
                 .name(format!("{name}-pump"))
-                .spawn(move || {
-                    pump_loop(
-                        shell, link, consumer, input, output, offload, stop, sleeping, wake,
-                        timing, news, &live,
-                    )
-                })?
+                .spawn(move || pump_loop(&shared, timing))?
         };
+        let input = Arc::new(Input {
+            side: Mutex::new(ReaderSide {
+                fd: input,
+                offload,
+                ring: producer,
+                buffer: vec![0u8; READ_BUFFER],
+                segments: Vec::with_capacity(64),
+                packets: Vec::with_capacity(64),
+                read: 0,
+                streak: 0,
+            }),
+            shared: shared.clone(),
+            followers: OnceLock::new(),
+        });
         let reader = {
             let stop = stop_reader.clone();
-            let wake = wake.clone();
+            let input = input.clone();
             std::thread::Builder::new()
                 .name(format!("{name}-read"))
-                .spawn(move || {
-                    reader_loop(
-                        input,
-                        offload,
-                        timing.busy_poll,
-                        producer,
-                        stop,
-                        wake,
-                        sleeping,
-                    )
-                })?
+                .spawn(move || reader_loop(&input, timing.busy_poll, &stop))?
         };
         Ok(DirectionPump {
             reader: Some(reader),
             pump: Some(pump),
-            wake,
+            input,
+            shared,
             stop_reader,
-            stop_pump,
             live,
         })
+    }
+
+    /// Names the directions whose input this direction's output feeds: the
+    /// other direction of the same shell (which carries the answers) and
+    /// the same direction of the next shell of a chain. After writing, a
+    /// thread takes what its write caused there at once (see [`Input`]).
+    /// Set once, before traffic flows.
+    pub fn feeds(&self, next: &[&DirectionPump]) {
+        let _ = self
+            .input
+            .followers
+            .set(next.iter().map(|d| Arc::downgrade(&d.input)).collect());
     }
 
     /// The counters this direction publishes while it runs.
@@ -191,79 +292,306 @@ impl DirectionPump {
             .unwrap_or(0)
     }
 
-    /// Stops the pump after it has taken every packet off the ring.
-    pub fn finish(mut self, read: u64) -> DirectionResult {
-        self.stop_pump.store(true, Ordering::Release);
-        self.wake.ring();
-        let (link, write_errors, lateness) = self
+    /// Stops the pump after it has taken every packet off the ring. Call
+    /// once every reader has stopped: the other direction's reader may also
+    /// have read from this direction's input, so the count of packets read
+    /// is taken here, and `_read` (what [`stop_reading`] returned, from
+    /// before the other reader stopped) is only a lower bound.
+    pub fn finish(mut self, _read: u64) -> DirectionResult {
+        let read = lock(&self.input.side).read;
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.wake.ring();
+        let spin = self
             .pump
             .take()
             .expect("finish is called once")
             .join()
             .expect("pump thread panicked");
+        let mut model = lock(&self.shared.model);
+        model.overload.finish();
+        let overload = OverloadSummary {
+            windows: model.overload.windows,
+            overloaded: model.overload.overloaded,
+            worst_p99_ns: model.overload.worst_p99,
+            worst_mean_ns: model.overload.worst_mean,
+        };
         DirectionResult {
-            link,
+            link: model.link.take().expect("the link is taken once"),
             read,
-            write_errors,
-            lateness,
+            write_errors: model.write_errors,
+            lateness: std::mem::take(&mut model.lateness),
+            overload,
+            kernel: Default::default(),
+            spin,
         }
     }
 }
 
-fn reader_loop(
+/// Locks the model or an input, also if a thread panicked holding it (the
+/// counters are still worth reporting).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Model {
+    fn link(&mut self) -> &mut Link {
+        self.link
+            .as_mut()
+            .expect("the link is present while running")
+    }
+
+    /// Takes up to `limit` packets off the ring into the model; how many.
+    fn take_arrivals(&mut self, limit: usize) -> usize {
+        let mut taken = 0;
+        while taken < limit {
+            let Ok(packet) = self.ring.pop() else { break };
+            self.link().arrive(packet);
+            taken += 1;
+        }
+        taken
+    }
+
+    /// Advances the model to now and writes what is due; publishes the
+    /// counters now and then and tells of a trace's end. Returns how many
+    /// packets it wrote.
+    fn depart(&mut self) -> usize {
+        let now = monotonic_now();
+        let link = self.link.as_mut().expect("the link is present");
+        link.advance(now);
+        while let Some(departure) = link.pop_due_written_at(now) {
+            self.due.push(departure);
+        }
+        if !self.due.is_empty() {
+            self.write_errors += write_due(
+                self.output,
+                &self.due,
+                self.offload,
+                &mut self.merged,
+                &mut self.lateness,
+                &mut self.overload,
+            );
+        }
+        self.overload.tick(now);
+        if now >= self.next_publish {
+            self.publish();
+            self.next_publish = now + PUBLISH_EVERY_NS;
+        }
+        let written = self.due.len();
+        self.due.clear();
+        if !self.told_trace_end && self.link().trace_ended() {
+            self.told_trace_end = true;
+            let _ = self.news.send(PumpNews::TraceEnded(self.shell));
+        }
+        written
+    }
+
+    fn publish(&mut self) {
+        let link = self.link.as_ref().expect("the link is present");
+        self.live.publish(link);
+    }
+
+    fn next_event(&mut self) -> Option<Nanos> {
+        self.link().next_event()
+    }
+}
+
+/// One direction's input: the device, and the state of whoever reads it.
+/// The reader thread reads it; so may another direction's thread right
+/// after it wrote a packet that reaches this device at once: the kernel
+/// delivers a written packet within the write, so an immediate answer (a
+/// ping's, a TCP acknowledgement) or the packet itself, forwarded into the
+/// next shell of a chain, is already waiting here. Taking it in the same
+/// wake-up saves this direction's reader a wake-up, as an event loop
+/// serving every device would. The lock keeps the readers in order.
+struct Input {
+    side: Mutex<ReaderSide>,
+    shared: Arc<Shared>,
+    /// The inputs that packets written by this direction reach at once
+    /// (see [`DirectionPump::feeds`]).
+    followers: OnceLock<Vec<Weak<Input>>>,
+}
+
+/// The reading state of one direction.
+struct ReaderSide {
     fd: RawFd,
     offload: bool,
-    busy_poll: bool,
-    mut ring: Producer<Packet>,
-    stop: Arc<AtomicBool>,
-    wake: Arc<Wake>,
-    pump_sleeping: Arc<AtomicBool>,
-) -> u64 {
-    let mut buffer = vec![0u8; READ_BUFFER];
-    let mut segments: Vec<Vec<u8>> = Vec::with_capacity(64);
-    let mut read = 0u64;
-    loop {
-        match read_packet(fd, &mut buffer) {
-            Ok(0) => continue,
-            Ok(n) => {
-                let now = monotonic_now();
-                if offload {
-                    // One read may hold a TCP super-packet: cut it into the
-                    // packets the wire would carry, all stamped now. A read
-                    // that cannot be cut goes on whole, to be dropped and
-                    // logged as oversize rather than vanish.
-                    if segment(&buffer[..n], &mut segments).is_err() {
-                        segments.clear();
-                        segments.push(buffer[VNET_HDR_LEN.min(n)..n].to_vec());
+    ring: Producer<Packet>,
+    buffer: Vec<u8>,
+    segments: Vec<Vec<u8>>,
+    packets: Vec<Packet>,
+    read: u64,
+    /// Reads since the device last ran dry.
+    streak: u32,
+}
+
+/// How a round of reading ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Round {
+    /// The device ran dry; `wrote`: a packet was written on this thread.
+    Dry { wrote: bool },
+    /// The limit was reached with more to read.
+    More { wrote: bool },
+    /// The device is gone.
+    Gone,
+}
+
+impl ReaderSide {
+    /// Reads and passes on up to `limit` reads' worth of packets.
+    fn round(&mut self, shared: &Shared, limit: u32) -> Round {
+        let mut wrote = false;
+        for _ in 0..limit {
+            match read_packet(self.fd, &mut self.buffer) {
+                Ok(0) => {}
+                Ok(n) => {
+                    let now = monotonic_now();
+                    if self.offload {
+                        // One read may hold a TCP super-packet: cut it into the
+                        // packets the wire would carry, all stamped now. A read
+                        // that cannot be cut goes on whole, to be dropped and
+                        // logged as oversize rather than vanish.
+                        if segment(&self.buffer[..n], &mut self.segments).is_err() {
+                            self.segments.clear();
+                            self.segments
+                                .push(self.buffer[VNET_HDR_LEN.min(n)..n].to_vec());
+                        }
+                        self.packets
+                            .extend(self.segments.drain(..).map(|data| Packet::new(data, now)));
+                    } else {
+                        self.packets
+                            .push(Packet::new(self.buffer[..n].to_vec(), now));
                     }
-                    for data in segments.drain(..) {
-                        read += 1;
-                        push_packet(&mut ring, Packet::new(data, now), &wake);
+                    self.read += self.packets.len() as u64;
+                    self.streak = self.streak.saturating_add(1);
+                    let ran = (self.streak <= FAST_PATH_STREAK)
+                        .then(|| run_model(shared, &mut self.packets))
+                        .flatten();
+                    match ran {
+                        Some(written) => wrote |= written > 0,
+                        None => hand_over(shared, &mut self.ring, &mut self.packets),
                     }
-                } else {
-                    read += 1;
-                    push_packet(&mut ring, Packet::new(buffer[..n].to_vec(), now), &wake);
                 }
-                // Pairs with the pump's fence between announcing sleep and
-                // checking the ring: one of the two sees the other.
-                fence(Ordering::SeqCst);
-                if pump_sleeping.load(Ordering::Relaxed) {
-                    wake.ring();
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.streak = 0;
+                    return Round::Dry { wrote };
                 }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Round::Gone,
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                if stop.load(Ordering::Acquire) {
-                    return read;
-                }
-                if busy_poll {
-                    std::thread::yield_now();
-                } else {
-                    wait_readable(fd, 50);
-                }
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return read, // the device is gone
         }
+        Round::More { wrote }
+    }
+}
+
+/// Reads per round before the reader lets go of its input, so the other
+/// direction's look at it is never held up long.
+const ROUND: u32 = 64;
+/// Reads another direction's thread takes from an input its write fed.
+const FOLLOW_ROUND: u32 = 4;
+/// Inputs one thread visits after a write, so answers to answers cannot
+/// keep it from its own device.
+const MAX_FOLLOW: usize = 8;
+
+fn reader_loop(input: &Input, busy_poll: bool, stop: &AtomicBool) -> u64 {
+    if !busy_poll {
+        realtime_priority();
+    }
+    let fd = lock(&input.side).fd;
+    loop {
+        let round = lock(&input.side).round(&input.shared, ROUND);
+        let wrote = match round {
+            Round::Dry { wrote } | Round::More { wrote } => wrote,
+            Round::Gone => break,
+        };
+        if wrote {
+            follow(input);
+        }
+        if let Round::Dry { .. } = round {
+            if stop.load(Ordering::Acquire) {
+                break;
+            }
+            if busy_poll {
+                std::thread::yield_now();
+            } else {
+                wait_readable(fd, 50);
+            }
+        }
+    }
+    lock(&input.side).read
+}
+
+/// After this thread wrote what it read from `start`, takes what the
+/// writes caused on the inputs they fed, and so on along the chain. An
+/// input another thread is reading is left to it.
+fn follow(start: &Input) {
+    let followers = |input: &Input| -> Vec<Arc<Input>> {
+        input
+            .followers
+            .get()
+            .map(|f| f.iter().filter_map(Weak::upgrade).collect())
+            .unwrap_or_default()
+    };
+    let mut work = followers(start);
+    let mut visits = 0;
+    while let Some(next) = work.pop() {
+        if visits == MAX_FOLLOW {
+            break;
+        }
+        visits += 1;
+        let Ok(mut side) = next.side.try_lock() else {
+            continue;
+        };
+        let round = side.round(&next.shared, FOLLOW_ROUND);
+        drop(side);
+        if let Round::Dry { wrote: true } | Round::More { wrote: true } = round {
+            work.extend(followers(&next));
+        }
+    }
+}
+
+/// The fast path: runs the model on this thread, if no one else is, and
+/// writes what is due. Returns how many packets it wrote, or None (and
+/// leaves `packets`) if the pump has the model.
+fn run_model(shared: &Shared, packets: &mut Vec<Packet>) -> Option<usize> {
+    let Ok(mut model) = shared.model.try_lock() else {
+        return None;
+    };
+    // Announce the run before touching the model: a pump about to sleep on
+    // a deadline it computed sees this and looks again.
+    shared.reader_runs.fetch_add(1, Ordering::SeqCst);
+    // Whatever the ring holds arrived before these.
+    shared.pending.store(false, Ordering::Relaxed);
+    while model.take_arrivals(usize::MAX) > 0 {}
+    for packet in packets.drain(..) {
+        model.link().arrive(packet);
+    }
+    let written = model.depart();
+    let next = model.next_event();
+    drop(model);
+    // Pairs with the pump's fence between announcing its sleep and reading
+    // `reader_runs`: one of the two sees the other.
+    fence(Ordering::SeqCst);
+    if let Some(next) = next {
+        if shared.sleeping.load(Ordering::SeqCst)
+            && next < shared.sleep_until.load(Ordering::SeqCst)
+        {
+            shared.wake.ring();
+        }
+    }
+    Some(written)
+}
+
+/// The pump's path: puts the packets on the ring and wakes the pump if it
+/// sleeps.
+fn hand_over(shared: &Shared, ring: &mut Producer<Packet>, packets: &mut Vec<Packet>) {
+    for packet in packets.drain(..) {
+        push_packet(ring, packet, &shared.wake);
+    }
+    shared.pending.store(true, Ordering::Release);
+    // Pairs with the pump's fence between announcing sleep and checking the
+    // ring: one of the two sees the other.
+    fence(Ordering::SeqCst);
+    if shared.sleeping.load(Ordering::SeqCst) {
+        shared.wake.ring();
     }
 }
 
@@ -280,6 +608,7 @@ fn write_due(
     offload: bool,
     merged: &mut Vec<u8>,
     lateness: &mut Lateness,
+    overload: &mut Overload,
 ) -> u64 {
     let mut errors = 0;
     let mut start = 0;
@@ -298,7 +627,9 @@ fn write_due(
         }
         let now = monotonic_now();
         for (_, due_at) in &due[start..end] {
-            lateness.record(now.saturating_sub(*due_at));
+            let late = now.saturating_sub(*due_at);
+            lateness.record(late);
+            overload.record(late);
         }
         let written = if end - start == 1 {
             write_packet(fd, first, offload)
@@ -318,8 +649,10 @@ fn write_due(
     errors
 }
 
-/// Puts a packet on the ring. A full ring means the pump is behind: wait
-/// for room rather than lose a packet that was already read.
+/// Puts a packet on the ring. A full ring means the pump is far behind (a
+/// ring's worth of packets): wait for room rather than lose a packet that
+/// was already read, sleeping rather than spinning, so a real-time reader
+/// does not keep the command that must consume those packets off the core.
 fn push_packet(ring: &mut Producer<Packet>, mut packet: Packet, wake: &Wake) {
     loop {
         match ring.push(packet) {
@@ -327,83 +660,56 @@ fn push_packet(ring: &mut Producer<Packet>, mut packet: Packet, wake: &Wake) {
             Err(emu_core::ring::PushError::Full(back)) => {
                 packet = back;
                 wake.ring();
-                std::thread::yield_now();
+                std::thread::sleep(std::time::Duration::from_micros(20));
             }
         }
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn pump_loop(
-    shell: usize,
-    mut link: Link,
-    mut ring: Consumer<Packet>,
-    input: RawFd,
-    fd: RawFd,
-    offload: bool,
-    stop: Arc<AtomicBool>,
-    sleeping: Arc<AtomicBool>,
-    wake: Arc<Wake>,
-    timing: Timing,
-    news: Sender<PumpNews>,
-    live: &LiveCounters,
-) -> (Link, u64, Lateness) {
+/// Runs until stopped; returns the spin it ended with.
+fn pump_loop(shared: &Shared, timing: Timing) -> Nanos {
     // Ask for wakeups to the nanosecond instead of the default 50 µs slack.
     // SAFETY: prctl on the calling thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-    let mut write_errors = 0u64;
-    let mut lateness = Lateness::default();
-    let mut due: Vec<(Packet, Nanos)> = Vec::with_capacity(ARRIVAL_BATCH);
-    let mut merged: Vec<u8> = Vec::with_capacity(MAX_MERGED + VNET_HDR_LEN);
-    let mut told_trace_end = false;
-    let mut input_woke_us = false;
-    let mut next_publish: Nanos = 0;
+    if !timing.busy_poll {
+        realtime_priority();
+    }
+    let mut spin = Spin::new(timing.spin);
     loop {
-        let mut taken = 0;
-        while taken < ARRIVAL_BATCH {
-            let Ok(packet) = ring.pop() else { break };
-            link.arrive(packet);
-            taken += 1;
-        }
-        let now = monotonic_now();
-        link.advance(now);
-        while let Some(departure) = link.pop_due(now) {
-            due.push(departure);
-        }
-        if !due.is_empty() {
-            write_errors += write_due(fd, &due, offload, &mut merged, &mut lateness);
-            due.clear();
-        }
-        if now >= next_publish {
-            live.publish(&link);
-            next_publish = now + PUBLISH_EVERY_NS;
-        }
-        if link.trace_ended() && !told_trace_end {
-            told_trace_end = true;
-            let _ = news.send(PumpNews::TraceEnded(shell));
-        }
+        let mut model = lock(&shared.model);
+        shared.pending.store(false, Ordering::Relaxed);
+        let taken = model.take_arrivals(ARRIVAL_BATCH);
+        model.depart();
         if taken > 0 {
-            input_woke_us = false;
             continue;
         }
-        if stop.load(Ordering::Acquire) && ring.is_empty() {
-            return (link, write_errors, lateness);
+        if shared.stop.load(Ordering::Acquire) && model.ring.is_empty() {
+            model.publish();
+            return spin.current();
         }
-        let deadline = link.next_event();
+        let deadline = model.next_event();
+        let runs = shared.reader_runs.load(Ordering::SeqCst);
+        drop(model);
         let now = monotonic_now();
         let wait = match deadline {
             Some(d) if d <= now => continue,
             Some(d) => Some(d - now),
             None => None,
         };
+        // The reader ran the model, or handed packets over, since the
+        // deadline was computed: it may be stale.
+        let stale = || {
+            shared.pending.load(Ordering::Acquire)
+                || shared.reader_runs.load(Ordering::SeqCst) != runs
+                || shared.stop.load(Ordering::Acquire)
+        };
         match wait {
-            Some(w) if w <= timing.spin => {
+            Some(w) if w <= spin.current() => {
                 let deadline = now + w;
                 // Yielding while spinning lets a reader or the command that
                 // shares this core run; with nothing else runnable, the
                 // yield returns at once and this is a plain spin.
-                while monotonic_now() < deadline && ring.is_empty() && !stop.load(Ordering::Relaxed)
-                {
+                while monotonic_now() < deadline && !stale() {
                     std::thread::yield_now();
                 }
             }
@@ -411,53 +717,64 @@ fn pump_loop(
             _ => {
                 // What is published must be current before a sleep that
                 // may last until the next packet.
-                live.publish(&link);
-                sleeping.store(true, Ordering::Relaxed);
+                lock(&shared.model).publish();
+                let target = deadline.map(|d| d - spin.current());
+                shared
+                    .sleep_until
+                    .store(target.unwrap_or(u64::MAX), Ordering::SeqCst);
+                shared.sleeping.store(true, Ordering::SeqCst);
                 fence(Ordering::SeqCst);
-                if ring.is_empty() && !stop.load(Ordering::Acquire) {
-                    // Watch the input only if the last wake-up it caused found
-                    // the packet on the ring; otherwise the reader has not
-                    // run yet and polling the still-readable device again
-                    // would spin and keep it from running.
-                    let watch = if input_woke_us { None } else { Some(input) };
-                    input_woke_us = sleep_until_input(watch, &wake, wait.map(|w| w - timing.spin));
+                if !stale() {
+                    let timed_out = sleep(&shared.wake, target);
+                    if let (true, Some(target)) = (timed_out, target) {
+                        spin.observe(target, monotonic_now());
+                    }
                 }
-                sleeping.store(false, Ordering::Relaxed);
+                shared.sleeping.store(false, Ordering::SeqCst);
             }
         }
     }
 }
 
-/// Sleeps until `timeout` passes, the reader rings `wake`, or a packet
-/// becomes readable on `input`. Waiting on the input device itself wakes
-/// the pump at the same moment as the reader, instead of one wake-up after
-/// the other: on a virtual machine a wake-up costs tens of microseconds.
-/// The pump then spins briefly until the reader has pushed the packet.
-fn sleep_until_input(input: Option<RawFd>, wake: &Wake, timeout: Option<Nanos>) -> bool {
-    let mut fds = [
-        libc::pollfd {
-            fd: wake.fd,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: input.unwrap_or(-1),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    let timeout = timeout.map(|ns| libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+/// Puts the calling thread in the lowest real-time class (SCHED_FIFO,
+/// priority 1), so that when it wakes for a packet it runs at once instead
+/// of waiting for the command's threads to use up their time slice: on a
+/// loaded machine that wait, not the model, is what makes packets late
+/// (milliseconds at the 99th percentile with both cores busy). The thread
+/// sleeps whenever it has nothing due, and spins at most `--spin` before a
+/// departure, so it takes little from the command; the kernel's real-time
+/// throttling (sched_rt_runtime_us) bounds it in any case. Not for
+/// `--busy-poll`, whose threads never sleep. Where the class is refused
+/// (rootless, a container without CAP_SYS_NICE) the thread keeps its
+/// ordinary class.
+fn realtime_priority() {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: changes the calling thread's (pid 0) policy with a valid param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+}
+
+/// Sleeps until the monotonic time `until` or until `wake` rings; true if
+/// the sleep ran to its end.
+fn sleep(wake: &Wake, until: Option<Nanos>) -> bool {
+    let mut fds = [libc::pollfd {
+        fd: wake.fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    let timeout = until.map(|t| {
+        let ns = t.saturating_sub(monotonic_now());
+        libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        }
     });
     let timeout_ptr = timeout
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: valid pollfds (a negative fd is ignored by ppoll) and an
-    // optional valid timespec.
-    unsafe { libc::ppoll(fds.as_mut_ptr(), 2, timeout_ptr, std::ptr::null()) };
+    // SAFETY: one valid pollfd and an optional valid timespec.
+    let ready = unsafe { libc::ppoll(fds.as_mut_ptr(), 1, timeout_ptr, std::ptr::null()) };
     if fds[0].revents != 0 {
         wake.clear();
     }
-    fds[1].revents != 0
+    ready == 0
 }

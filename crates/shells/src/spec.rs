@@ -15,8 +15,10 @@ pub struct DirectionSpec {
     /// The queue, built when the shell's link is.
     pub queue: aqm::QueueSpec,
     pub loss: link::Pattern,
-    /// Bytes of framing charged per packet by the server.
+    /// Bytes of framing charged per packet by the server, on top of the frame.
     pub overhead: u32,
+    /// The link layer the queue and the server count (`link --l2`).
+    pub link_layer: emu_core::size::LinkLayer,
     /// Jitter, schedules, outages, duplication, corruption (seed and
     /// stream are filled in where the link is built: `links::LinkSetup`).
     pub dynamics: link::Dynamics,
@@ -32,6 +34,7 @@ impl DirectionSpec {
             queue: aqm::QueueSpec::Infinite,
             loss: link::Pattern::Bernoulli(0.0),
             overhead: 0,
+            link_layer: emu_core::size::LinkLayer::None,
             dynamics: link::Dynamics::default(),
         }
     }
@@ -84,6 +87,9 @@ pub struct RunOptions {
     pub rootless: bool,
     /// Shell commands run around the outermost shell while the command runs.
     pub outside: Vec<String>,
+    /// Sample the command's TCP sockets (TCP_INFO) at this interval into
+    /// the log directory (`--tcp-info`).
+    pub tcp_info: Option<std::time::Duration>,
 }
 
 /// Where and what to capture (`--pcap DIR`).

@@ -2,6 +2,8 @@
 //! silently: read = delivered + dropped (by reason) + queued at exit, with
 //! the pump's lateness and emu's own CPU time.
 
+use crate::kernel_drops::KernelDrops;
+use crate::overload::LATE_P99_LIMIT;
 use crate::pump::DirectionResult;
 use crate::spec::ShellSpec;
 use emu_core::log::Direction;
@@ -19,7 +21,7 @@ pub(crate) fn summarize(
     shells: &[ShellSpec],
     depth: usize,
     results: &[(usize, Direction, DirectionResult)],
-    log_lost: u64,
+    (log_lost, log_unwritten): (u64, u64),
     wall: f64,
 ) -> Summary {
     let mut text = String::new();
@@ -35,7 +37,7 @@ pub(crate) fn summarize(
             .collect();
         let description = &shells[index - depth].description;
         text += &format!(
-            "emu: [{description}] {}: read {}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us\n",
+            "emu: [{description}] {}: read {}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us (spin {:.0} us)\n",
             direction.name(),
             r.read,
             if c.duplicated > 0 {
@@ -63,7 +65,19 @@ pub(crate) fn summarize(
             },
             r.lateness.mean_ns() / 1e3,
             r.lateness.quantile_ns(0.99) as f64 / 1e3,
+            r.spin as f64 / 1e3,
         );
+        text += &kernel_line(&r.kernel);
+        if r.overload.overloaded > 0 {
+            text += &format!(
+                "emu:   overloaded: in {} of {} one-second windows packets were written late by p99 > {} us (worst p99 {:.0} us, mean {:.0} us); the path's timing was not exact\n",
+                r.overload.overloaded,
+                r.overload.windows,
+                LATE_P99_LIMIT / 1_000,
+                r.overload.worst_p99_ns as f64 / 1e3,
+                r.overload.worst_mean_ns / 1e3,
+            );
+        }
         let dropped: serde_json::Map<String, serde_json::Value> = c
             .dropped
             .iter()
@@ -86,6 +100,24 @@ pub(crate) fn summarize(
             "write_errors": r.write_errors,
             "queue": r.link.queue_description(),
             "departure_lateness": r.lateness.to_json(),
+            "spin_ns": r.spin,
+            "overload": {
+                "windows": r.overload.windows,
+                "overloaded_windows": r.overload.overloaded,
+                "worst_p99_ns": r.overload.worst_p99_ns,
+                "worst_mean_ns": r.overload.worst_mean_ns.round(),
+                "limit_p99_ns": LATE_P99_LIMIT,
+            },
+            "kernel": if r.kernel.known {
+                serde_json::json!({
+                    "dropped_before_read": r.kernel.on_the_way_in(),
+                    "tun_ring_dropped": r.kernel.ring,
+                    "qdisc_dropped": r.kernel.qdisc,
+                    "dropped_after_write": r.kernel.after_write,
+                })
+            } else {
+                serde_json::Value::Null
+            },
         }));
     }
     let (user, system) = own_cpu_seconds();
@@ -95,6 +127,7 @@ pub(crate) fn summarize(
     );
     let json = serde_json::json!({
         "log_records_lost": log_lost,
+        "log_records_unwritten": log_unwritten,
         "process": { "cpu_user_s": user, "cpu_system_s": system, "wall_s": wall },
         "directions": entries,
     });
@@ -102,6 +135,29 @@ pub(crate) fn summarize(
         text,
         json: format!("{json}\n"),
     }
+}
+
+/// The second line of a direction's accounting: what the kernel dropped
+/// before emu read (the TUN device's ring and its qdisc) and after it wrote.
+fn kernel_line(k: &KernelDrops) -> String {
+    if !k.known {
+        return "emu:   the kernel's drop counters could not be read (is iproute2 installed?)\n"
+            .into();
+    }
+    let mut line = format!(
+        "emu:   the kernel dropped {} on the way in",
+        k.on_the_way_in()
+    );
+    if k.on_the_way_in() > 0 {
+        line += &format!(
+            " ({} at the TUN device's ring, {} in its qdisc: emu did not read them in time; they never reached the emulated path)",
+            k.ring, k.qdisc
+        );
+    }
+    if k.after_write > 0 {
+        line += &format!(" and {} after emu wrote them", k.after_write);
+    }
+    line + "\n"
 }
 
 /// CPU time of emu's own threads (not the command's), from getrusage.
@@ -138,6 +194,7 @@ mod tests {
                 queue: aqm::QueueSpec::Infinite,
                 loss: link::Pattern::Bernoulli(0.0),
                 overhead: 0,
+                link_layer: Default::default(),
                 dynamics: Default::default(),
             }),
             seed: Some(0),
@@ -162,11 +219,21 @@ mod tests {
             read: 0,
             write_errors: 0,
             lateness: Lateness::default(),
+            overload: Default::default(),
+            spin: 0,
+            kernel: KernelDrops {
+                known: true,
+                ring: 5,
+                qdisc: 0,
+                after_write: 0,
+            },
         };
-        let summary = summarize(&[spec], 0, &[(0, Direction::Uplink, result)], 0, 1.0);
+        let summary = summarize(&[spec], 0, &[(0, Direction::Uplink, result)], (0, 0), 1.0);
         let parsed: serde_json::Value = serde_json::from_str(&summary.json).expect("valid JSON");
         assert_eq!(parsed["directions"][0]["description"], description);
         assert_eq!(parsed["directions"][0]["dropped"]["tail"], 0);
         assert_eq!(parsed["directions"][0]["departure_lateness"]["packets"], 0);
+        assert_eq!(parsed["directions"][0]["kernel"]["dropped_before_read"], 5);
+        assert!(summary.text.contains("the kernel dropped 5 on the way in"));
     }
 }

@@ -63,6 +63,45 @@ pub struct TcpSample {
     pub ecn_seen: bool,
 }
 
+/// Columns of a TCP_INFO samples file (`tcp/*.csv` of an `emu run`
+/// directory or of a shell's `--log` directory with `--tcp-info`): one row
+/// per socket per sample, `time_s` from `flows_started_monotonic_ns` in the
+/// directory's `clock.json`.
+pub const CSV_HEADER: &str = "time_s,inode,src,sport,dst,dport,state,congestion_control,srtt_us,rttvar_us,min_rtt_us,cwnd,ssthresh,mss,unacked,lost,total_retrans,pacing_rate_Bps,delivery_rate_Bps,bytes_acked,bytes_received,bytes_sent,bytes_retrans,delivered,delivered_ce,ecn,ecn_seen";
+
+/// One row of [`CSV_HEADER`]'s columns.
+pub fn csv_row(time: f64, s: &TcpSample) -> String {
+    format!(
+        "{time:.4},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        s.inode,
+        s.src,
+        s.sport,
+        s.dst,
+        s.dport,
+        s.state,
+        s.congestion_control,
+        s.srtt_us,
+        s.rttvar_us,
+        s.min_rtt_us,
+        s.cwnd,
+        s.ssthresh,
+        s.mss,
+        s.unacked,
+        s.lost,
+        s.total_retrans,
+        s.pacing_rate,
+        s.delivery_rate,
+        s.bytes_acked,
+        s.bytes_received,
+        s.bytes_sent,
+        s.bytes_retrans,
+        s.delivered,
+        s.delivered_ce,
+        u8::from(s.ecn),
+        u8::from(s.ecn_seen),
+    )
+}
+
 /// A sock_diag socket bound to one namespace.
 pub struct DiagSocket {
     fd: OwnedFd,

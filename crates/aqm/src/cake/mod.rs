@@ -14,9 +14,13 @@
 //! - COBALT on every flow queue ([`cobalt`]);
 //! - overflow drops from the head of the longest queue across all tins.
 //!
-//! Differences from the kernel, all forced by emu being IP-only and
-//! userspace: sizes are IP lengths (no Ethernet header and no skb
-//! truesize), so memory limits count packet bytes; packets arrive already
+//! Sizes are frame lengths as [`emu_core::size`] defines them (IP bytes,
+//! plus the 14-byte MAC header with `link --l2 ethernet`, exactly what the
+//! kernel's cake is given on an Ethernet device), and the MTU time is that
+//! of [`CakeParams::frame_mtu`].
+//!
+//! Differences from the kernel, all forced by emu being userspace: there
+//! is no skb truesize, so memory limits count frame bytes; packets arrive already
 //! segmented, so `split-gso` has no work to do; there is no conntrack, so
 //! `nat` is refused; `autorate-ingress` is not implemented.
 
@@ -89,7 +93,12 @@ pub struct CakeParams {
     pub wash: bool,
     /// SCE ramp divisor: 0 off, 1 `sce`, N `sce-thresh N`, 65535 `sce-single`.
     pub sce: u32,
+    /// The device MTU in IP bytes (`ip link`'s); see [`CakeParams::frame_mtu`].
     pub mtu: u32,
+    /// Link-layer header bytes of the device (14 with `link --l2
+    /// ethernet`), set by the shell from its link layer, not by an option.
+    #[serde(default)]
+    pub link_header: u32,
     /// Packets the kernel's default buffer limit is scaled from.
     pub limit: u64,
     pub seed: u64,
@@ -110,9 +119,19 @@ impl Default for CakeParams {
             wash: false,
             sce: 0,
             mtu: 1500,
+            link_header: 0,
             limit: 10_240,
             seed: 1,
         }
+    }
+}
+
+impl CakeParams {
+    /// The MTU as the kernel's cake uses it (`psched_mtu()`: the device MTU
+    /// plus its hard header, 1514 on Ethernet): the size whose
+    /// serialization time is the MTU time, and the unit of the buffer limit.
+    pub fn frame_mtu(&self) -> u32 {
+        self.mtu + self.link_header
     }
 }
 
@@ -357,7 +376,7 @@ impl Cake {
         let configs = tins::configure(
             params.tin_mode,
             params.bandwidth,
-            params.mtu,
+            params.frame_mtu(),
             params.target,
             params.rtt,
             params.sce,
@@ -373,7 +392,7 @@ impl Cake {
         } else {
             u64::MAX
         };
-        buffer_limit = buffer_limit.min((params.limit * params.mtu as u64).max(configured));
+        buffer_limit = buffer_limit.min((params.limit * params.frame_mtu() as u64).max(configured));
         Cake {
             tins: configs.into_iter().map(Tin::new).collect(),
             rng: ChaCha8Rng::seed_from_u64(params.seed),
@@ -446,7 +465,7 @@ impl Cake {
     fn pop(&mut self, tin: usize, flow: usize) -> Option<Queued> {
         let b = &mut self.tins[tin];
         let queued = b.flows[flow].queue.pop_front()?;
-        let len = queued.packet.len() as u64;
+        let len = queued.packet.frame_len() as u64;
         b.backlogs[flow] -= len;
         b.backlog -= len;
         self.bytes -= len;
@@ -560,8 +579,11 @@ impl Queue for Cake {
             }
         }
 
-        let len = packet.len() as u64;
-        let adjusted = self.params.overhead.adjusted(len as u32);
+        let len = packet.frame_len() as u64;
+        let adjusted = self
+            .params
+            .overhead
+            .adjusted(len as u32, packet.link_header as u32);
         packet.enqueued = now;
         b.flows[flow].queue.push_back(Queued { packet, adjusted });
         b.backlogs[flow] += len;
@@ -580,7 +602,7 @@ impl Queue for Cake {
                     .queue
                     .remove(index)
                     .expect("the filter names a queued packet");
-                let ack_len = ack.packet.len() as u64;
+                let ack_len = ack.packet.frame_len() as u64;
                 b.backlogs[flow] -= ack_len;
                 b.backlog -= ack_len;
                 self.bytes -= ack_len;
@@ -782,6 +804,9 @@ impl Queue for Cake {
             ms(p.target),
         );
         let o = p.overhead;
+        if !o.compensated {
+            text += " raw";
+        }
         text += &format!(" overhead {} mpu {}", o.overhead, o.mpu);
         text += match o.framing {
             Framing::None => "",

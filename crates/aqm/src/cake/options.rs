@@ -18,10 +18,10 @@ pub(crate) const OPTIONS: &[Opt] = &[
     ("rtt", "TIME", "100ms", "interval; target = rtt/20"),
     ("target", "TIME", "5ms", "COBALT target (raised to 1.5 MTU times on slow links)"),
     ("datacentre | lan | metro | regional | internet | oceanic | satellite | interplanetary", "", "internet", "rtt presets"),
-    ("overhead", "BYTES", "0", "bytes added to each IP packet by the link below"),
+    ("overhead", "BYTES", "none", "charge IP bytes + BYTES (the L2 header is taken off first, as the kernel does)"),
     ("mpu", "BYTES", "0", "smallest frame the link sends"),
     ("atm | ptm | noatm", "", "noatm", "cell framing of the link below"),
-    ("raw", "", "raw", "no compensation: charge IP bytes"),
+    ("raw", "", "raw", "no compensation: charge the frame as the qdisc gets it (IP, + 14 with link --l2 ethernet)"),
     ("conservative | ethernet | docsis | pppoe-ptm | bridged-ptm | pppoa-vcmux | pppoa-llc | pppoe-vcmux | pppoe-llcsnap | bridged-vcmux | bridged-llcsnap | ipoa-vcmux | ipoa-llcsnap | ether-vlan", "", "", "tc-cake's link presets"),
     ("memlimit", "SIZE", "4 BDP, >= 4mb", "most bytes held"),
     ("ingress | egress", "", "egress", "ingress: count dropped packets against the shaper"),
@@ -51,6 +51,9 @@ const RTT_PRESETS: &[(&str, Nanos)] = &[
 pub(crate) fn parse(words: &mut Words) -> Result<CakeParams, SpecError> {
     let mut p = CakeParams::default();
     let mut target_given = false;
+    // tc-cake sends an overhead (the kernel's CAKE_FLAG_OVERHEAD) for
+    // `overhead` and every named link type; `raw` clears the flag again.
+    let (mut overhead_set, mut raw) = (false, false);
     while let Some(keyword) = words.next_keyword() {
         let tins = [
             ("besteffort", TinMode::Besteffort),
@@ -77,11 +80,12 @@ pub(crate) fn parse(words: &mut Words) -> Result<CakeParams, SpecError> {
         if let Some((_, overhead, framing, mpu)) =
             Overhead::PRESETS.iter().find(|(k, ..)| *k == keyword)
         {
-            p.overhead.overhead = *overhead;
+            p.overhead.overhead += *overhead;
             p.overhead.framing = *framing;
             if let Some(mpu) = mpu {
                 p.overhead.mpu = *mpu;
             }
+            overhead_set = true;
             continue;
         }
         match keyword {
@@ -109,14 +113,22 @@ pub(crate) fn parse(words: &mut Words) -> Result<CakeParams, SpecError> {
                 p.overhead.overhead = words.value(keyword, |v| match v.parse::<i32>() {
                     Ok(n) if (-64..=256).contains(&n) => Ok(n),
                     _ => Err(format!("'{v}' is not an overhead: expected bytes from -64 to 256")),
-                })?
+                })?;
+                overhead_set = true;
             }
             "mpu" => p.overhead.mpu = words.value(keyword, parse_count)?.min(256) as u32,
             "atm" => p.overhead.framing = Framing::Atm,
             "ptm" => p.overhead.framing = Framing::Ptm,
             "noatm" => p.overhead.framing = Framing::None,
-            "raw" => p.overhead = Overhead::default(),
-            "ether-vlan" => p.overhead.overhead += 4,
+            "raw" => {
+                p.overhead.overhead = 0;
+                p.overhead.framing = Framing::None;
+                raw = true;
+            }
+            "ether-vlan" => {
+                p.overhead.overhead += 4;
+                overhead_set = true;
+            }
             "memlimit" => p.memlimit = Some(words.value(keyword, parse_size)?),
             "ingress" => p.ingress = true,
             "egress" => p.ingress = false,
@@ -150,5 +162,6 @@ pub(crate) fn parse(words: &mut Words) -> Result<CakeParams, SpecError> {
             _ => return Err(words.unknown(keyword)),
         }
     }
+    p.overhead.compensated = overhead_set && !raw;
     Ok(p)
 }

@@ -1,6 +1,15 @@
-//! Link-layer compensation for cake's shaper (cake_calc_overhead): what a
-//! packet really costs on the wire below IP. emu's packets are IP packets,
-//! so `raw` (no compensation) counts IP bytes and `overhead N` adds N.
+//! Link-layer compensation for cake's shaper, as the kernel computes it
+//! (net/sched/sch_cake.c, cake_calc_overhead): what a packet really costs
+//! on the wire below IP.
+//!
+//! The kernel starts from the length the qdisc was given, which on an
+//! Ethernet device includes the 14-byte MAC header (see [`emu_core::size`]:
+//! emu's frame length with `--l2 ethernet`). Without an `overhead` keyword
+//! (and with `raw`) that length is charged as it is; `overhead N` and
+//! every named link type first strip the header (the network offset) and
+//! then add N. So on Ethernet plain `cake` charges IP + 14, `cake overhead
+//! 0` charges IP, and `cake ethernet` charges max(IP + 38, 84). With the
+//! default `--l2 none` the header is 0 and all of them start from IP bytes.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +28,11 @@ pub struct Overhead {
     pub overhead: i32,
     pub mpu: u32,
     pub framing: Framing,
+    /// An overhead was given (`overhead N` or a named link type, the
+    /// kernel's CAKE_FLAG_OVERHEAD): the link-layer header is taken off
+    /// before `overhead` is added. False by default and after `raw`.
+    #[serde(default)]
+    pub compensated: bool,
 }
 
 impl Default for Overhead {
@@ -27,14 +41,20 @@ impl Default for Overhead {
             overhead: 0,
             mpu: 0,
             framing: Framing::None,
+            compensated: false,
         }
     }
 }
 
 impl Overhead {
-    /// The bytes the shaper charges for a packet of `len` IP bytes.
-    pub fn adjusted(&self, len: u32) -> u32 {
-        let mut len = (len as i64 + self.overhead as i64).max(0) as u32;
+    /// The bytes the shaper charges for a frame of `frame_len` bytes whose
+    /// IP packet starts `network_offset` bytes in (the link-layer header).
+    pub fn adjusted(&self, frame_len: u32, network_offset: u32) -> u32 {
+        let mut len = frame_len as i64;
+        if self.compensated {
+            len -= network_offset as i64;
+        }
+        let mut len = (len + self.overhead as i64).max(0) as u32;
         len = len.max(self.mpu);
         match self.framing {
             Framing::None => len,
@@ -72,14 +92,15 @@ mod tests {
             ..Overhead::default()
         };
         // REFERENCES.md: ceil(100/48)·53 = 159.
-        assert_eq!(atm.adjusted(100), 159);
-        assert_eq!(atm.adjusted(96), 106);
+        assert_eq!(atm.adjusted(100, 0), 159);
+        assert_eq!(atm.adjusted(96, 0), 106);
         let pppoe = Overhead {
             overhead: 32,
             framing: Framing::Atm,
             mpu: 0,
+            compensated: true,
         };
-        assert_eq!(pppoe.adjusted(1500), 1532u32.div_ceil(48) * 53);
+        assert_eq!(pppoe.adjusted(1500, 0), 1532u32.div_ceil(48) * 53);
     }
 
     #[test]
@@ -88,14 +109,15 @@ mod tests {
             framing: Framing::Ptm,
             ..Overhead::default()
         };
-        assert_eq!(ptm.adjusted(1500), 1500 + 24);
-        assert_eq!(ptm.adjusted(64), 65);
+        assert_eq!(ptm.adjusted(1500, 0), 1500 + 24);
+        assert_eq!(ptm.adjusted(64, 0), 65);
         let ethernet = Overhead {
             overhead: 38,
             mpu: 84,
             framing: Framing::None,
+            compensated: true,
         };
-        assert_eq!(ethernet.adjusted(40), 84);
-        assert_eq!(ethernet.adjusted(1500), 1538);
+        assert_eq!(ethernet.adjusted(40, 0), 84);
+        assert_eq!(ethernet.adjusted(1500, 0), 1538);
     }
 }

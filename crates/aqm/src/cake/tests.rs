@@ -1,4 +1,5 @@
 use super::*;
+use crate::QueueSpec;
 use emu_core::packet::build::ipv4_udp;
 use emu_core::time::NS_PER_MS;
 
@@ -33,6 +34,7 @@ fn the_shaper_rate_includes_overhead_and_atm_cells() {
                 overhead,
                 mpu: 0,
                 framing,
+                compensated: overhead != 0,
             },
             ..CakeParams::default()
         });
@@ -216,4 +218,95 @@ fn set_associative_hashing_gives_colliding_flows_their_own_ways() {
     assert_eq!(distinct.len(), 8);
     assert!(queues.iter().all(|&q| q / WAYS == set_of(&first)));
     assert!(queues[..8].contains(&queues[8]), "the ninth shares a way");
+}
+
+/// A tc line charges what the kernel's cake charges (sch_cake.c,
+/// cake_calc_overhead): on an Ethernet device the qdisc is given IP + 14
+/// bytes; without `overhead` (and with `raw`) that is charged as it is,
+/// `overhead N` and the named link types first take the 14 bytes off, then
+/// mpu pads and ATM/PTM frame. The figures are worked out by hand from
+/// that function for a 1500-byte and a 40-byte IP packet.
+#[test]
+fn tc_lines_charge_what_the_kernel_charges() {
+    let cases: [(&str, [u32; 2], [u32; 2]); 14] = [
+        // (line, [1500, 40] on Ethernet, [1500, 40] on an IP device)
+        ("cake", [1514, 54], [1500, 40]),
+        ("cake raw", [1514, 54], [1500, 40]),
+        ("cake overhead 0", [1500, 40], [1500, 40]),
+        ("cake overhead 18", [1518, 58], [1518, 58]),
+        ("cake overhead -4", [1496, 36], [1496, 36]),
+        ("cake ethernet", [1538, 84], [1538, 84]),
+        ("cake mpu 64", [1514, 64], [1500, 64]),
+        // ceil(1514/48) = 32 cells, ceil(54/48) = 2; IP: ceil(1500/48) = 32, 1.
+        ("cake atm", [32 * 53, 2 * 53], [32 * 53, 53]),
+        // 1514 + ceil(1514/64) = 1514 + 24; 54 + 1. IP: 1500 + 24; 40 + 1.
+        ("cake ptm", [1538, 55], [1524, 41]),
+        // 1500 + 32 = 1532: 32 cells; 40 + 32 = 72: 2 cells.
+        ("cake pppoe-vcmux", [32 * 53, 2 * 53], [32 * 53, 2 * 53]),
+        // 1522 + 24; 62 + 1.
+        ("cake bridged-ptm", [1546, 63], [1546, 63]),
+        // 1548: 33 cells; 88: 2 cells.
+        ("cake conservative", [33 * 53, 2 * 53], [33 * 53, 2 * 53]),
+        ("cake docsis", [1518, 64], [1518, 64]),
+        // tc sends both: the overhead is added, the header is not taken off.
+        ("cake raw overhead 10", [1524, 64], [1510, 50]),
+    ];
+    for (line, ethernet, ip) in cases {
+        let QueueSpec::Cake(p) = QueueSpec::parse(line).unwrap() else {
+            unreachable!()
+        };
+        for (ip_len, (on_ethernet, on_ip)) in
+            [1500u32, 40].into_iter().zip(ethernet.into_iter().zip(ip))
+        {
+            assert_eq!(
+                p.overhead.adjusted(ip_len + 14, 14),
+                on_ethernet,
+                "{line}, {ip_len} IP bytes on Ethernet"
+            );
+            assert_eq!(
+                p.overhead.adjusted(ip_len, 0),
+                on_ip,
+                "{line}, {ip_len} IP bytes on an IP device"
+            );
+        }
+    }
+}
+
+/// The same through a running cake: `cake bandwidth 1mbit` on Ethernet
+/// (`link --l2 ethernet`) charges 1514 bytes for a 1500-byte IP packet
+/// (12.112 ms at 1 Mbit/s, not 12 ms), and its MTU time is that of 1514
+/// bytes, so the target floor of 1.5 MTU times is 18.168 ms, not 18 ms.
+#[test]
+fn on_ethernet_cake_paces_frames_and_its_mtu_time_is_1514_bytes() {
+    use emu_core::size::LinkLayer;
+    for (link_layer, per_packet, target) in [
+        (LinkLayer::Ethernet, 12_112_000.0, 18_168_000),
+        (LinkLayer::None, 12_000_000.0, 18_000_000),
+    ] {
+        let spec = QueueSpec::parse("cake bandwidth 1mbit besteffort")
+            .unwrap()
+            .on_link_layer(link_layer);
+        let QueueSpec::Cake(params) = spec else {
+            unreachable!()
+        };
+        let mut cake = Cake::new(params);
+        let cobalt_target = cake.tins[0].config.cobalt.target as i64;
+        assert!(
+            (cobalt_target - target).abs() < 100,
+            "{link_layer:?}: target {cobalt_target} ns, want {target}"
+        );
+        let mut out = Outcome::default();
+        for _ in 0..10 {
+            let mut packet = udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 0b10, 1500);
+            packet.link_header = link_layer.header_bytes();
+            cake.enqueue(packet, 0, &mut out);
+        }
+        let times = drain_shaped(&mut cake, &mut out);
+        assert_eq!(times.len(), 10);
+        let spacing = (times[9] - times[1]) as f64 / 8.0;
+        assert!(
+            (spacing - per_packet).abs() < 5.0,
+            "{link_layer:?}: {spacing} ns per packet, want {per_packet}"
+        );
+    }
 }

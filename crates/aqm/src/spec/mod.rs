@@ -133,6 +133,21 @@ impl QueueSpec {
         }
     }
 
+    /// The specification as it runs on a device with this link layer.
+    /// Cake's `mtu` is the device MTU in IP bytes, and the kernel's cake
+    /// works with it plus the hard header (`psched_mtu()`), so its MTU time
+    /// and buffer unit become those of 1514 bytes on Ethernet. Every other
+    /// byte option (limits, quanta, the `mtu` thresholds of codel, pie and
+    /// dualpi2) is already in frame bytes (see [`emu_core::size`]) and stays
+    /// as written.
+    pub fn on_link_layer(mut self, link_layer: emu_core::size::LinkLayer) -> QueueSpec {
+        let header = link_layer.header_bytes() as u32;
+        if let QueueSpec::Cake(p) = &mut self {
+            p.link_header = header;
+        }
+        self
+    }
+
     /// A new, empty queue with these parameters.
     pub fn build(&self) -> Box<dyn Queue> {
         match self {

@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# The data path's cost, measured in one run against the kernel's own veth
+# pair (two namespaces this script creates) and, with EMU_BEFORE=path,
+# against a second emu binary, with ratios:
+#  - TCP up/down through a zero-delay shell;
+#  - the RTT a zero-delay shell adds to the veth pair's (min/mean/p99);
+#  - emu's own CPU carrying 10 Mbit/s bulk TCP through `link 10mbit`, and
+#    an idle shell's;
+#  - MTU-sized UDP (iperf3 -u -b 0 -l 1472) and TCP with --no-offload,
+#    with the datagrams the kernel dropped before emu read them;
+#  - TCP through `link 10gbit` (offload on);
+#  - the pumps' lateness (write time minus the model's departure) at
+#    10 Mbit/s, 1 Gbit/s and 10 Gbit/s, and whether p99 <= 100 us holds;
+#  - 1, 2 and 3 nested zero-delay shells: throughput, added RTT, CPU.
+# A benchmark, not a test: it asserts nothing.
+#
+# Usage: sudo [EMU=path] [EMU_BEFORE=path] benches/datapath.sh [SECONDS]
+#   SECONDS per throughput row (default 3: the short mode; 10 for a
+#   careful run). Needs iperf3, ping and python3 (scripts/install-deps).
+# It takes the exclusive CPU lock while measuring, so nothing else built or
+# tested on the machine disturbs it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${DATAPATH_LOCKED:-}" ]; then
+  export DATAPATH_LOCKED=1
+  exec flock -x /tmp/emu-cpu.lock flock /tmp/emu-nettest.lock "$0" "$@"
+fi
+seconds=${1:-3}
+after=${EMU:-$PWD/target/release/emu}
+before=${EMU_BEFORE:-}
+[ -x "$after" ] || { echo "datapath.sh: no emu binary at $after: build it with cargo build --release, or set EMU=path" >&2; exit 2; }
+if [ -n "$before" ] && [ ! -x "$before" ]; then
+  echo "datapath.sh: EMU_BEFORE=$before is not an executable" >&2; exit 2
+fi
+for tool in iperf3 ping python3; do
+  command -v $tool >/dev/null || { echo "datapath.sh: $tool is missing: run scripts/install-deps" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+port=5321
+nsa=emu-bench-a-$$
+nsb=emu-bench-b-$$
+server=
+cleanup() {
+  [ -n "$server" ] && kill "$server" 2>/dev/null
+  ip netns pids $nsb 2>/dev/null | xargs -r kill 2>/dev/null
+  ip netns del $nsa 2>/dev/null
+  ip netns del $nsb 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# The baseline: a veth pair between two namespaces.
+ip netns add $nsa
+ip netns add $nsb
+ip link add bench-a-$$ netns $nsa type veth peer name bench-b-$$ netns $nsb
+ip -n $nsa addr add 10.250.0.1/24 dev bench-a-$$
+ip -n $nsb addr add 10.250.0.2/24 dev bench-b-$$
+ip -n $nsa link set bench-a-$$ up
+ip -n $nsb link set bench-b-$$ up
+ip -n $nsa link set lo up
+ip -n $nsb link set lo up
+ip netns exec $nsb iperf3 -s -p $port >/dev/null 2>&1 &
+iperf3 -s -p $port >/dev/null 2>&1 &
+server=$!
+sleep 0.5
+
+# iperf3 JSON -> Gbit/s received
+tput() { python3 -c '
+import json,sys
+e=json.load(open(sys.argv[1]))["end"]
+print("%.2f" % (e["sum_received"]["bits_per_second"]/1e9))
+' "$1"; }
+# iperf3 UDP JSON -> "Gbit/s-received lost% datagrams-sent"
+udp() { python3 -c '
+import json,sys
+e=json.load(open(sys.argv[1]))["end"]; s=e["sum"]
+sent=s.get("packets",0); lost=s.get("lost_packets",0)
+rx=e.get("sum_received",{}).get("bits_per_second", s["bits_per_second"]*(1-s.get("lost_percent",0)/100))
+print("%.2f %.1f %d" % (rx/1e9, s.get("lost_percent",0), sent))
+' "$1"; }
+# ping output -> "min mean p99" in us
+rtt() { python3 -c '
+import re,sys
+t=sorted(float(x)*1000 for x in re.findall(r"time=([0-9.]+)", open(sys.argv[1]).read()))
+if not t: print("nan nan nan"); sys.exit()
+print("%.0f %.0f %.0f" % (t[0], sum(t)/len(t), t[min(len(t)-1, int(0.99*len(t)))]))
+' "$1"; }
+# emu --stats output -> CPU % of one core
+cpu() { python3 -c '
+import re,sys
+m=re.search(r"([0-9.]+) s user \+ ([0-9.]+) s system over ([0-9.]+) s", open(sys.argv[1]).read())
+print("%.1f" % (100*(float(m[1])+float(m[2]))/float(m[3])) if m else "nan")
+' "$1"; }
+# emu --stats output -> "mean p99" lateness in us of the busiest direction
+late() { python3 -c '
+import re,sys
+rows=re.findall(r"read (\d+).*written late by mean ([0-9.]+) us, p99 ([0-9.]+) us", open(sys.argv[1]).read())
+if not rows: print("nan nan"); sys.exit()
+r=max(rows, key=lambda r:int(r[0])); print(r[1], r[2])
+' "$1"; }
+# emu --stats output -> packets read on the uplink of the outermost shell,
+# and the kernel's drops on the way in when this emu reports them
+reads() { python3 -c '
+import re,sys
+s=open(sys.argv[1]).read()
+m=re.search(r"uplink: read (\d+)", s)
+k=re.findall(r"the kernel dropped (\d+) on the way in", s)
+print(m[1] if m else "nan", sum(map(int,k)) if k else "n/a")
+' "$1"; }
+
+pings=$((seconds * 400))
+ping_args="-c $pings -i 0.002"
+veth_ping() { ip netns exec $nsa ping $ping_args 10.250.0.2 > "$work/ping-veth"; rtt "$work/ping-veth"; }
+veth_tcp() { ip netns exec $nsa iperf3 -c 10.250.0.2 -p $port -t "$seconds" $1 -J > "$work/veth.json"; tput "$work/veth.json"; }
+
+# measure BIN KEY: runs every emu row with one binary; writes KEY=value lines.
+measure() {
+  local emu=$1 out=$work/$2.vals
+  : > "$out"
+  local iperf="iperf3 -c \$EMU_BASE -p $port -t $seconds"
+  local shells=(delay 0 --)
+  for depth in 1 2 3; do
+    [ $depth -gt 1 ] && shells+=(delay 0 --)
+    "$emu" --stats "${shells[@]}" sh -c "$iperf -J > $work/j.json" 2> "$work/s"
+    echo "tcp_up_$depth=$(tput $work/j.json)" >> "$out"
+    echo "cpu_up_$depth=$(cpu $work/s)" >> "$out"
+    "$emu" --stats "${shells[@]}" sh -c "ping $ping_args \$EMU_BASE > $work/p" 2> "$work/s"
+    echo "rtt_$depth=$(rtt $work/p)" >> "$out"
+  done
+  "$emu" --stats delay 0 -- sh -c "$iperf -R -J > $work/j.json" 2> "$work/s"
+  echo "tcp_down=$(tput $work/j.json)" >> "$out"
+  "$emu" --stats delay 0 -- sleep "$seconds" 2> "$work/s"
+  echo "cpu_idle=$(cpu $work/s)" >> "$out"
+  for rate in 10mbit 1gbit 10gbit; do
+    "$emu" --stats link $rate -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
+    echo "link_$rate=$(tput $work/j.json)" >> "$out"
+    echo "cpu_$rate=$(cpu $work/s)" >> "$out"
+    echo "late_$rate=$(late $work/s)" >> "$out"
+  done
+  "$emu" --stats delay 0 -- sh -c "$iperf -u -b 0 -l 1472 -J > $work/j.json 2>/dev/null" 2> "$work/s"
+  echo "udp=$(udp $work/j.json)" >> "$out"
+  echo "udp_reads=$(reads $work/s)" >> "$out"
+  echo "late_udp=$(late $work/s)" >> "$out"
+  "$emu" --stats --no-offload delay 0 -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
+  echo "tcp_nooffload=$(tput $work/j.json)" >> "$out"
+  echo "late_nooffload=$(late $work/s)" >> "$out"
+}
+
+echo "# emu data path, $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), ${seconds}s per throughput row, $pings pings at 500/s"
+echo "# after:  $after"
+[ -n "$before" ] && echo "# before: $before"
+veth_up=$(veth_tcp "")
+veth_down=$(veth_tcp -R)
+ip netns exec $nsa ping $ping_args 10.250.0.2 > "$work/ping-veth"
+veth_rtt=$(rtt "$work/ping-veth")
+ip netns exec $nsa iperf3 -c 10.250.0.2 -p $port -t "$seconds" -u -b 0 -l 1472 -J > "$work/veth.json" 2>/dev/null
+veth_udp=$(udp "$work/veth.json")
+measure "$after" after
+[ -n "$before" ] && measure "$before" before
+# The veth RTT again, after the emu rows: the baseline is the mean of both.
+ip netns exec $nsa ping $ping_args 10.250.0.2 > "$work/ping-veth"
+veth_rtt2=$(rtt "$work/ping-veth")
+
+python3 - "$work" "$seconds" "${before:+1}" "$veth_up" "$veth_down" "$veth_rtt" "$veth_rtt2" "$veth_udp" <<'PY'
+import sys
+work, seconds, has_before = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+veth_up, veth_down = float(sys.argv[4]), float(sys.argv[5])
+r1, r2 = [list(map(float, a.split())) for a in sys.argv[6:8]]
+veth_rtt = [(a + b) / 2 for a, b in zip(r1, r2)]
+veth_udp = sys.argv[8].split()
+
+def load(key):
+    vals = {}
+    for line in open(f"{work}/{key}.vals"):
+        k, v = line.rstrip("\n").split("=", 1)
+        vals[k] = v.split()
+    return vals
+
+runs = [("after", load("after"))]
+if has_before:
+    runs.insert(0, ("before", load("before")))
+
+rows = []  # (label, veth, [per-run value], unit, better)
+def num(v, i=0):
+    try:
+        return float(v[i])
+    except (ValueError, IndexError):
+        return float("nan")
+def row(label, veth, key, i=0, unit="", better="high", f=lambda x: x):
+    rows.append((label, veth, [f(num(r[key], i)) for _, r in runs], unit, better))
+
+row("TCP up, delay 0 (Gbit/s)", veth_up, "tcp_up_1")
+row("TCP down, delay 0 (Gbit/s)", veth_down, "tcp_down")
+for i, name in enumerate(["min", "mean", "p99"]):
+    rows.append((f"RTT added by delay 0, {name} (us)", veth_rtt[i],
+                 [num(r["rtt_1"], i) - veth_rtt[i] for _, r in runs], "", "low"))
+row("CPU, 10 Mbit/s bulk TCP via link 10mbit (% core)", None, "cpu_10mbit", better="low")
+row("CPU, idle delay 0 shell (% core)", None, "cpu_idle", better="low")
+row("UDP -b 0 -l 1472 received (Gbit/s)", num(veth_udp), "udp")
+row("UDP datagrams sent", num(veth_udp, 2), "udp", 2)
+row("UDP loss seen by iperf3 (%)", num(veth_udp, 1), "udp", 1, better="low")
+rows.append(("UDP sent - read by emu (kernel drops)", None,
+             [num(r["udp"], 2) - num(r["udp_reads"], 0) for _, r in runs], "", "low"))
+rows.append(("UDP kernel drops emu reports", None,
+             [num(r["udp_reads"], 1) for _, r in runs], "", "low"))
+row("TCP --no-offload, delay 0 (Gbit/s)", veth_up, "tcp_nooffload")
+row("TCP via link 10gbit (Gbit/s)", None, "link_10gbit")
+row("TCP via link 1gbit (Gbit/s)", None, "link_1gbit")
+for rate in ["10mbit", "1gbit", "10gbit"]:
+    row(f"lateness mean at link {rate} (us)", None, f"late_{rate}", 0, better="low")
+    row(f"lateness p99 at link {rate} (us)", None, f"late_{rate}", 1, better="low")
+row("lateness p99, UDP flood (us)", None, "late_udp", 1, better="low")
+row("lateness p99, TCP --no-offload (us)", None, "late_nooffload", 1, better="low")
+for d in [1, 2, 3]:
+    row(f"{d} nested delay 0: TCP up (Gbit/s)", veth_up, f"tcp_up_{d}")
+    rows.append((f"{d} nested delay 0: RTT added, mean (us)", veth_rtt[1],
+                 [num(r[f"rtt_{d}"], 1) - veth_rtt[1] for _, r in runs], "", "low"))
+    row(f"{d} nested delay 0: CPU at full TCP (% core)", None, f"cpu_up_{d}", better="low")
+
+def fmt(x):
+    if x is None:
+        return "-"
+    if x != x:
+        return "n/a"
+    return f"{x:.2f}" if abs(x) < 10 else f"{x:.0f}"
+head = ["", "veth"] + [name for name, _ in runs]
+if has_before:
+    head.append("after/before")
+width = max(len(r[0]) for r in rows) + 2
+print(f"{head[0]:<{width}}" + "".join(f"{h:>14}" for h in head[1:]))
+for label, veth, vals, _, _ in rows:
+    line = f"{label:<{width}}{fmt(veth):>14}" + "".join(f"{fmt(v):>14}" for v in vals)
+    if has_before:
+        b, a = vals
+        ratio = a / b if b == b and a == a and b != 0 else float("nan")
+        line += f"{fmt(ratio):>14}"
+    print(line)
+
+after = runs[-1][1]
+print()
+print("Timing (lateness p99 <= 100 us):")
+for rate in ["10mbit", "1gbit", "10gbit"]:
+    p99 = num(after[f"late_{rate}"], 1)
+    gbit = num(after[f"link_{rate}"])
+    print(f"  link {rate:<7} carrying {gbit:6.2f} Gbit/s: p99 {fmt(p99)} us -> {'met' if p99 <= 100 else 'NOT met'}")
+for key, what in [("late_udp", "UDP flood through delay 0"), ("late_nooffload", "TCP --no-offload through delay 0")]:
+    p99 = num(after[key], 1)
+    print(f"  {what}: p99 {fmt(p99)} us -> {'met' if p99 <= 100 else 'NOT met'}")
+PY

@@ -1,0 +1,132 @@
+//! How long before a departure the pump stops sleeping and spins: as long
+//! as this machine's timed wake-ups are late, and no longer.
+//!
+//! A thread asked to wake at `t` runs at `t + e`, where `e` (timer slack,
+//! the hypervisor, the scheduler) is a few microseconds on bare metal and
+//! tens on a virtual machine. Sleeping until `departure - s` and spinning
+//! the rest makes the write exact whenever `e < s`; every microsecond of
+//! `s` beyond `e` is a microsecond of a core burnt per packet. So `s`
+//! follows a high quantile of the wake-up lateness measured on the pump's
+//! own sleeps: a stochastic-approximation quantile estimator (each sample
+//! above the estimate raises it by `q` steps, each below lowers it by
+//! `1 - q`; it settles where a fraction `q` of samples fall below).
+
+use emu_core::time::{monotonic_now, Nanos};
+
+/// The quantile of the wake-up lateness the spin covers.
+const QUANTILE: f64 = 0.98;
+/// Step of the estimator, in ns: large enough to follow a change within a
+/// second of packets, small against the lateness it tracks.
+const STEP_NS: f64 = 1000.0;
+/// Bounds of the adaptive spin.
+const MIN_SPIN: Nanos = 2_000;
+const MAX_SPIN: Nanos = 500_000;
+/// Added to the estimate: the time from waking to the first packet write.
+const MARGIN: Nanos = 3_000;
+
+/// The spin to use before each departure.
+#[derive(Debug, Clone)]
+pub struct Spin {
+    /// `Some` when the user fixed it with `--spin`.
+    fixed: Option<Nanos>,
+    estimate: f64,
+}
+
+impl Spin {
+    /// A fixed spin, or (None) one that adapts, starting from what a few
+    /// short sleeps on this thread measure.
+    pub fn new(fixed: Option<Nanos>) -> Spin {
+        let estimate = match fixed {
+            Some(_) => 0.0,
+            None => calibrate() as f64,
+        };
+        Spin { fixed, estimate }
+    }
+
+    /// How long before a departure to start spinning.
+    pub fn current(&self) -> Nanos {
+        match self.fixed {
+            Some(spin) => spin,
+            None => ((self.estimate as Nanos) + MARGIN).clamp(MIN_SPIN, MAX_SPIN),
+        }
+    }
+
+    /// Learns from one timed sleep that ended by its timeout: it was meant
+    /// to end at `target` and the thread ran again at `woke`.
+    pub fn observe(&mut self, target: Nanos, woke: Nanos) {
+        if self.fixed.is_some() {
+            return;
+        }
+        let late = woke.saturating_sub(target) as f64;
+        if late > self.estimate {
+            self.estimate += STEP_NS * QUANTILE;
+        } else {
+            self.estimate -= STEP_NS * (1.0 - QUANTILE);
+        }
+        self.estimate = self.estimate.clamp(0.0, MAX_SPIN as f64);
+    }
+}
+
+/// The wake-up lateness of a handful of 50 µs sleeps on this thread: the
+/// second-largest of 12, so one outlier does not set the start.
+fn calibrate() -> Nanos {
+    let mut samples: Vec<Nanos> = (0..12)
+        .map(|_| {
+            let target = monotonic_now() + 50_000;
+            sleep_until(target);
+            monotonic_now().saturating_sub(target)
+        })
+        .collect();
+    samples.sort_unstable();
+    samples[samples.len() - 2]
+}
+
+fn sleep_until(target: Nanos) {
+    let ts = libc::timespec {
+        tv_sec: (target / 1_000_000_000) as libc::time_t,
+        tv_nsec: (target % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: an absolute sleep on CLOCK_MONOTONIC (the clock monotonic_now
+    // reads) with a valid timespec.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_estimate_settles_on_the_high_quantile_of_the_lateness() {
+        let mut spin = Spin {
+            fixed: None,
+            estimate: 0.0,
+        };
+        // Lateness uniform over 0..100 µs: the 98th percentile is 98 µs.
+        for i in 0..200_000u64 {
+            let late = (i * 7919) % 100_000;
+            spin.observe(1_000_000, 1_000_000 + late);
+        }
+        let estimate = spin.estimate;
+        assert!((93_000.0..=100_000.0).contains(&estimate), "{estimate}");
+        assert_eq!(spin.current(), estimate as Nanos + MARGIN);
+        // A quieter machine brings it down again.
+        for _ in 0..200_000 {
+            spin.observe(1_000_000, 1_005_000);
+        }
+        assert!(spin.current() < 10_000, "{}", spin.current());
+    }
+
+    #[test]
+    fn a_fixed_spin_does_not_move() {
+        let mut spin = Spin::new(Some(123_000));
+        spin.observe(0, 1_000_000);
+        assert_eq!(spin.current(), 123_000);
+    }
+}
