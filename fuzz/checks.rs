@@ -17,7 +17,7 @@ use std::path::PathBuf;
 /// A check run on one input: panics on a failed property.
 pub type Check = fn(&[u8]);
 
-pub const TARGETS: [(&str, Check); 7] = [
+pub const TARGETS: [(&str, Check); 8] = [
     ("trace", trace),
     ("queue_spec", queue_spec),
     ("mahimahi_queue", mahimahi_queue),
@@ -25,6 +25,7 @@ pub const TARGETS: [(&str, Check); 7] = [
     ("mahimahi_log", mahimahi_log),
     ("packet", packet),
     ("offload", offload),
+    ("experiment", experiment),
 ];
 
 /// A trace file (Mahimahi's or emu's format): parses or says which line is
@@ -368,4 +369,51 @@ fn packet_quiet(data: &[u8]) {
     use emu_core::packet as p;
     let _ = (p::transport(data), p::flow_hash(data), p::fingerprint(data));
     let _ = p::tcp_header(data);
+}
+
+/// An experiment file (TOML, with sweeps): every cell of its grid is read
+/// and planned (against a fixed list of congestion controls, so the check
+/// does not depend on the kernel), or the file is refused with an error
+/// that names it. A grid is bounded, so no input plans without end.
+pub fn experiment(data: &[u8]) {
+    use experiment::config::{self, CongestionControls, Source};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let file = "fuzz.toml";
+    let named = |e: &experiment::config::ExperimentError| {
+        let message = e.to_string();
+        assert!(
+            message.contains(file) || message.contains("--set"),
+            "an error that names no input: {message}"
+        );
+    };
+    let grid = match experiment::sweep::Grid::new(file, text, &[]) {
+        Ok(grid) => grid,
+        Err(e) => return named(&e),
+    };
+    let controls = CongestionControls {
+        available: vec!["reno".into(), "cubic".into(), "bbr".into()],
+        allowed: vec!["reno".into(), "cubic".into()],
+    };
+    // The first cells: planning every cell of a large grid adds nothing
+    // the first few do not reach.
+    for index in 0..grid.len().min(4) {
+        let cell = grid.cell(index);
+        let source = Source {
+            file,
+            text: &cell.text,
+        };
+        match config::parse(&source) {
+            Ok(experiment) => {
+                // Trace and wrapper paths resolve under a directory that
+                // does not exist, so a fuzzed path reads nothing real.
+                let base = std::path::Path::new("/nonexistent-emu-fuzz");
+                if let Err(e) = config::plan(&experiment, &source, "fuzz", base, &controls) {
+                    named(&e);
+                }
+            }
+            Err(e) => named(&e),
+        }
+    }
 }

@@ -53,6 +53,9 @@ impl Cell {
     }
 }
 
+/// The most cells one experiment file may sweep (ten days of 10 s cells).
+pub const MAX_CELLS: usize = 100_000;
+
 impl Grid {
     /// Reads `text` (from `file`), applies `sets` and finds the lists.
     pub fn new(file: &str, text: &str, sets: &[String]) -> Result<Grid, ExperimentError> {
@@ -72,6 +75,20 @@ impl Grid {
         let mut axes = Vec::new();
         collect_axes(document.as_table(), &text, "", &mut axes);
         axes.sort_by_key(|a| a.span.start);
+        // Every cell is planned before the first runs (so a bad one fails
+        // before anything starts): a grid must stay countable and small
+        // enough to plan. Lists in many keys multiply quickly.
+        let cells = axes.iter().try_fold(1usize, |cells, axis| {
+            cells
+                .checked_mul(axis.values.len())
+                .filter(|&n| n <= MAX_CELLS)
+        });
+        if cells.is_none() {
+            return Err(ExperimentError(format!(
+                "{file}: the lists of the sweep ({} keys) make more than {MAX_CELLS} cells; split it into several files or fix some keys with --set KEY=VALUE",
+                axes.len()
+            )));
+        }
         Ok(Grid { text, axes })
     }
 
@@ -319,5 +336,29 @@ cc = ["cubic", "bbr"]
         assert_eq!(grid.len(), 1);
         assert_eq!(grid.cell(0).label(), "(no sweep)");
         assert_eq!(grid.cell(0).text, "[run]\nseed = 3\n");
+    }
+
+    /// Lists in many keys multiply: a grid past MAX_CELLS (or past what a
+    /// usize counts, which would wrap) is refused by name, not planned.
+    #[test]
+    fn a_grid_too_large_to_plan_is_refused() {
+        let mut text = String::from("[run]\n");
+        for k in 0..6 {
+            text += &format!("k{k} = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n");
+        }
+        let error = Grid::new("big.toml", &text, &[]).unwrap_err();
+        assert!(error.0.starts_with("big.toml:"), "{error}");
+        assert!(error.0.contains("more than 100000 cells"), "{error}");
+        let mut text = String::from("[run]\n");
+        for k in 0..70 {
+            text += &format!("k{k} = [1, 2]\n");
+        }
+        assert!(Grid::new("wide.toml", &text, &[]).is_err());
+        // Five lists of ten stay within bounds.
+        let mut text = String::from("[run]\n");
+        for k in 0..5 {
+            text += &format!("k{k} = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n");
+        }
+        assert_eq!(Grid::new("ok.toml", &text, &[]).unwrap().len(), 100_000);
     }
 }
