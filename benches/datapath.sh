@@ -17,13 +17,14 @@
 # Usage: sudo [EMU=path] [EMU_BEFORE=path] benches/datapath.sh [SECONDS]
 #   SECONDS per throughput row (default 3: the short mode; 10 for a
 #   careful run). Needs iperf3, ping and python3 (scripts/install-deps).
-# It takes the exclusive CPU lock while measuring, so nothing else built or
-# tested on the machine disturbs it.
+# On a machine shared with builds or tests, give EMU_BENCH_LOCK=FILE: the
+# bench holds that lock exclusively while it measures, so whatever else
+# takes it (shared) waits instead of disturbing the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -z "${DATAPATH_LOCKED:-}" ]; then
-  export DATAPATH_LOCKED=1
-  exec flock -x /tmp/emu-cpu.lock flock /tmp/emu-nettest.lock "$0" "$@"
+if [ -n "${EMU_BENCH_LOCK:-}" ] && [ -z "${EMU_BENCH_LOCKED:-}" ]; then
+  export EMU_BENCH_LOCKED=1
+  exec flock -x "$EMU_BENCH_LOCK" "$0" "$@"
 fi
 seconds=${1:-3}
 after=${EMU:-$PWD/target/release/emu}

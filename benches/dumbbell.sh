@@ -10,15 +10,18 @@
 #    receiving host against the model's departure time (p99 and max per
 #    host side link; the hops in between are exact in model time, so this
 #    is the whole path's error).
-# It takes the machine-wide CPU lock exclusively while it measures.
+# On a shared machine, EMU_BENCH_LOCK=FILE makes it hold that lock
+# exclusively while it measures (as benches/datapath.sh does).
 # Needs root, iperf3, python3. Usage: sudo benches/dumbbell.sh [SECONDS] [RATES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-8}
 rates=${2:-"1gbit 10gbit"}
 if [ -z "${EMU_BENCH_LOCKED:-}" ]; then
-  flock -s /tmp/emu-cpu.lock cargo build --release --quiet --bin emu
-  exec env EMU_BENCH_LOCKED=1 flock -x /tmp/emu-cpu.lock "$0" "$@"
+  cargo build --release --quiet --bin emu
+  if [ -n "${EMU_BENCH_LOCK:-}" ]; then
+    exec env EMU_BENCH_LOCKED=1 flock -x "$EMU_BENCH_LOCK" "$0" "$@"
+  fi
 fi
 emu=$PWD/target/release/emu
 work=$(mktemp -d)
