@@ -43,44 +43,6 @@ fn records(path: &std::path::Path, direction: Direction) -> Vec<Record> {
         .collect()
 }
 
-/// read = delivered + dropped + queued for every shell and direction of
-/// the summary in `dir`, and the log's records agree with the counts.
-fn assert_accounting_balances(dir: &std::path::Path, kinds: &[&str]) {
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("summary-0.json")).unwrap())
-            .unwrap();
-    assert_eq!(summary["log_records_lost"], 0, "{summary}");
-    for entry in summary["directions"].as_array().unwrap() {
-        let shell = entry["shell"].as_u64().unwrap() as usize;
-        let direction = if entry["direction"] == "uplink" {
-            Direction::Uplink
-        } else {
-            Direction::Downlink
-        };
-        let dropped: u64 = entry["dropped"]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|v| v.as_u64().unwrap())
-            .sum();
-        let read = entry["read"].as_u64().unwrap();
-        let delivered = entry["delivered"].as_u64().unwrap();
-        assert_eq!(
-            read,
-            delivered + dropped + entry["queued_at_exit"].as_u64().unwrap(),
-            "{entry}"
-        );
-        let log = records(
-            &dir.join(format!("{shell}-{}.emulog", kinds[shell])),
-            direction,
-        );
-        let count = |event| log.iter().filter(|r| r.event == event).count() as u64;
-        assert_eq!(count(Event::Arrive), read, "{entry}");
-        assert_eq!(count(Event::Depart), delivered, "{entry}");
-        assert_eq!(count(Event::Drop), dropped, "{entry}");
-    }
-}
-
 /// emu stopped for a second in the middle of a TCP transfer, then resumed:
 /// the transfer completes, the accounting balances, and the packets that
 /// were in the delay line while emu stood still are logged as leaving late

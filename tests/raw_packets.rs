@@ -15,7 +15,7 @@
 mod checks;
 mod support;
 
-use emu_core::log::{Direction, Event, LogReader};
+use emu_core::log::{Direction, Event};
 use pnet_packet::ip::IpNextHeaderProtocols;
 use pnet_packet::ipv4::{self, MutableIpv4Packet};
 use pnet_packet::ipv6::{MutableExtensionPacket, MutableIpv6Packet};
@@ -357,50 +357,18 @@ fn malformed_packets_from_inside_a_shell_are_forwarded_or_dropped_with_a_reason(
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stdout.contains("3 received"), "the path broke: {stdout}");
 
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(logs.join("summary-0.json")).unwrap())
-            .unwrap();
-    assert_eq!(summary["log_records_lost"], 0);
-    for entry in summary["directions"].as_array().unwrap() {
-        let shell = entry["shell"].as_u64().unwrap() as usize;
-        let direction = if entry["direction"] == "uplink" {
-            Direction::Uplink
-        } else {
-            Direction::Downlink
-        };
-        let dropped: u64 = entry["dropped"]
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|v| v.as_u64().unwrap())
-            .sum();
-        let read = entry["read"].as_u64().unwrap();
-        let delivered = entry["delivered"].as_u64().unwrap();
-        assert_eq!(
-            read,
-            delivered + dropped + entry["queued_at_exit"].as_u64().unwrap(),
-            "{entry}"
-        );
-        let kind = ["delay", "link"][shell];
-        let log: Vec<_> = LogReader::open(&logs.join(format!("{shell}-{kind}.emulog")))
-            .unwrap()
-            .map(|r| r.unwrap())
-            .filter(|r| r.direction == direction)
-            .collect();
-        let count = |event| log.iter().filter(|r| r.event == event).count() as u64;
-        assert_eq!(count(Event::Arrive), read, "{entry}");
-        assert_eq!(count(Event::Depart), delivered, "{entry}");
-        assert_eq!(count(Event::Drop), dropped, "{entry}");
+    for d in assert_accounting_balances(&logs, &["delay", "link"]) {
         assert!(
-            log.iter()
+            d.records
+                .iter()
                 .filter(|r| r.event == Event::Drop)
                 .all(|r| r.drop_reason().is_some()),
             "a drop without a reason"
         );
-        if direction == Direction::Uplink && shell == 1 {
+        if d.direction == Direction::Uplink && d.shell == 1 {
             // Every crafted packet was read by the innermost shell (the
             // pings come on top).
-            assert!(read >= sent as u64, "{entry}: read {read} of {sent} sent");
+            assert!(d.read >= sent as u64, "read {} of {sent} sent", d.read);
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -202,3 +202,63 @@ pub fn iperf3_server(port: &str) -> std::process::Child {
     std::thread::sleep(std::time::Duration::from_millis(300));
     server
 }
+
+/// One direction of a shell, as a run's summary and log give it.
+pub struct BalancedDirection {
+    pub shell: usize,
+    pub direction: emu_core::log::Direction,
+    pub read: u64,
+    /// The direction's records in the shell's log.
+    pub records: Vec<emu_core::log::Record>,
+}
+
+/// read = delivered + dropped + queued for every shell and direction of
+/// the summary in `dir` (shell N's log is `N-<kinds[N]>.emulog`), and the
+/// log's arrivals, departures and drops agree with those counts. Returns
+/// each direction, for checks of its own.
+pub fn assert_accounting_balances(dir: &std::path::Path, kinds: &[&str]) -> Vec<BalancedDirection> {
+    use emu_core::log::{Direction, Event, LogReader};
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary-0.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["log_records_lost"], 0, "{summary}");
+    let mut directions = Vec::new();
+    for entry in summary["directions"].as_array().unwrap() {
+        let shell = entry["shell"].as_u64().unwrap() as usize;
+        let direction = if entry["direction"] == "uplink" {
+            Direction::Uplink
+        } else {
+            Direction::Downlink
+        };
+        let dropped: u64 = entry["dropped"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        let read = entry["read"].as_u64().unwrap();
+        let delivered = entry["delivered"].as_u64().unwrap();
+        assert_eq!(
+            read,
+            delivered + dropped + entry["queued_at_exit"].as_u64().unwrap(),
+            "{entry}"
+        );
+        let records: Vec<_> =
+            LogReader::open(&dir.join(format!("{shell}-{}.emulog", kinds[shell])))
+                .unwrap()
+                .map(|r| r.unwrap())
+                .filter(|r| r.direction == direction)
+                .collect();
+        let count = |event| records.iter().filter(|r| r.event == event).count() as u64;
+        assert_eq!(count(Event::Arrive), read, "{entry}");
+        assert_eq!(count(Event::Depart), delivered, "{entry}");
+        assert_eq!(count(Event::Drop), dropped, "{entry}");
+        directions.push(BalancedDirection {
+            shell,
+            direction,
+            read,
+            records,
+        });
+    }
+    directions
+}

@@ -352,7 +352,7 @@ fn write_accounting(
             let link = fabric.link(ids[d]);
             let c = link.counters();
             let queued = link.packets_inside();
-            let holds = c.arrived == c.delivered + c.dropped_total() + queued;
+            let holds = link.accounting_holds();
             ok &= holds;
             let dropped: serde_json::Map<String, serde_json::Value> = DropReason::ALL
                 .iter()
@@ -369,6 +369,8 @@ fn write_accounting(
                 "queued_at_exit": queued,
                 "marked_ce": c.marked_ce,
                 "marked_ect1": c.marked_ect1,
+                "duplicated": c.duplicated,
+                "corrupted": c.corrupted,
                 "queue": link.queue_description(),
                 "accounting_holds": holds,
             });
@@ -432,9 +434,8 @@ async fn run_flows(
     tokio::time::sleep(RECEIVER_HEAD_START).await;
     let t0 = tokio::time::Instant::now();
     let t0_mono = monotonic_now();
-    let meta = serde_json::json!({ "flows_started_monotonic_ns": t0_mono });
-    let path = dir.join("clock.json");
-    std::fs::write(&path, format!("{meta:#}\n")).map_err(io_error("writing", &path))?;
+    shells::tcp_info::write_clock(dir, t0_mono)
+        .map_err(io_error("writing", &dir.join("clock.json")))?;
 
     let mut tasks = tokio::task::JoinSet::new();
     for (index, flow) in plan.flows.iter().enumerate() {

@@ -360,6 +360,14 @@ impl Link {
         (self.queue.packets() + self.in_flight.len() + transit) as u64
     }
 
+    /// Whether every packet is accounted for: `arrived + duplicated ==
+    /// delivered + dropped + packets_inside`. The one statement of the
+    /// invariant, for every front end that reports it.
+    pub fn accounting_holds(&self) -> bool {
+        let c = &self.counters;
+        c.arrived + c.duplicated == c.delivered + c.dropped_total() + self.packets_inside()
+    }
+
     /// Packets and bytes waiting in the queue itself (not yet being sent).
     pub fn queue_occupancy(&self) -> (usize, usize) {
         (self.queue.packets(), self.queue.bytes())

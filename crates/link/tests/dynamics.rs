@@ -76,6 +76,7 @@ fn run(link: &mut Link, arrivals: Vec<Packet>) -> Vec<(Nanos, u16)> {
             c.delivered + c.dropped_total() + link.packets_inside(),
             "read + duplicated = delivered + dropped + queued"
         );
+        assert!(link.accounting_holds(), "the link's own statement agrees");
     }
     out
 }

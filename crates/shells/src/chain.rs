@@ -271,23 +271,18 @@ fn run_guarded(
 
     // Stop every reader first, so nothing is read that a stopped pump would
     // not count; then let each pump take what is left on its ring.
-    let mut reads: Vec<Vec<u64>> = Vec::new();
     for shell in running.iter_mut() {
-        reads.push(
-            shell
-                .pumps
-                .iter_mut()
-                .map(|(_, p)| p.stop_reading())
-                .collect(),
-        );
+        for (_, pump) in shell.pumps.iter_mut() {
+            pump.stop_reading();
+        }
     }
     let mut results: Vec<(usize, Direction, DirectionResult)> = Vec::new();
-    for (k, (shell, reads)) in running.iter_mut().zip(reads).enumerate() {
+    for (k, shell) in running.iter_mut().enumerate() {
         // What the kernel dropped before emu could read, or after it wrote.
         let outer = kernel_drops::read(&shell.outer, &shell.outer_device);
         let inner = kernel_drops::read(&shell.inner, devices::INNER_DEVICE);
-        for ((direction, pump), read) in shell.pumps.drain(..).zip(reads) {
-            let mut result = pump.finish(read);
+        for (direction, pump) in shell.pumps.drain(..) {
+            let mut result = pump.finish();
             result.kernel = match direction {
                 Direction::Uplink => KernelDrops::of(inner, outer),
                 Direction::Downlink => KernelDrops::of(outer, inner),

@@ -76,7 +76,7 @@ pub struct Devices {
 
 /// The two threads of one direction and what they share.
 pub struct DirectionPump {
-    reader: Option<JoinHandle<u64>>,
+    reader: Option<JoinHandle<()>>,
     pump: Option<JoinHandle<Nanos>>,
     input: Arc<Input>,
     shared: Arc<Shared>,
@@ -284,20 +284,18 @@ impl DirectionPump {
 
     /// Stops reading. Call for every direction before [`finish`], so no
     /// packet is read after its pump has stopped counting.
-    pub fn stop_reading(&mut self) -> u64 {
+    pub fn stop_reading(&mut self) {
         self.stop_reader.store(true, Ordering::Release);
-        self.reader
-            .take()
-            .map(|r| r.join().unwrap_or(0))
-            .unwrap_or(0)
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
     }
 
     /// Stops the pump after it has taken every packet off the ring. Call
-    /// once every reader has stopped: the other direction's reader may also
+    /// once every reader has stopped: the other direction's thread may also
     /// have read from this direction's input, so the count of packets read
-    /// is taken here, and `_read` (what [`stop_reading`] returned, from
-    /// before the other reader stopped) is only a lower bound.
-    pub fn finish(mut self, _read: u64) -> DirectionResult {
+    /// is taken here, from the input, not from this direction's reader.
+    pub fn finish(mut self) -> DirectionResult {
         let read = lock(&self.input.side).read;
         self.shared.stop.store(true, Ordering::Release);
         self.shared.wake.ring();
@@ -491,7 +489,7 @@ const FOLLOW_ROUND: u32 = 4;
 /// keep it from its own device.
 const MAX_FOLLOW: usize = 8;
 
-fn reader_loop(input: &Input, busy_poll: bool, stop: &AtomicBool) -> u64 {
+fn reader_loop(input: &Input, busy_poll: bool, stop: &AtomicBool) {
     if !busy_poll {
         realtime_priority();
     }
@@ -516,7 +514,6 @@ fn reader_loop(input: &Input, busy_poll: bool, stop: &AtomicBool) -> u64 {
             }
         }
     }
-    lock(&input.side).read
 }
 
 /// After this thread wrote what it read from `start`, takes what the

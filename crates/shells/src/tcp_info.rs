@@ -69,6 +69,14 @@ pub struct TcpSample {
 /// directory's `clock.json`.
 pub const CSV_HEADER: &str = "time_s,inode,src,sport,dst,dport,state,congestion_control,srtt_us,rttvar_us,min_rtt_us,cwnd,ssthresh,mss,unacked,lost,total_retrans,pacing_rate_Bps,delivery_rate_Bps,bytes_acked,bytes_received,bytes_sent,bytes_retrans,delivered,delivered_ce,ecn,ecn_seen";
 
+/// Writes `DIR/clock.json`: the monotonic time the samples' `time_s`
+/// counts from, so a report can place them beside the packet logs. The
+/// one writer of that file, for shells and experiments alike.
+pub fn write_clock(dir: &std::path::Path, started: emu_core::time::Nanos) -> std::io::Result<()> {
+    let meta = serde_json::json!({ "flows_started_monotonic_ns": started });
+    std::fs::write(dir.join("clock.json"), format!("{meta:#}\n"))
+}
+
 /// One row of [`CSV_HEADER`]'s columns.
 pub fn csv_row(time: f64, s: &TcpSample) -> String {
     format!(

@@ -7,7 +7,7 @@
 use crate::error::{Result, ShellError};
 use crate::netns::NetNs;
 use crate::privilege;
-use crate::tcp_info::{csv_row, DiagSocket, CSV_HEADER};
+use crate::tcp_info::{csv_row, write_clock, DiagSocket, CSV_HEADER};
 use emu_core::time::monotonic_now;
 use std::io::Write;
 use std::path::Path;
@@ -31,12 +31,10 @@ impl Sampler {
     pub fn start(namespace: &NetNs, log_dir: &Path, interval: Duration) -> Result<Sampler> {
         let mut socket = DiagSocket::open_in(namespace)?;
         let samples = log_dir.join(SAMPLES_FILE);
-        let clock = log_dir.join("clock.json");
         let started = monotonic_now();
         let file = privilege::io_as_invoker(|| {
             std::fs::create_dir_all(log_dir.join("tcp"))?;
-            let meta = serde_json::json!({ "flows_started_monotonic_ns": started });
-            std::fs::write(&clock, format!("{meta:#}\n"))?;
+            write_clock(log_dir, started)?;
             let mut file = std::fs::File::create(&samples)?;
             writeln!(file, "{CSV_HEADER}")?;
             Ok(file)
