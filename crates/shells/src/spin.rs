@@ -20,7 +20,7 @@
 //! reaches new lateness within a few packets and sheds an outlier within
 //! about two thousand.
 
-use emu_core::time::{monotonic_now, Nanos};
+use emu_core::time::Nanos;
 
 /// The quantile of the wake-up lateness the spin covers.
 const QUANTILE: f64 = 0.98;
@@ -46,12 +46,17 @@ pub struct Spin {
 }
 
 impl Spin {
-    /// A fixed spin, or (None) one that adapts, starting from what a few
-    /// short sleeps on this thread measure.
+    /// A fixed spin, or (None) one that adapts. It starts at the longest
+    /// spin and learns its way down: a sparse flow (a ping) gives the
+    /// estimator few samples, and wake-ups from a long idle sleep are later
+    /// than any short calibration sleep measures, so a spin that starts low
+    /// makes the first packets of every shell late. Starting high costs a
+    /// spin of up to MAX_SPIN per packet for the first thousand or so
+    /// sleeps: exact first, cheap once learnt.
     pub fn new(fixed: Option<Nanos>) -> Spin {
         let estimate = match fixed {
             Some(_) => 0.0,
-            None => calibrate() as f64,
+            None => MAX_SPIN as f64,
         };
         Spin { fixed, estimate }
     }
@@ -78,37 +83,6 @@ impl Spin {
         }
         self.estimate = self.estimate.clamp(0.0, MAX_SPIN as f64);
     }
-}
-
-/// The wake-up lateness of a handful of 50 µs sleeps on this thread: the
-/// second-largest of 12, so one outlier does not set the start.
-fn calibrate() -> Nanos {
-    let mut samples: Vec<Nanos> = (0..12)
-        .map(|_| {
-            let target = monotonic_now() + 50_000;
-            sleep_until(target);
-            monotonic_now().saturating_sub(target)
-        })
-        .collect();
-    samples.sort_unstable();
-    samples[samples.len() - 2]
-}
-
-fn sleep_until(target: Nanos) {
-    let ts = libc::timespec {
-        tv_sec: (target / 1_000_000_000) as libc::time_t,
-        tv_nsec: (target % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: an absolute sleep on CLOCK_MONOTONIC (the clock monotonic_now
-    // reads) with a valid timespec.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
 }
 
 #[cfg(test)]
@@ -159,6 +133,16 @@ mod tests {
             spin.observe(1_000_000, 1_020_000);
         }
         assert!(spin.current() < 40_000, "{}", spin.current());
+    }
+
+    #[test]
+    fn an_adaptive_spin_starts_at_the_longest_and_learns_down() {
+        let mut spin = Spin::new(None);
+        assert_eq!(spin.current(), MAX_SPIN);
+        for _ in 0..4000 {
+            spin.observe(1_000_000, 1_010_000);
+        }
+        assert!(spin.current() < 30_000, "{}", spin.current());
     }
 
     #[test]
