@@ -517,7 +517,13 @@ impl LogReader {
             message,
         };
         let file = File::open(path).map_err(|e| fail(0, format!("cannot open: {e}")))?;
-        let mut input = BufReader::with_capacity(1 << 20, Counted(file));
+        // A buffer of 1 MiB reads a long log in few system calls; a short
+        // file gets one its own size, because the buffer is zero-filled on
+        // first use (`Counted` only implements `read`), and a report opening
+        // many small logs would otherwise clear a MiB for each.
+        let length = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+        let capacity = length.clamp(8 << 10, 1 << 20) as usize;
+        let mut input = BufReader::with_capacity(capacity, Counted(file));
         let mut magic = [0u8; 8];
         input
             .read_exact(&mut magic)
