@@ -14,10 +14,13 @@
 # Needs root and iperf3. Usage:
 #     sudo DURATION=3600 benches/soak.sh            # the release soak (1 h)
 #     sudo DURATION=180 LOGDIR=/var/tmp/soak benches/soak.sh
-# The logs grow at about 23 MB/s at 1 Gbit/s (4.1 GB in a 3-minute run:
-# some 80 GB for the hour); the script refuses to start when LOGDIR's disk
-# has less room than that, as a full disk would test the full-disk path
-# instead (README, "When the disk fills").
+# The logs grow at about 23 MB/s at 1 Gbit/s (some 80 GB for the hour).
+# They are analysed while emu writes them, and the blocks already read are
+# handed back to the file system (holes punched in the files), so the run
+# needs room for a minute of logs, not the hour. KEEP_LOGS=1 keeps them
+# whole (for `emu report`); then the script refuses to start when LOGDIR's
+# disk has less room than the whole run needs, as a full disk would test
+# the full-disk path instead (README, "When the disk fills").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${DURATION:-3600}
@@ -32,10 +35,11 @@ work=$(mktemp -d)
 logdir=${LOGDIR:-$work/log}
 rm -rf "$logdir"
 mkdir -p "$logdir"
-need_mb=$((duration * 25))
+keep=${KEEP_LOGS:-0}
+if [ "$keep" = 1 ]; then need_mb=$((duration * 25)); else need_mb=$((60 * 25)); fi
 free_mb=$(df -Pm "$logdir" | awk 'NR == 2 {print $4}')
 if [ "$free_mb" -lt "$need_mb" ]; then
-    echo "soak: $logdir has ${free_mb} MB free, and ${duration}s of logs at 1 Gbit/s need about ${need_mb} MB;" >&2
+    echo "soak: $logdir has ${free_mb} MB free, and the logs at 1 Gbit/s need about ${need_mb} MB;" >&2
     echo "soak: set LOGDIR to a directory on a larger disk, or a shorter DURATION" >&2
     rm -rf "$work"
     exit 1
@@ -43,13 +47,19 @@ fi
 port=5302
 iperf3 -s -p $port >/dev/null 2>&1 &
 server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill $server ${follower:-} 2>/dev/null; rm -rf "$work"' EXIT
 sleep 0.5
 
 echo "## soak: ${duration}s at 1 Gbit/s, delay 10 -- link 1gbit --queue fq_codel, logs in $logdir"
 "$emu" --log "$logdir" delay 10 -- link 1gbit --queue fq_codel -- \
     sh -c "iperf3 -c \$EMU_BASE -p $port -t $duration -J > $work/iperf.json" &
 emu_pid=$!
+# The lateness per window and the accounting, read from the logs as they
+# are written (and freed behind the reader unless KEEP_LOGS=1).
+follow="--follow $work/done"
+[ "$keep" = 1 ] || follow="$follow --free"
+"$windows" "$logdir" 10 "$window" $follow > "$work/windows" 2>&1 &
+follower=$!
 : > "$work/rss"
 start=$(date +%s)
 while kill -0 $emu_pid 2>/dev/null; do
@@ -63,7 +73,10 @@ while kill -0 $emu_pid 2>/dev/null; do
 done
 status=0
 wait $emu_pid || status=$?
+touch "$work/done"
 echo "emu exited with status $status"
+windows_status=0
+wait $follower || windows_status=$?
 python3 - "$work/iperf.json" <<'PY'
 import json, sys
 try:
@@ -87,5 +100,6 @@ awk 'BEGIN {n = 0}
      }' "$work/rss"
 
 echo
-du -sh "$logdir" | awk '{print "log size: " $1}'
-"$windows" "$logdir" 10 "$window"
+echo "log size: $(du -sh --apparent-size "$logdir" | cut -f1) written, $(du -sh "$logdir" | cut -f1) left on disk"
+cat "$work/windows"
+exit $windows_status

@@ -2,16 +2,26 @@
 //! the departure lateness of the delay shell per time window, and whether
 //! the accounting balances (every log against its summary).
 //!
-//!     soak_windows LOG_DIR DELAY_MS WINDOW_S
+//!     soak_windows LOG_DIR DELAY_MS WINDOW_S [--follow DONE_FILE [--free]]
 //!
 //! Lateness is read off the log: a delay shell is first in, first out in
 //! each direction, so its i-th departure is its i-th arrival, due exactly
 //! DELAY_MS later; the pump logs a departure when it writes the packet, so
 //! departure - arrival - delay is how late it went out. Streams the logs,
 //! so an hour of 1 Gbit/s fits in a few MB of memory.
+//!
+//! With `--follow`, the logs are read while emu writes them, until
+//! DONE_FILE exists (the script creates it once emu has exited). With
+//! `--free` as well, the blocks already read are handed back to the file
+//! system (a hole punched in the file, whose size stays the same): an hour
+//! at 1 Gbit/s writes some 80 GB of records, and this way the soak needs
+//! room for a few seconds of them instead. Such a log is no longer whole,
+//! so `--free` is for the soak alone.
 
-use emu_core::log::{Event, LogReader};
+use emu_core::log::{Event, LogReader, Record, RECORD_SIZE};
 use std::collections::{HashMap, VecDeque};
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -55,6 +65,159 @@ impl Window {
     }
 }
 
+/// One log being read: where the next record starts, and the delay
+/// shell's arrivals still waiting for their departures.
+struct Follower {
+    path: PathBuf,
+    file: File,
+    /// Byte offset of the next unread record.
+    offset: u64,
+    /// Everything before this offset has been freed (`--free`).
+    freed_to: u64,
+    origin: u64,
+    is_delay: bool,
+    pending: [VecDeque<u64>; 2],
+}
+
+/// What the logs add up to, over every file.
+struct Tally {
+    delay_ns: u64,
+    window_ns: u64,
+    /// (shell, direction) -> (arrive, depart, drop) counted in the logs.
+    counted: HashMap<(u8, &'static str), [u64; 3]>,
+    windows: Vec<Window>,
+    early: u64,
+}
+
+impl Follower {
+    fn open(path: &Path) -> Result<Follower, String> {
+        let reader = LogReader::open(path).map_err(|e| e.to_string())?;
+        // Writable only to punch holes in it (`--free`); nothing is written.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let offset = reader.offset();
+        Ok(Follower {
+            path: path.to_path_buf(),
+            file,
+            offset,
+            freed_to: offset.next_multiple_of(BLOCK),
+            origin: reader.header.monotonic_origin_ns,
+            is_delay: reader.header.description.starts_with("delay"),
+            pending: [VecDeque::new(), VecDeque::new()],
+        })
+    }
+
+    /// Reads every whole record written so far. At the end of the run
+    /// (`last`), a part of a record left over is an error.
+    fn drain(&mut self, tally: &mut Tally, last: bool) -> Result<(), String> {
+        use std::io::{Seek, SeekFrom};
+        let length = self
+            .file
+            .metadata()
+            .map_err(|e| format!("{}: {e}", self.path.display()))?
+            .len();
+        let whole = (length.saturating_sub(self.offset) / RECORD_SIZE as u64) * RECORD_SIZE as u64;
+        if last && self.offset + whole != length {
+            return Err(format!(
+                "{}: {} bytes at the end are not a whole record",
+                self.path.display(),
+                length - self.offset - whole
+            ));
+        }
+        self.file
+            .seek(SeekFrom::Start(self.offset))
+            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+        let mut chunk = vec![0u8; CHUNK];
+        let mut left = whole as usize;
+        while left > 0 {
+            let take = left.min(CHUNK);
+            self.file
+                .read_exact(&mut chunk[..take])
+                .map_err(|e| format!("{}: {e}", self.path.display()))?;
+            for bytes in chunk[..take].chunks_exact(RECORD_SIZE) {
+                let record = Record::decode(bytes.try_into().expect("a whole record"))
+                    .map_err(|e| format!("{}, byte {}: {e}", self.path.display(), self.offset))?;
+                self.take(record, tally);
+                self.offset += RECORD_SIZE as u64;
+            }
+            left -= take;
+        }
+        Ok(())
+    }
+
+    fn take(&mut self, record: Record, tally: &mut Tally) {
+        let slot = match record.event {
+            Event::Arrive => 0,
+            Event::Depart => 1,
+            Event::Drop => 2,
+            _ => return,
+        };
+        tally
+            .counted
+            .entry((record.shell, record.direction.name()))
+            .or_default()[slot] += 1;
+        if !self.is_delay {
+            return;
+        }
+        let queue = &mut self.pending[record.direction as usize];
+        match record.event {
+            Event::Arrive => queue.push_back(record.time),
+            Event::Depart => {
+                let Some(arrived) = queue.pop_front() else {
+                    return;
+                };
+                let due = arrived + tally.delay_ns;
+                if record.time < due {
+                    tally.early += 1;
+                    return;
+                }
+                let window = (record.time.saturating_sub(self.origin) / tally.window_ns) as usize;
+                while tally.windows.len() <= window {
+                    tally.windows.push(Window::new());
+                }
+                tally.windows[window].add(record.time - due);
+            }
+            _ => {}
+        }
+    }
+
+    /// Hands the blocks wholly read back to the file system.
+    fn free(&mut self) -> Result<(), String> {
+        let end = self.offset / BLOCK * BLOCK;
+        if end <= self.freed_to {
+            return Ok(());
+        }
+        use std::os::fd::AsRawFd;
+        // SAFETY: fallocate on a descriptor this struct owns; the range
+        // lies inside the file and the file's size is kept.
+        let done = unsafe {
+            libc::fallocate(
+                self.file.as_raw_fd(),
+                libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+                self.freed_to as libc::off_t,
+                (end - self.freed_to) as libc::off_t,
+            )
+        };
+        if done != 0 {
+            return Err(format!(
+                "{}: cannot free what was read: {}",
+                self.path.display(),
+                std::io::Error::last_os_error()
+            ));
+        }
+        self.freed_to = end;
+        Ok(())
+    }
+}
+
+/// File-system blocks are freed in whole units of this size.
+const BLOCK: u64 = 1 << 20;
+/// Records are read this many bytes at a time (a multiple of a record).
+const CHUNK: usize = RECORD_SIZE * 16384;
+
 fn logs_in(dir: &Path) -> Vec<PathBuf> {
     let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
@@ -75,70 +238,64 @@ fn main() -> ExitCode {
         args.get(2).map(|a| a.parse::<u64>()),
         args.get(3).map(|a| a.parse::<u64>()),
     ) else {
-        eprintln!("usage: soak_windows LOG_DIR DELAY_MS WINDOW_S");
+        eprintln!("usage: soak_windows LOG_DIR DELAY_MS WINDOW_S [--follow DONE_FILE [--free]]");
         return ExitCode::from(2);
     };
-    let delay_ns = delay_ms * 1_000_000;
-    let window_ns = window_s.max(1) * 1_000_000_000;
-    let mut balanced = true;
-    // (shell, direction) -> (arrive, depart, drop) counted in the logs.
-    let mut counted: HashMap<(u8, &str), [u64; 3]> = HashMap::new();
-    let mut windows: Vec<Window> = Vec::new();
-    let mut early = 0u64;
-    for path in logs_in(&dir) {
-        let reader = match LogReader::open(&path) {
-            Ok(reader) => reader,
-            Err(e) => {
-                eprintln!("{e}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let origin = reader.header.monotonic_origin_ns;
-        let is_delay = reader.header.description.starts_with("delay");
-        let mut pending: [VecDeque<u64>; 2] = [VecDeque::new(), VecDeque::new()];
-        for record in reader {
-            let record = match record {
-                Ok(record) => record,
-                Err(e) => {
-                    eprintln!("{e}");
-                    balanced = false;
-                    break;
-                }
-            };
-            let slot = match record.event {
-                Event::Arrive => 0,
-                Event::Depart => 1,
-                Event::Drop => 2,
-                _ => continue,
-            };
-            counted
-                .entry((record.shell, record.direction.name()))
-                .or_default()[slot] += 1;
-            if !is_delay {
+    let done_file = match args.get(4).map(String::as_str) {
+        None => None,
+        Some("--follow") if args.len() >= 6 => Some(PathBuf::from(&args[5])),
+        Some(other) => {
+            eprintln!("soak_windows: unexpected argument {other:?}");
+            return ExitCode::from(2);
+        }
+    };
+    let free = args.get(6).is_some_and(|a| a == "--free");
+    let mut tally = Tally {
+        delay_ns: delay_ms * 1_000_000,
+        window_ns: window_s.max(1) * 1_000_000_000,
+        counted: HashMap::new(),
+        windows: Vec::new(),
+        early: 0,
+    };
+    let mut followers: Vec<Follower> = Vec::new();
+    loop {
+        // Decided before reading, so the last pass sees every record.
+        let last = done_file.as_ref().is_none_or(|done| done.exists());
+        for path in logs_in(&dir) {
+            if followers.iter().any(|f| f.path == path) {
                 continue;
             }
-            let queue = &mut pending[record.direction as usize];
-            match record.event {
-                Event::Arrive => queue.push_back(record.time),
-                Event::Depart => {
-                    let Some(arrived) = queue.pop_front() else {
-                        continue;
-                    };
-                    let due = arrived + delay_ns;
-                    if record.time < due {
-                        early += 1;
-                        continue;
-                    }
-                    let window = (record.time.saturating_sub(origin) / window_ns) as usize;
-                    while windows.len() <= window {
-                        windows.push(Window::new());
-                    }
-                    windows[window].add(record.time - due);
+            match Follower::open(&path) {
+                Ok(follower) => followers.push(follower),
+                // A log whose header is still being written is read later.
+                Err(_) if !last => {}
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::FAILURE;
                 }
-                _ => {}
             }
         }
+        for follower in &mut followers {
+            let read = follower.drain(&mut tally, last);
+            let freed = if free { follower.free() } else { Ok(()) };
+            if let Err(e) = read.and(freed) {
+                eprintln!("{e}");
+                eprintln!("soak_windows: stopped reading the logs");
+                return ExitCode::FAILURE;
+            }
+        }
+        if last {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
     }
+    let Tally {
+        windows,
+        early,
+        counted,
+        ..
+    } = tally;
+    let mut balanced = true;
 
     println!("## Departure lateness of the delay shell per {window_s} s window (us)");
     println!(

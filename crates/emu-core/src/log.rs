@@ -610,6 +610,12 @@ impl Iterator for LogReader {
 }
 
 impl LogReader {
+    /// Byte offset of the next record (right after `open`, of the first):
+    /// for a reader that follows a log while it is written.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
     fn error(&self, message: String) -> LogError {
         LogError {
             path: self.path.clone(),
