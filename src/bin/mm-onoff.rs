@@ -1,0 +1,5 @@
+//! Mahimahi's `mm-onoff`: emu's command line, which reads its name from argv[0].
+
+fn main() {
+    std::process::exit(emu_cli::start());
+}
