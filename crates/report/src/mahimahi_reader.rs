@@ -99,8 +99,10 @@ pub fn analyze(
         let message = if !line.ends_with('\n') {
             format!("the log ends inside a line ('{text}'): it was cut short")
         } else if let Some(event) = parse(text) {
-            feeder.feed(event, analysis);
-            continue;
+            match feeder.feed(event, analysis) {
+                Ok(()) => continue,
+                Err(message) => message,
+            }
         } else {
             format!("'{text}' is not a Mahimahi log event (T + B, T - B D, T # B or T d N B)")
         };
@@ -195,7 +197,9 @@ struct Feeder {
 }
 
 impl Feeder {
-    fn feed(&mut self, line: MmLine, analysis: &mut DirectionAnalysis) {
+    /// Feeds one event to the analysis, or says why the log cannot be
+    /// true at this line.
+    fn feed(&mut self, line: MmLine, analysis: &mut DirectionAnalysis) -> Result<(), String> {
         let ip = |bytes: u64| bytes.saturating_sub(TUN_HEADER as u64) as u32;
         let time_of = |ms: u64| ms.saturating_sub(self.base) * MS;
         let shell = |analysis: &mut DirectionAnalysis, time, bytes, queue, kind| {
@@ -241,6 +245,17 @@ impl Feeder {
                 path(analysis, time, bytes, kind);
             }
             MmLine::Drop { ms, packets, bytes } => {
+                // Mahimahi's queues drop only packets they hold (the one
+                // arriving included, whose '+' line comes first). A line
+                // that drops more says nothing true, and taken packet by
+                // packet it would have the report loop for as many as it
+                // claims (billions, in a fuzzed log).
+                if packets > self.queue.1 {
+                    return Err(format!(
+                        "drops {packets} packets, but the log shows only {} queued",
+                        self.queue.1
+                    ));
+                }
                 let time = time_of(ms);
                 self.end = self.end.max(time);
                 // The line gives a total: share it out, remainder first.
@@ -273,5 +288,6 @@ impl Feeder {
                 );
             }
         }
+        Ok(())
     }
 }

@@ -31,3 +31,32 @@ fn a_time_far_in_the_future_is_left_out_and_said() {
     assert_eq!(runs[0].series.len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A Mahimahi drop line claiming thirteen billion packets had the report
+/// share its bytes out packet by packet, for hours. A queue drops only what
+/// it holds: the line is refused with its number, and what came before it
+/// is reported.
+#[test]
+fn a_drop_of_more_packets_than_are_queued_is_refused() {
+    let dir = std::env::temp_dir().join(format!("emu-hostile-drop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("drop.log");
+    std::fs::write(
+        &path,
+        "# mahimahi mm-link (Uplink) [t] > drop.log\n# base timestamp: 0\n\
+         1 + 1504\n1 + 1504\n2 d 2 3008\n3 + 1504\n4 d 13291553641 1\n5 - 1504 2\n",
+    )
+    .unwrap();
+    let runs = report::load(&path, &Options::default()).unwrap();
+    let summary = &runs[0].summary;
+    let error = summary
+        .errors
+        .iter()
+        .find(|e| e.contains("line 7"))
+        .unwrap_or_else(|| panic!("no error names line 7: {:?}", summary.errors));
+    assert!(
+        error.contains("drops 13291553641 packets, but the log shows only 1 queued"),
+        "{error}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
