@@ -12,6 +12,10 @@
 #    is the whole path's error).
 # On a shared machine, EMU_BENCH_LOCK=FILE makes it hold that lock
 # exclusively while it measures (as benches/datapath.sh does).
+# Each rate runs twice, with the hosts' offload off (the default) and on
+# (`offload = true`: TCP super-packets through the hosts' devices);
+# OFFLOAD="true" or "false" runs one of them. The veth pair is measured
+# after each emu run, so every ratio compares two runs a few seconds apart.
 # Needs root, iperf3, python3. Usage: sudo benches/dumbbell.sh [SECONDS] [RATES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,11 +39,12 @@ cleanup() {
 trap cleanup EXIT
 omit=2
 
-experiment() { # RATE
+experiment() { # RATE OFFLOAD
   cat <<TOML
 [run]
 name = "dumbbell"
 duration = "${seconds}s"
+offload = $2
 [hosts.s1]
 side = "left"
 [hosts.s2]
@@ -94,13 +99,14 @@ print(sum(json.load(open('$work/veth-%d.json' % i))['end']['sum_received']['bits
 }
 
 echo "## 4 cubic flows through a dumbbell (emu run) vs over a veth pair, ${seconds}s each, first ${omit}s omitted"
-printf '%-8s %14s %14s %8s %10s %10s %22s %22s\n' \
-  rate "emu Mbit/s" "veth Mbit/s" ratio "emu cores" "veth cores" "p99 late us (hosts)" "max late us (hosts)"
+printf '%-8s %-8s %14s %14s %8s %10s %10s %22s %22s\n' \
+  rate offload "emu Mbit/s" "veth Mbit/s" ratio "emu cores" "veth cores" "p99 late us (hosts)" "max late us (hosts)"
 for rate in $rates; do
-  experiment "$rate" > "$work/dumbbell.toml"
+for offload in ${OFFLOAD:-false true}; do
+  experiment "$rate" "$offload" > "$work/dumbbell.toml"
   /usr/bin/time -f "%U %S %e" -o "$work/emu.time" \
-    "$emu" run "$work/dumbbell.toml" --out "$work/out-$rate" --json > "$work/emu.json"
-  run=$work/out-$rate/dumbbell/cell-0/run-0
+    "$emu" run "$work/dumbbell.toml" --out "$work/out-$rate-$offload" --json > "$work/emu.json"
+  run=$work/out-$rate-$offload/dumbbell/cell-0/run-0
   emu_bps=$(python3 -c "
 import json
 r = json.load(open('$run/result.json'))
@@ -114,7 +120,7 @@ print('%.0f/%.0f %.0f/%.0f' % (max(l['p99_ns'] for l in late if l is not None) /
                                max(l['max_ns'] for l in late) / 1e3,
                                min(l['max_ns'] for l in late) / 1e3))")
   veth_bps=$(veth)
-  printf '%-8s %14.0f %14.0f %8.3f %10s %10s %22s %22s\n' "$rate" \
+  printf '%-8s %-8s %14.0f %14.0f %8.3f %10s %10s %22s %22s\n' "$rate" "$offload" \
     "$(python3 -c "print($emu_bps/1e6)")" "$(python3 -c "print($veth_bps/1e6)")" \
     "$(python3 -c "print($emu_bps/$veth_bps)")" \
     "$(cpu_of "$work/emu.time")" "$(cpu_of "$work/veth.time")" \
@@ -127,4 +133,5 @@ for l in json.load(open('$run/links.json'))['links']:
         print('   %-16s to host: %9d packets, p50 %6.1f us, p99 %7.1f us, max %8.1f us' % (
             l['link'], d['packets'], d['p50_ns'] / 1e3, d['p99_ns'] / 1e3, d['max_ns'] / 1e3))
 print('   accounting holds:', json.load(open('$run/links.json'))['accounting_holds'])"
+done
 done

@@ -335,6 +335,51 @@ to = "b"
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// With `offload = true` the hosts hand the fabric TCP super-packets: the
+/// links still see every packet of the wire (none larger than the MTU),
+/// and the accounting holds from the hosts' reads to their deliveries.
+#[test]
+fn with_offload_the_links_see_wire_packets() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("offload");
+    let result = run_experiment(
+        &dir,
+        "offload",
+        r#"
+[run]
+duration = "3s"
+offload = true
+[hosts.a]
+side = "left"
+[hosts.b]
+side = "right"
+[bottleneck]
+rate = "200mbit"
+queue = "droptail packets 300"
+[[flows]]
+name = "f"
+from = "a"
+to = "b"
+omit = "1s"
+"#,
+    );
+    let goodput = flow(&result, "f")["goodput_bps"].as_f64().unwrap();
+    assert!(goodput > 150e6, "goodput {goodput} through 200 Mbit/s");
+    let run = dir.join("out/offload/cell-0/run-0");
+    let (mut packets, mut largest) = (0u64, 0u32);
+    for record in LogReader::open(&run.join("links/side-a/0-link.emulog")).unwrap() {
+        let record = record.unwrap();
+        if record.direction == Direction::Uplink && record.event == Event::Arrive {
+            packets += 1;
+            largest = largest.max(record.bytes);
+        }
+    }
+    assert!(packets > 10_000, "{packets} packets");
+    assert!(largest <= 1500, "a {largest}-byte packet on the wire");
+    assert!(largest >= 1400, "no full-sized segment: {largest}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 const TWO_HOSTS: &str = r#"
 [run]
 duration = "2s"

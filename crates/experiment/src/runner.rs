@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// How long before a due time the fabric thread stops sleeping and spins
-/// (the shells' default).
+/// (the shells' longest).
 const SPIN: Nanos = 500_000;
 /// Time the receivers get to start listening before the first flow.
 const RECEIVER_HEAD_START: Duration = Duration::from_millis(300);
@@ -126,6 +126,7 @@ pub fn run_once(
                 address: host.address,
                 prefix: 24,
                 mtu: plan.run.mtu,
+                offload: plan.run.offload,
                 sysctls: host.sysctls.clone(),
             },
             guardian,

@@ -30,6 +30,7 @@ mod summary;
 pub mod tcp_info;
 pub mod tcp_sampler;
 pub mod tun;
+mod wire;
 
 pub use chain::run;
 pub use error::ShellError;

@@ -18,8 +18,9 @@ use crate::lateness::Lateness;
 use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
 use crate::overload::Overload;
 use crate::spin::Spin;
-use crate::tun::{read_packet, wait_readable, write_packet, write_raw};
-use emu_core::offload::{continues_run, merge_run, segment, MAX_MERGED, VNET_HDR_LEN};
+use crate::tun::{read_packet, wait_readable};
+use crate::wire::{split_read, write_due};
+use emu_core::offload::{MAX_MERGED, VNET_HDR_LEN};
 use emu_core::ring::{spsc, Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
@@ -360,13 +361,16 @@ impl Model {
             self.due.push(departure);
         }
         if !self.due.is_empty() {
+            let (lateness, overload) = (&mut self.lateness, &mut self.overload);
             self.write_errors += write_due(
                 self.output,
                 &self.due,
                 self.offload,
                 &mut self.merged,
-                &mut self.lateness,
-                &mut self.overload,
+                |late| {
+                    lateness.record(late);
+                    overload.record(late);
+                },
             );
         }
         self.overload.tick(now);
@@ -442,22 +446,11 @@ impl ReaderSide {
                 Ok(0) => {}
                 Ok(n) => {
                     let now = monotonic_now();
-                    if self.offload {
-                        // One read may hold a TCP super-packet: cut it into the
-                        // packets the wire would carry, all stamped now. A read
-                        // that cannot be cut goes on whole, to be dropped and
-                        // logged as oversize rather than vanish.
-                        if segment(&self.buffer[..n], &mut self.segments).is_err() {
-                            self.segments.clear();
-                            self.segments
-                                .push(self.buffer[VNET_HDR_LEN.min(n)..n].to_vec());
-                        }
-                        self.packets
-                            .extend(self.segments.drain(..).map(|data| Packet::new(data, now)));
-                    } else {
-                        self.packets
-                            .push(Packet::new(self.buffer[..n].to_vec(), now));
-                    }
+                    // One read may hold a TCP super-packet: its packets
+                    // are all stamped now.
+                    split_read(&self.buffer[..n], self.offload, &mut self.segments);
+                    self.packets
+                        .extend(self.segments.drain(..).map(|data| Packet::new(data, now)));
                     self.read += self.packets.len() as u64;
                     self.streak = self.streak.saturating_add(1);
                     let ran = (self.streak <= FAST_PATH_STREAK)
@@ -590,60 +583,6 @@ fn hand_over(shared: &Shared, ring: &mut Producer<Packet>, packets: &mut Vec<Pac
     if shared.sleeping.load(Ordering::SeqCst) {
         shared.wake.ring();
     }
-}
-
-/// Writes the packets that are due, in order; returns how many writes the
-/// kernel refused. With offload, consecutive segments of one TCP flow that
-/// are all due go out as one GSO packet (what GRO would make of them on a
-/// real receiver), so a pump that is behind catches up with one system call
-/// instead of dozens. Nothing is written before its time: only packets
-/// already due are merged. Each packet's lateness is taken as its write
-/// starts.
-fn write_due(
-    fd: RawFd,
-    due: &[(Packet, Nanos)],
-    offload: bool,
-    merged: &mut Vec<u8>,
-    lateness: &mut Lateness,
-    overload: &mut Overload,
-) -> u64 {
-    let mut errors = 0;
-    let mut start = 0;
-    while start < due.len() {
-        let first = &due[start].0.data;
-        let mut end = start + 1;
-        let mut size = first.len();
-        if offload {
-            while end < due.len()
-                && size + due[end].0.len() <= MAX_MERGED
-                && continues_run(first, &due[end - 1].0.data, &due[end].0.data)
-            {
-                size += due[end].0.len();
-                end += 1;
-            }
-        }
-        let now = monotonic_now();
-        for (_, due_at) in &due[start..end] {
-            let late = now.saturating_sub(*due_at);
-            lateness.record(late);
-            overload.record(late);
-        }
-        let written = if end - start == 1 {
-            write_packet(fd, first, offload)
-        } else {
-            let run: Vec<&[u8]> = due[start..end]
-                .iter()
-                .map(|(p, _)| p.data.as_slice())
-                .collect();
-            merge_run(&run, merged);
-            write_raw(fd, merged)
-        };
-        if written.is_err() {
-            errors += (end - start) as u64;
-        }
-        start = end;
-    }
-    errors
 }
 
 /// Puts a packet on the ring. A full ring means the pump is far behind (a

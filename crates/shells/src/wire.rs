@@ -1,0 +1,78 @@
+//! Between a TUN device and the wire: one read becomes the packets a wire
+//! would carry, and packets that are due go back out, merged where the
+//! device takes super-packets. The shells' pumps and the experiments'
+//! fabric both move packets this way, so both cut and merge alike.
+
+use crate::tun::{write_packet, write_raw};
+use emu_core::offload::{continues_run, merge_run, segment, MAX_MERGED, VNET_HDR_LEN};
+use emu_core::time::Nanos;
+use emu_core::Packet;
+use std::os::fd::RawFd;
+
+/// Appends to `out` the packets of one read from a device. With offload
+/// the read starts with a virtio-net header and may hold a TCP
+/// super-packet, which is cut into the segments the wire would carry. A
+/// read that cannot be cut goes on whole (without its header), to be
+/// dropped and logged as oversize by the link rather than vanish.
+pub fn split_read(read: &[u8], offload: bool, out: &mut Vec<Vec<u8>>) {
+    if !offload {
+        out.push(read.to_vec());
+        return;
+    }
+    let before = out.len();
+    if segment(read, out).is_err() {
+        out.truncate(before);
+        out.push(read[VNET_HDR_LEN.min(read.len())..].to_vec());
+    }
+}
+
+/// Writes the packets that are due, in order; returns how many writes the
+/// kernel refused. With offload, consecutive segments of one TCP flow that
+/// are all due go out as one GSO packet (what GRO would make of them on a
+/// real receiver), so a pump that is behind catches up with one system call
+/// instead of dozens. Nothing is written before its time: only packets
+/// already due are merged. Each packet's lateness is taken as its write
+/// starts and handed to `record_lateness`.
+pub fn write_due(
+    fd: RawFd,
+    due: &[(Packet, Nanos)],
+    offload: bool,
+    merged: &mut Vec<u8>,
+    mut record_lateness: impl FnMut(Nanos),
+) -> u64 {
+    let mut errors = 0;
+    let mut start = 0;
+    while start < due.len() {
+        let first = &due[start].0.data;
+        let mut end = start + 1;
+        let mut size = first.len();
+        if offload {
+            while end < due.len()
+                && size + due[end].0.len() <= MAX_MERGED
+                && continues_run(first, &due[end - 1].0.data, &due[end].0.data)
+            {
+                size += due[end].0.len();
+                end += 1;
+            }
+        }
+        let now = emu_core::time::monotonic_now();
+        for (_, due_at) in &due[start..end] {
+            record_lateness(now.saturating_sub(*due_at));
+        }
+        let written = if end - start == 1 {
+            write_packet(fd, first, offload)
+        } else {
+            let run: Vec<&[u8]> = due[start..end]
+                .iter()
+                .map(|(p, _)| p.data.as_slice())
+                .collect();
+            merge_run(&run, merged);
+            write_raw(fd, merged)
+        };
+        if written.is_err() {
+            errors += (end - start) as u64;
+        }
+        start = end;
+    }
+    errors
+}
