@@ -222,6 +222,7 @@ fn carry(
     let mut lateness: Vec<Lateness> = (0..hosts).map(|_| Lateness::default()).collect();
     let mut buffer = vec![0u8; 65_536 + VNET_HDR_LEN];
     let mut segments: Vec<Vec<u8>> = Vec::new();
+    let mut packets: Vec<Packet> = Vec::new();
     let mut out: Vec<Delivery> = Vec::with_capacity(256);
     let mut due: Vec<Vec<(Packet, Nanos)>> = (0..hosts).map(|_| Vec::new()).collect();
     let mut merged = Vec::with_capacity(MAX_MERGED + VNET_HDR_LEN);
@@ -242,10 +243,16 @@ fn carry(
                     Ok(n) => {
                         took += 1;
                         let now = monotonic_now();
-                        split_read(&buffer[..n], device.offload, &mut segments);
-                        for data in segments.drain(..) {
+                        split_read(
+                            &buffer[..n],
+                            device.offload,
+                            now,
+                            &mut segments,
+                            &mut packets,
+                        );
+                        for packet in packets.drain(..) {
                             read[host] += 1;
-                            fabric.send(host as HostId, Packet::new(data, now), &mut out);
+                            fabric.send(host as HostId, packet, &mut out);
                         }
                     }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

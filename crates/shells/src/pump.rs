@@ -448,9 +448,13 @@ impl ReaderSide {
                     let now = monotonic_now();
                     // One read may hold a TCP super-packet: its packets
                     // are all stamped now.
-                    split_read(&self.buffer[..n], self.offload, &mut self.segments);
-                    self.packets
-                        .extend(self.segments.drain(..).map(|data| Packet::new(data, now)));
+                    split_read(
+                        &self.buffer[..n],
+                        self.offload,
+                        now,
+                        &mut self.segments,
+                        &mut self.packets,
+                    );
                     self.read += self.packets.len() as u64;
                     self.streak = self.streak.saturating_add(1);
                     let ran = (self.streak <= FAST_PATH_STREAK)

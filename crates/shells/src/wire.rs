@@ -9,21 +9,29 @@ use emu_core::time::Nanos;
 use emu_core::Packet;
 use std::os::fd::RawFd;
 
-/// Appends to `out` the packets of one read from a device. With offload
-/// the read starts with a virtio-net header and may hold a TCP
-/// super-packet, which is cut into the segments the wire would carry. A
-/// read that cannot be cut goes on whole (without its header), to be
-/// dropped and logged as oversize by the link rather than vanish.
-pub fn split_read(read: &[u8], offload: bool, out: &mut Vec<Vec<u8>>) {
+/// Appends to `out` the packets of one read from a device, all stamped
+/// `now`. With offload the read starts with a virtio-net header and may
+/// hold a TCP super-packet, which is cut into the segments the wire would
+/// carry (`segments` is scratch space for the cut). A read that cannot be
+/// cut goes on whole (without its header), to be dropped and logged as
+/// oversize by the link rather than vanish.
+pub fn split_read(
+    read: &[u8],
+    offload: bool,
+    now: Nanos,
+    segments: &mut Vec<Vec<u8>>,
+    out: &mut Vec<Packet>,
+) {
     if !offload {
-        out.push(read.to_vec());
+        out.push(Packet::new(read.to_vec(), now));
         return;
     }
-    let before = out.len();
-    if segment(read, out).is_err() {
-        out.truncate(before);
-        out.push(read[VNET_HDR_LEN.min(read.len())..].to_vec());
+    segments.clear();
+    if segment(read, segments).is_err() {
+        segments.clear();
+        segments.push(read[VNET_HDR_LEN.min(read.len())..].to_vec());
     }
+    out.extend(segments.drain(..).map(|data| Packet::new(data, now)));
 }
 
 /// Writes the packets that are due, in order; returns how many writes the
