@@ -9,8 +9,9 @@ use std::process::{Command, Stdio};
 use support::*;
 
 /// Bytes arrive intact in both directions, over IPv4 and IPv6, through a
-/// lossy, rate-limited path: segmentation offload (cutting super-packets,
-/// merging due segments) must not corrupt or stall anything.
+/// lossy, rate-limited path, with offload and with `--no-offload`: cutting
+/// super-packets and merging due segments (which happens either way) must
+/// not corrupt or stall anything.
 #[test]
 fn tcp_data_arrives_intact_both_ways_over_ipv4_and_ipv6() {
     let Some(_serial) = start() else { return };
@@ -77,9 +78,11 @@ print(h.hexdigest())
             .unwrap();
         text(&out.stdout).trim().to_string()
     };
-    for (port, base, listen) in [
-        ("5921", "$EMU_BASE", "0.0.0.0"),
-        ("5922", "$EMU_BASE6", "::"),
+    for (port, base, listen, offload) in [
+        ("5921", "$EMU_BASE", "0.0.0.0", "--offload"),
+        ("5922", "$EMU_BASE6", "::", "--offload"),
+        ("5923", "$EMU_BASE", "0.0.0.0", "--no-offload"),
+        ("5924", "$EMU_BASE6", "::", "--no-offload"),
     ] {
         let mut host = Command::new("python3")
             .arg(&server)
@@ -94,33 +97,32 @@ print(h.hexdigest())
             .unwrap()
             .read_exact(&mut ready)
             .unwrap();
-        let out = run(&[
-            "loss",
-            "0.01",
-            "--seed",
-            "3",
-            "--",
-            "link",
-            "200mbit",
-            "--",
-            "sh",
-            "-c",
-            &format!("python3 {} {base} {port}", client.display()),
-        ]);
+        let command = format!("python3 {} {base} {port}", client.display());
+        let mut args = vec![
+            "loss", "0.01", "--seed", "3", "--", "link", "200mbit", "--", "sh", "-c", &command,
+        ];
+        if offload == "--no-offload" {
+            args.insert(0, offload);
+        }
+        let out = run(&args);
         if !out.status.success() {
             let _ = host.kill();
         }
         let host_out = host.wait_with_output().unwrap();
-        assert!(out.status.success(), "{base}: {}", text(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{base} {offload}: {}",
+            text(&out.stderr)
+        );
         assert_eq!(
             text(&out.stdout).trim(),
             expected("down"),
-            "{base}: downloaded bytes differ"
+            "{base} {offload}: downloaded bytes differ"
         );
         assert_eq!(
             text(&host_out.stdout).trim(),
             expected("up"),
-            "{base}: uploaded bytes differ"
+            "{base} {offload}: uploaded bytes differ"
         );
     }
 }

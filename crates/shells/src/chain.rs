@@ -567,11 +567,7 @@ fn build_shell(
             format!("[{}] {}", spec.description, direction.name()),
             position,
             link,
-            Devices {
-                input,
-                output,
-                offload: options.offload,
-            },
+            Devices { input, output },
             options.timing,
             news.clone(),
         )

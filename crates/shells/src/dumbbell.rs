@@ -54,11 +54,12 @@ pub struct HostSetup {
     /// is reached through the device.
     pub prefix: u8,
     pub mtu: u32,
-    /// The device takes and gives TCP super-packets (TSO, with a
-    /// virtio-net header), as the shells' devices do unless `--no-offload`.
-    /// A host's super-packet then reaches its side link as a burst of
-    /// segments stamped at one instant; experiments leave it off unless
-    /// asked (see `experiment::config::RunSection::offload`).
+    /// The kernel hands the fabric the host's TCP super-packets (TSO), as
+    /// the shells' devices do unless `--no-offload`. A host's super-packet
+    /// then reaches its side link as a burst of segments stamped at one
+    /// instant; experiments leave it off unless asked (see
+    /// `experiment::config::RunSection::offload`). Deliveries into the
+    /// host are merged either way (see `wire::write_due`).
     pub offload: bool,
     /// `net.*` sysctls set in the host's namespace, e.g.
     /// (`net.ipv4.tcp_ecn`, `1`).
@@ -172,13 +173,7 @@ impl FabricThread {
                 fabric.topology().hosts()
             )));
         }
-        let devices: Vec<Device> = hosts
-            .iter()
-            .map(|h| Device {
-                fd: h.tun.raw_fd(),
-                offload: h.tun.offload(),
-            })
-            .collect();
+        let devices: Vec<RawFd> = hosts.iter().map(|h| h.tun.raw_fd()).collect();
         let stop = Arc::new(AtomicBool::new(false));
         let handle = {
             let stop = stop.clone();
@@ -200,16 +195,9 @@ impl FabricThread {
     }
 }
 
-/// A host's device as the fabric thread sees it.
-#[derive(Debug, Clone, Copy)]
-struct Device {
-    fd: RawFd,
-    offload: bool,
-}
-
 fn carry(
     mut fabric: Fabric,
-    devices: Vec<Device>,
+    devices: Vec<RawFd>,
     stop: Arc<AtomicBool>,
     spin: Nanos,
 ) -> FabricResult {
@@ -228,28 +216,22 @@ fn carry(
     let mut merged = Vec::with_capacity(MAX_MERGED + VNET_HDR_LEN);
     let mut polls: Vec<libc::pollfd> = devices
         .iter()
-        .map(|device| libc::pollfd {
-            fd: device.fd,
+        .map(|&fd| libc::pollfd {
+            fd,
             events: libc::POLLIN,
             revents: 0,
         })
         .collect();
     loop {
         let mut took = 0;
-        for (host, device) in devices.iter().enumerate() {
+        for (host, &fd) in devices.iter().enumerate() {
             for _ in 0..READ_BATCH {
-                match read_packet(device.fd, &mut buffer) {
+                match read_packet(fd, &mut buffer) {
                     Ok(0) => break,
                     Ok(n) => {
                         took += 1;
                         let now = monotonic_now();
-                        split_read(
-                            &buffer[..n],
-                            device.offload,
-                            now,
-                            &mut segments,
-                            &mut packets,
-                        );
+                        split_read(&buffer[..n], now, &mut segments, &mut packets);
                         for packet in packets.drain(..) {
                             read[host] += 1;
                             fabric.send(host as HostId, packet, &mut out);
@@ -301,9 +283,9 @@ fn carry(
 }
 
 /// Writes the packets that reached their hosts: each host's in the order
-/// they came due, merged into super-packets where its device takes them.
+/// they came due, merged into super-packets (see [`write_due`]).
 fn deliver(
-    devices: &[Device],
+    devices: &[RawFd],
     out: &mut Vec<Delivery>,
     due: &mut [Vec<(Packet, Nanos)>],
     merged: &mut Vec<u8>,
@@ -317,11 +299,8 @@ fn deliver(
         if packets.is_empty() {
             continue;
         }
-        let device = devices[host];
         let record = &mut lateness[host];
-        write_errors[host] += write_due(device.fd, packets, device.offload, merged, |late| {
-            record.record(late)
-        });
+        write_errors[host] += write_due(devices[host], packets, merged, |late| record.record(late));
         packets.clear();
     }
 }

@@ -19,6 +19,23 @@
 //! and an early one gives back a small share of the surplus: the estimate
 //! reaches new lateness within a few packets and sheds an outlier within
 //! about two thousand.
+//!
+//! The estimator only learns from timed sleeps, and a pump sleeps on a
+//! timer only when the next departure is further away than the spin. Two
+//! things keep it from being stuck high, spinning through every gap:
+//! - **Calibration.** The pump starts from the lateness of a few short
+//!   timed sleeps it takes before the first packet, not from the longest
+//!   spin. Started at the longest, a pump whose departures are always
+//!   closer than that (a 100 Mbit/s link sends a packet every 120 µs)
+//!   never slept on a timer again, and spun a whole core for the run.
+//! - **Probes.** The same happens after one long hiccup (a 5 ms stall
+//!   raises the estimate to the longest spin). So when the spin has kept
+//!   the pump from sleeping for [`PROBE_EVERY`], it sleeps half of the
+//!   next wait instead of spinning it. A probe that wakes earlier than the
+//!   estimate halves it: a few probes bring a stuck spin down, and the
+//!   ordinary samples take over from there. A probe risks at most one
+//!   packet written a little late (by its wake-up lateness beyond half the
+//!   wait) per [`PROBE_EVERY`].
 
 use emu_core::time::Nanos;
 
@@ -36,6 +53,12 @@ const MARGIN: Nanos = 3_000;
 const ATTACK: f64 = 0.25;
 /// Share of the surplus an early wake-up gives back.
 const DECAY: f64 = 1.0 / 512.0;
+/// How long the spin may keep the pump from any timed sleep before it
+/// probes with one.
+pub const PROBE_EVERY: Nanos = 10_000_000;
+/// The shortest wait worth probing: half of it is slept, and a shorter
+/// sleep says little about the timer.
+const PROBE_MIN_WAIT: Nanos = 40_000;
 
 /// The spin to use before each departure.
 #[derive(Debug, Clone)]
@@ -43,22 +66,24 @@ pub struct Spin {
     /// `Some` when the user fixed it with `--spin`.
     fixed: Option<Nanos>,
     estimate: f64,
+    /// When the last timed sleep ended (0: never).
+    last_sample: Nanos,
 }
 
 impl Spin {
-    /// A fixed spin, or (None) one that adapts. It starts at the longest
-    /// spin and learns its way down: a sparse flow (a ping) gives the
-    /// estimator few samples, and wake-ups from a long idle sleep are later
-    /// than any short calibration sleep measures, so a spin that starts low
-    /// makes the first packets of every shell late. Starting high costs a
-    /// spin of up to MAX_SPIN per packet for the first thousand or so
-    /// sleeps: exact first, cheap once learnt.
-    pub fn new(fixed: Option<Nanos>) -> Spin {
+    /// A fixed spin, or (None) one that adapts, starting from the wake-up
+    /// lateness of the calibration sleeps in `samples` (see
+    /// [`calibration_estimate`]; the longest spin if there are none).
+    pub fn new(fixed: Option<Nanos>, samples: &[Nanos]) -> Spin {
         let estimate = match fixed {
             Some(_) => 0.0,
-            None => MAX_SPIN as f64,
+            None => calibration_estimate(samples) as f64,
         };
-        Spin { fixed, estimate }
+        Spin {
+            fixed,
+            estimate,
+            last_sample: 0,
+        }
     }
 
     /// How long before a departure to start spinning.
@@ -75,6 +100,7 @@ impl Spin {
         if self.fixed.is_some() {
             return;
         }
+        self.last_sample = woke;
         let late = woke.saturating_sub(target) as f64;
         if late > self.estimate {
             self.estimate += STEP_NS * QUANTILE + (late - self.estimate) * ATTACK;
@@ -83,18 +109,65 @@ impl Spin {
         }
         self.estimate = self.estimate.clamp(0.0, MAX_SPIN as f64);
     }
+
+    /// Whether to probe (sleep half of `wait` on a timer instead of
+    /// spinning it) at `now`: the spin has kept the pump from timed sleeps
+    /// for [`PROBE_EVERY`], and the wait is long enough to learn from.
+    pub fn probe_due(&self, now: Nanos, wait: Nanos) -> bool {
+        self.fixed.is_none()
+            && wait >= PROBE_MIN_WAIT
+            && now.saturating_sub(self.last_sample) >= PROBE_EVERY
+    }
+
+    /// Learns from a probe meant to end at `target` that ran again at
+    /// `woke`. Waking earlier than the estimate is strong evidence that the
+    /// estimate is stale (every ordinary sleep was blocked by it), so the
+    /// estimate halves, down to no less than the probe's own lateness;
+    /// waking later is an ordinary sample.
+    pub fn observe_probe(&mut self, target: Nanos, woke: Nanos) {
+        if self.fixed.is_some() {
+            return;
+        }
+        let late = woke.saturating_sub(target) as f64;
+        if late < self.estimate {
+            self.last_sample = woke;
+            self.estimate = late.max(self.estimate / 2.0);
+        } else {
+            self.observe(target, woke);
+        }
+    }
+}
+
+/// Where the adaptive spin starts, from the lateness of a few short timed
+/// sleeps taken before the first packet: the second largest (about the
+/// 90th percentile of sixteen), so that one sleep stretched by the setup
+/// going on around it does not set the start. Lateness beyond it (a wake
+/// from deep idle) is caught by the estimator within a few packets.
+pub fn calibration_estimate(samples: &[Nanos]) -> Nanos {
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable();
+    match sorted.len() {
+        0 => MAX_SPIN,
+        1 => sorted[0].min(MAX_SPIN),
+        n => sorted[n - 2].min(MAX_SPIN),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn adaptive(estimate: f64) -> Spin {
+        Spin {
+            fixed: None,
+            estimate,
+            last_sample: 0,
+        }
+    }
+
     #[test]
     fn the_estimate_settles_on_the_high_quantile_of_the_lateness() {
-        let mut spin = Spin {
-            fixed: None,
-            estimate: 0.0,
-        };
+        let mut spin = adaptive(0.0);
         // Lateness uniform over 0..100 µs: the 98th percentile is 98 µs.
         for i in 0..200_000u64 {
             let late = (i * 7919) % 100_000;
@@ -115,18 +188,12 @@ mod tests {
     /// within two thousand.
     #[test]
     fn new_lateness_is_covered_within_a_few_packets() {
-        let mut spin = Spin {
-            fixed: None,
-            estimate: 10_000.0,
-        };
+        let mut spin = adaptive(10_000.0);
         for _ in 0..12 {
             spin.observe(1_000_000, 1_200_000);
         }
         assert!(spin.current() >= 180_000, "{}", spin.current());
-        let mut spin = Spin {
-            fixed: None,
-            estimate: 20_000.0,
-        };
+        let mut spin = adaptive(20_000.0);
         spin.observe(1_000_000, 6_000_000);
         assert_eq!(spin.current(), MAX_SPIN);
         for _ in 0..2000 {
@@ -136,18 +203,62 @@ mod tests {
     }
 
     #[test]
-    fn an_adaptive_spin_starts_at_the_longest_and_learns_down() {
-        let mut spin = Spin::new(None);
-        assert_eq!(spin.current(), MAX_SPIN);
-        for _ in 0..4000 {
-            spin.observe(1_000_000, 1_010_000);
+    fn an_adaptive_spin_starts_from_its_calibration() {
+        let samples = [9_000, 12_000, 10_000, 400_000, 15_000, 11_000];
+        let spin = Spin::new(None, &samples);
+        // The second largest: the one stretched sleep does not count.
+        assert_eq!(spin.current(), 15_000 + MARGIN);
+        // No calibration: the longest spin, to be learnt down.
+        assert_eq!(Spin::new(None, &[]).current(), MAX_SPIN);
+        assert_eq!(Spin::new(None, &[2_000_000]).current(), MAX_SPIN);
+    }
+
+    /// A pump whose departures are all closer than its spin never sleeps
+    /// on a timer, so ordinary samples never come; probes bring the spin
+    /// down to the machine's lateness within a few of them.
+    #[test]
+    fn a_spin_too_long_to_ever_sleep_is_probed_down() {
+        let mut spin = adaptive(MAX_SPIN as f64);
+        let mut now = 1_000_000_000;
+        // Departures every 120 µs (100 Mbit/s), all within the spin.
+        let mut probes = 0;
+        for _ in 0..2_000 {
+            now += 120_000;
+            if spin.probe_due(now, 120_000) {
+                probes += 1;
+                let target = now + 60_000;
+                spin.observe_probe(target, target + 20_000);
+            }
         }
-        assert!(spin.current() < 30_000, "{}", spin.current());
+        assert!(spin.current() < 40_000, "{}", spin.current());
+        // One probe per PROBE_EVERY at most: 240 ms of departures.
+        assert!(probes <= 25, "{probes}");
+        // Probes stop once ordinary sleeps resume.
+        spin.observe(now, now + 20_000);
+        assert!(!spin.probe_due(now + 1_000_000, 120_000));
+    }
+
+    #[test]
+    fn probes_skip_short_waits_and_fixed_spins() {
+        let spin = adaptive(MAX_SPIN as f64);
+        assert!(!spin.probe_due(1_000_000_000, PROBE_MIN_WAIT - 1));
+        assert!(spin.probe_due(1_000_000_000, PROBE_MIN_WAIT));
+        let fixed = Spin::new(Some(100_000), &[]);
+        assert!(!fixed.probe_due(1_000_000_000, 1_000_000));
+    }
+
+    /// A probe that wakes later than the estimate is an ordinary sample:
+    /// it raises the estimate.
+    #[test]
+    fn a_late_probe_raises_the_estimate() {
+        let mut spin = adaptive(20_000.0);
+        spin.observe_probe(1_000_000, 1_100_000);
+        assert!(spin.current() > 40_000, "{}", spin.current());
     }
 
     #[test]
     fn a_fixed_spin_does_not_move() {
-        let mut spin = Spin::new(Some(123_000));
+        let mut spin = Spin::new(Some(123_000), &[1_000]);
         spin.observe(0, 1_000_000);
         assert_eq!(spin.current(), 123_000);
     }

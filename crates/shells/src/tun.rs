@@ -27,15 +27,17 @@ struct InterfaceRequest {
 pub struct Tun {
     file: File,
     name: String,
-    offload: bool,
 }
 
 impl Tun {
     /// Creates `name` in the calling thread's network namespace, without the
-    /// packet-info header. With `offload`, every read and write starts with
-    /// a virtio-net header and the kernel may hand over TCP super-packets
-    /// (see `emu_core::offload`); without it, reads and writes are bare IP
-    /// packets.
+    /// packet-info header. Every read and write starts with a virtio-net
+    /// header (see `emu_core::offload`). With `offload`, the kernel may
+    /// hand over TCP super-packets and leave checksums to us; without it,
+    /// it segments and checksums before a read, so each read is one wire
+    /// packet. Writes may be super-packets either way: the header is what
+    /// lets emu write several due packets of a flow in one system call, and
+    /// the kernel's receive path handle them once, as GRO would.
     pub fn create(name: &str, offload: bool) -> Result<Tun> {
         if name.len() >= libc::IFNAMSIZ {
             return Err(ShellError::new(format!(
@@ -50,7 +52,7 @@ impl Tun {
             .map_err(|e| ShellError::os("opening /dev/net/tun", e))?;
         let mut request = InterfaceRequest {
             name: [0; libc::IFNAMSIZ],
-            flags: IFF_TUN | IFF_NO_PI | if offload { IFF_VNET_HDR } else { 0 },
+            flags: IFF_TUN | IFF_NO_PI | IFF_VNET_HDR,
             _pad: [0; 22],
         };
         request.name[..name.len()].copy_from_slice(name.as_bytes());
@@ -71,7 +73,6 @@ impl Tun {
         Ok(Tun {
             file,
             name: name.to_string(),
-            offload,
         })
     }
 
@@ -81,10 +82,6 @@ impl Tun {
 
     pub fn raw_fd(&self) -> RawFd {
         self.file.as_raw_fd()
-    }
-
-    pub fn offload(&self) -> bool {
-        self.offload
     }
 }
 
@@ -99,15 +96,11 @@ pub fn read_packet(fd: RawFd, buffer: &mut [u8]) -> io::Result<usize> {
     }
 }
 
-/// Writes one packet into the device's namespace. With offload on, it goes
-/// behind an all-zero virtio-net header: a whole packet, checksums complete.
-pub fn write_packet(fd: RawFd, packet: &[u8], offload: bool) -> io::Result<()> {
-    static NO_OFFLOAD: [u8; emu_core::offload::VNET_HDR_LEN] = [0; emu_core::offload::VNET_HDR_LEN];
-    if offload {
-        write_parts(fd, &[&NO_OFFLOAD, packet])
-    } else {
-        write_parts(fd, &[packet])
-    }
+/// Writes one packet into the device's namespace, behind an all-zero
+/// virtio-net header: a whole packet, checksums complete.
+pub fn write_packet(fd: RawFd, packet: &[u8]) -> io::Result<()> {
+    static WHOLE: [u8; emu_core::offload::VNET_HDR_LEN] = [0; emu_core::offload::VNET_HDR_LEN];
+    write_parts(fd, &[&WHOLE, packet])
 }
 
 /// Writes bytes that already carry their virtio-net header.

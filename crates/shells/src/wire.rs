@@ -10,22 +10,12 @@ use emu_core::Packet;
 use std::os::fd::RawFd;
 
 /// Appends to `out` the packets of one read from a device, all stamped
-/// `now`. With offload the read starts with a virtio-net header and may
-/// hold a TCP super-packet, which is cut into the segments the wire would
-/// carry (`segments` is scratch space for the cut). A read that cannot be
-/// cut goes on whole (without its header), to be dropped and logged as
-/// oversize by the link rather than vanish.
-pub fn split_read(
-    read: &[u8],
-    offload: bool,
-    now: Nanos,
-    segments: &mut Vec<Vec<u8>>,
-    out: &mut Vec<Packet>,
-) {
-    if !offload {
-        out.push(Packet::new(read.to_vec(), now));
-        return;
-    }
+/// `now`. The read starts with a virtio-net header and, where the device
+/// offloads, may hold a TCP super-packet, which is cut into the segments
+/// the wire would carry (`segments` is scratch space for the cut). A read
+/// that cannot be cut goes on whole (without its header), to be dropped and
+/// logged as oversize by the link rather than vanish.
+pub fn split_read(read: &[u8], now: Nanos, segments: &mut Vec<Vec<u8>>, out: &mut Vec<Packet>) {
     segments.clear();
     if segment(read, segments).is_err() {
         segments.clear();
@@ -35,16 +25,17 @@ pub fn split_read(
 }
 
 /// Writes the packets that are due, in order; returns how many writes the
-/// kernel refused. With offload, consecutive segments of one TCP flow that
-/// are all due go out as one GSO packet (what GRO would make of them on a
-/// real receiver), so a pump that is behind catches up with one system call
-/// instead of dozens. Nothing is written before its time: only packets
-/// already due are merged. Each packet's lateness is taken as its write
-/// starts and handed to `record_lateness`.
+/// kernel refused. Consecutive segments of one TCP flow that are all due
+/// go out as one GSO packet (what GRO would make of them on a real
+/// receiver), so a pump that is behind catches up with one system call,
+/// and one pass through the receiver's stack, instead of dozens. This holds
+/// with or without offload on reads: without it, only the kernel's
+/// segmentation before emu reads changes. Nothing is written before its
+/// time: only packets already due are merged. Each packet's lateness is
+/// taken as its write starts and handed to `record_lateness`.
 pub fn write_due(
     fd: RawFd,
     due: &[(Packet, Nanos)],
-    offload: bool,
     merged: &mut Vec<u8>,
     mut record_lateness: impl FnMut(Nanos),
 ) -> u64 {
@@ -54,21 +45,19 @@ pub fn write_due(
         let first = &due[start].0.data;
         let mut end = start + 1;
         let mut size = first.len();
-        if offload {
-            while end < due.len()
-                && size + due[end].0.len() <= MAX_MERGED
-                && continues_run(first, &due[end - 1].0.data, &due[end].0.data)
-            {
-                size += due[end].0.len();
-                end += 1;
-            }
+        while end < due.len()
+            && size + due[end].0.len() <= MAX_MERGED
+            && continues_run(first, &due[end - 1].0.data, &due[end].0.data)
+        {
+            size += due[end].0.len();
+            end += 1;
         }
         let now = emu_core::time::monotonic_now();
         for (_, due_at) in &due[start..end] {
             record_lateness(now.saturating_sub(*due_at));
         }
         let written = if end - start == 1 {
-            write_packet(fd, first, offload)
+            write_packet(fd, first)
         } else {
             let run: Vec<&[u8]> = due[start..end]
                 .iter()
