@@ -70,8 +70,12 @@ fn nothing_is_left_after_kill_9() {
 #[test]
 fn sigterm_reaches_the_command_and_its_status_is_emus() {
     let Some(_serial) = start() else { return };
+    // A duration only this run uses: the check for processes left behind
+    // looks at the whole machine, where a plain `sleep 30` (someone's wait,
+    // a bench, this test run from another clone) is no leftover of ours.
+    let seconds = format!("30.{}", std::process::id());
     let mut child = emu()
-        .args(["delay", "1", "--", "sleep", "30"])
+        .args(["delay", "1", "--", "sleep", &seconds])
         .spawn()
         .unwrap();
     let pid = child.id();
@@ -80,7 +84,8 @@ fn sigterm_reaches_the_command_and_its_status_is_emus() {
     unsafe { libc::kill(pid as i32, libc::SIGTERM) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(128 + libc::SIGTERM));
-    assert!(wait_until_clean(pid, "sleep 30").is_empty());
+    let left = wait_until_clean(pid, &format!("sleep {seconds}"));
+    assert!(left.is_empty(), "left behind after SIGTERM: {left:?}");
 }
 
 #[test]

@@ -116,6 +116,8 @@ pub fn leftovers(pid: u32, marker: &str) -> Vec<String> {
             .filter(|l| l.contains(&format!("-{pid}:")) || l.contains(&format!("-{pid}@")))
             .map(String::from),
     );
+    // The whole comment: `emu:123` is not a rule of emu 1234's.
+    let owner = format!("emu:{pid}");
     for program in ["iptables", "ip6tables"] {
         let rules = text(
             &Command::new(program)
@@ -127,7 +129,7 @@ pub fn leftovers(pid: u32, marker: &str) -> Vec<String> {
         left.extend(
             rules
                 .lines()
-                .filter(|l| l.contains(&format!("emu:{pid}")))
+                .filter(|l| l.split([' ', '"']).any(|w| w == owner))
                 .map(String::from),
         );
     }
