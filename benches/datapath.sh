@@ -4,13 +4,15 @@
 # against a second emu binary, with ratios:
 #  - TCP up/down through a zero-delay shell;
 #  - the RTT a zero-delay shell adds to the veth pair's (min/mean/p99);
-#  - emu's own CPU carrying 10 Mbit/s bulk TCP through `link 10mbit`, and
-#    an idle shell's;
+#  - emu's own CPU carrying bulk TCP through `link 10mbit` (also with
+#    `--spin 0`: what exact timing costs), `link 100mbit` and `link 1gbit`,
+#    and an idle shell's;
 #  - MTU-sized UDP (iperf3 -u -b 0 -l 1472) and TCP with --no-offload,
 #    with the datagrams the kernel dropped before emu read them;
 #  - TCP through `link 10gbit` (offload on);
 #  - the pumps' lateness (write time minus the model's departure) at
-#    10 Mbit/s, 1 Gbit/s and 10 Gbit/s, and whether p99 <= 100 us holds;
+#    10 Mbit/s, 100 Mbit/s, 1 Gbit/s and 10 Gbit/s, and whether p99 <= 100 us
+#    holds;
 #  - 1, 2 and 3 nested zero-delay shells: throughput, added RTT, CPU.
 # A benchmark, not a test: it asserts nothing.
 #
@@ -133,12 +135,16 @@ measure() {
   echo "tcp_down=$(tput $work/j.json)" >> "$out"
   "$emu" --stats delay 0 -- sleep "$seconds" 2> "$work/s"
   echo "cpu_idle=$(cpu $work/s)" >> "$out"
-  for rate in 10mbit 1gbit 10gbit; do
+  for rate in 10mbit 100mbit 1gbit 10gbit; do
     "$emu" --stats link $rate -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
     echo "link_$rate=$(tput $work/j.json)" >> "$out"
     echo "cpu_$rate=$(cpu $work/s)" >> "$out"
     echo "late_$rate=$(late $work/s)" >> "$out"
   done
+  # Without the spin: what exactness costs at a low rate.
+  "$emu" --stats --spin 0 link 10mbit -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
+  echo "cpu_nospin=$(cpu $work/s)" >> "$out"
+  echo "late_nospin=$(late $work/s)" >> "$out"
   "$emu" --stats delay 0 -- sh -c "$iperf -u -b 0 -l 1472 -J > $work/j.json 2>/dev/null" 2> "$work/s"
   echo "udp=$(udp $work/j.json)" >> "$out"
   echo "udp_reads=$(reads $work/s)" >> "$out"
@@ -197,6 +203,10 @@ for i, name in enumerate(["min", "mean", "p99"]):
     rows.append((f"RTT added by delay 0, {name} (us)", veth_rtt[i],
                  [num(r["rtt_1"], i) - veth_rtt[i] for _, r in runs], "", "low"))
 row("CPU, 10 Mbit/s bulk TCP via link 10mbit (% core)", None, "cpu_10mbit", better="low")
+row("CPU, same with --spin 0 (% core)", None, "cpu_nospin", better="low")
+row("lateness p99, same with --spin 0 (us)", None, "late_nospin", 1, better="low")
+row("CPU, 100 Mbit/s bulk TCP via link 100mbit (% core)", None, "cpu_100mbit", better="low")
+row("CPU, 1 Gbit/s bulk TCP via link 1gbit (% core)", None, "cpu_1gbit", better="low")
 row("CPU, idle delay 0 shell (% core)", None, "cpu_idle", better="low")
 row("UDP -b 0 -l 1472 received (Gbit/s)", num(veth_udp), "udp")
 row("UDP datagrams sent", num(veth_udp, 2), "udp", 2)
@@ -208,7 +218,8 @@ rows.append(("UDP kernel drops emu reports", None,
 row("TCP --no-offload, delay 0 (Gbit/s)", veth_up, "tcp_nooffload")
 row("TCP via link 10gbit (Gbit/s)", None, "link_10gbit")
 row("TCP via link 1gbit (Gbit/s)", None, "link_1gbit")
-for rate in ["10mbit", "1gbit", "10gbit"]:
+row("TCP via link 100mbit (Gbit/s)", None, "link_100mbit")
+for rate in ["10mbit", "100mbit", "1gbit", "10gbit"]:
     row(f"lateness mean at link {rate} (us)", None, f"late_{rate}", 0, better="low")
     row(f"lateness p99 at link {rate} (us)", None, f"late_{rate}", 1, better="low")
 row("lateness p99, UDP flood (us)", None, "late_udp", 1, better="low")
@@ -241,7 +252,7 @@ for label, veth, vals, _, _ in rows:
 after = runs[-1][1]
 print()
 print("Timing (lateness p99 <= 100 us):")
-for rate in ["10mbit", "1gbit", "10gbit"]:
+for rate in ["10mbit", "100mbit", "1gbit", "10gbit"]:
     p99 = num(after[f"late_{rate}"], 1)
     gbit = num(after[f"link_{rate}"])
     print(f"  link {rate:<7} carrying {gbit:6.2f} Gbit/s: p99 {fmt(p99)} us -> {'met' if p99 <= 100 else 'NOT met'}")
