@@ -88,13 +88,12 @@ pub struct RunSection {
     pub out: Option<PathBuf>,
     #[serde(default = "default_mtu")]
     pub mtu: u32,
-    /// The hosts' devices take and give TCP super-packets (TSO), as the
+    /// The hosts' devices hand over TCP super-packets (TSO), as the
     /// shells' devices do: at high rates a system call then carries tens
     /// of packets, while every link still sees each packet of the wire.
     /// Off by default: a host's super-packet reaches its side link as a
-    /// burst of segments stamped at one instant. Two cubic flows through
-    /// Cake triple-isolate (tests/experiments.rs) came out 0.3 to 2.3%
-    /// apart in five runs with it, 0.04 to 1.3% in four without.
+    /// burst of segments stamped at one instant, which makes flows a little
+    /// less fair (the figures are in the README, under Experiments).
     #[serde(default)]
     pub offload: bool,
 }

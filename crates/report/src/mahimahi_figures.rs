@@ -126,8 +126,10 @@ impl MmAccumulator {
             }
             next = pair[1].1;
         }
+        let mut singles: Vec<u64> = sent.iter().map(|&(_, d)| d).collect();
+        singles.sort_unstable();
         let at_most = |v: u64| -> u64 {
-            let single = sent.iter().filter(|&&(_, d)| d <= v).count() as u64;
+            let single = singles.partition_point(|&d| d <= v) as u64;
             let in_runs: u64 = runs
                 .iter()
                 .map(|&(first, len)| (v + 1).saturating_sub(first).min(len))
@@ -136,7 +138,7 @@ impl MmAccumulator {
         };
         let index = Rank::Truncated.index(0.95, high - low + 1);
         // The least value with more than `index` values at or below it.
-        let (mut lo, mut hi) = (0u64, next_upper_bound(&sent, &runs));
+        let (mut lo, mut hi) = (0u64, upper_bound(&singles, &runs));
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if at_most(mid) > index {
@@ -149,9 +151,9 @@ impl MmAccumulator {
     }
 }
 
-/// The largest value among the single values and the runs.
-fn next_upper_bound(sent: &[(u64, u64)], runs: &[(u64, u64)]) -> u64 {
-    let single = sent.iter().map(|&(_, d)| d).max().unwrap_or(0);
+/// The largest value among the single values (sorted) and the runs.
+fn upper_bound(singles: &[u64], runs: &[(u64, u64)]) -> u64 {
+    let single = singles.last().copied().unwrap_or(0);
     let run = runs
         .iter()
         .map(|&(first, len)| first + len - 1)

@@ -9,11 +9,12 @@
 //! due time across all links, then spins the last stretch; it does not
 //! grow a thread per link or per host.
 //!
-//! It moves packets as the shells' pumps do (`crate::wire`): with offload,
-//! a host's TCP super-packet is one read, cut into the segments the links
-//! see, and segments of one flow that are due together go into the
-//! receiving host as one super-packet again, so a system call carries tens
-//! of packets at high rates (off by default: see [`HostSetup::offload`]).
+//! It moves packets as the shells' pumps do (`crate::wire`): with offload
+//! (off by default: see [`HostSetup::offload`]), a host's TCP super-packet
+//! is one read, cut into the segments the links see; with or without it,
+//! segments of one flow that are due together go into the receiving host
+//! as one super-packet, so a system call carries tens of packets at high
+//! rates.
 //!
 //! Unlike the shells' pumps it stays in the ordinary scheduling class:
 //! spinning in the real-time class, it keeps the hosts' senders off its
