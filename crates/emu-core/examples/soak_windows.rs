@@ -18,10 +18,9 @@
 //! room for a few seconds of them instead. Such a log is no longer whole,
 //! so `--free` is for the soak alone.
 
-use emu_core::log::{Event, LogReader, Record, RECORD_SIZE};
+use emu_core::log::{Event, LogReader, Record};
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -65,13 +64,13 @@ impl Window {
     }
 }
 
-/// One log being read: where the next record starts, and the delay
-/// shell's arrivals still waiting for their departures.
+/// One log being read: its reader (which follows the file as emu writes
+/// it), and the delay shell's arrivals still waiting for their departures.
 struct Follower {
     path: PathBuf,
+    reader: LogReader,
+    /// Open for writing only to punch holes in it (`--free`).
     file: File,
-    /// Byte offset of the next unread record.
-    offset: u64,
     /// Everything before this offset has been freed (`--free`).
     freed_to: u64,
     origin: u64,
@@ -92,20 +91,17 @@ struct Tally {
 impl Follower {
     fn open(path: &Path) -> Result<Follower, String> {
         let reader = LogReader::open(path).map_err(|e| e.to_string())?;
-        // Writable only to punch holes in it (`--free`); nothing is written.
         let file = std::fs::OpenOptions::new()
-            .read(true)
             .write(true)
             .open(path)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let offset = reader.offset();
         Ok(Follower {
             path: path.to_path_buf(),
-            file,
-            offset,
-            freed_to: offset.next_multiple_of(BLOCK),
+            freed_to: reader.offset().next_multiple_of(BLOCK),
             origin: reader.header.monotonic_origin_ns,
             is_delay: reader.header.description.starts_with("delay"),
+            reader,
+            file,
             pending: [VecDeque::new(), VecDeque::new()],
         })
     }
@@ -113,39 +109,16 @@ impl Follower {
     /// Reads every whole record written so far. At the end of the run
     /// (`last`), a part of a record left over is an error.
     fn drain(&mut self, tally: &mut Tally, last: bool) -> Result<(), String> {
-        use std::io::{Seek, SeekFrom};
-        let length = self
-            .file
-            .metadata()
-            .map_err(|e| format!("{}: {e}", self.path.display()))?
-            .len();
-        let whole = (length.saturating_sub(self.offset) / RECORD_SIZE as u64) * RECORD_SIZE as u64;
-        if last && self.offset + whole != length {
-            return Err(format!(
-                "{}: {} bytes at the end are not a whole record",
-                self.path.display(),
-                length - self.offset - whole
-            ));
+        while let Some(record) = self.reader.follow() {
+            self.take(record.map_err(|e| e.to_string())?, tally);
         }
-        self.file
-            .seek(SeekFrom::Start(self.offset))
-            .map_err(|e| format!("{}: {e}", self.path.display()))?;
-        let mut chunk = vec![0u8; CHUNK];
-        let mut left = whole as usize;
-        while left > 0 {
-            let take = left.min(CHUNK);
-            self.file
-                .read_exact(&mut chunk[..take])
-                .map_err(|e| format!("{}: {e}", self.path.display()))?;
-            for bytes in chunk[..take].chunks_exact(RECORD_SIZE) {
-                let record = Record::decode(bytes.try_into().expect("a whole record"))
-                    .map_err(|e| format!("{}, byte {}: {e}", self.path.display(), self.offset))?;
-                self.take(record, tally);
-                self.offset += RECORD_SIZE as u64;
-            }
-            left -= take;
+        match self.reader.partial_bytes() {
+            partial if last && partial > 0 => Err(format!(
+                "{}: {partial} bytes at the end are not a whole record",
+                self.path.display()
+            )),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     fn take(&mut self, record: Record, tally: &mut Tally) {
@@ -186,7 +159,7 @@ impl Follower {
 
     /// Hands the blocks wholly read back to the file system.
     fn free(&mut self) -> Result<(), String> {
-        let end = self.offset / BLOCK * BLOCK;
+        let end = self.reader.offset() / BLOCK * BLOCK;
         if end <= self.freed_to {
             return Ok(());
         }
@@ -215,8 +188,6 @@ impl Follower {
 
 /// File-system blocks are freed in whole units of this size.
 const BLOCK: u64 = 1 << 20;
-/// Records are read this many bytes at a time (a multiple of a record).
-const CHUNK: usize = RECORD_SIZE * 16384;
 
 fn logs_in(dir: &Path) -> Vec<PathBuf> {
     let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)

@@ -507,6 +507,10 @@ pub struct LogReader {
     offset: u64,
     pub header: LogHeader,
     failed: bool,
+    /// The record being read, `filled` bytes of it so far: a follower
+    /// keeps a part of a record until the writer adds the rest.
+    record: [u8; RECORD_SIZE],
+    filled: usize,
 }
 
 impl LogReader {
@@ -563,6 +567,8 @@ impl LogReader {
             offset: 12 + length as u64,
             header,
             failed: false,
+            record: [0; RECORD_SIZE],
+            filled: 0,
         })
     }
 }
@@ -570,16 +576,53 @@ impl LogReader {
 impl Iterator for LogReader {
     type Item = Result<Record, LogError>;
 
+    /// The next record of a finished log; a part of a record at its end is
+    /// an error (the log was cut).
     fn next(&mut self) -> Option<Self::Item> {
+        match self.read_record()? {
+            Ok(Some(record)) => Some(Ok(record)),
+            Ok(None) => {
+                self.failed = true;
+                Some(Err(self.error(format!(
+                    "truncated record ({} of {RECORD_SIZE} bytes)",
+                    self.filled
+                ))))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+impl LogReader {
+    /// The next record of a log that may still be written: None when the
+    /// file ends, on a record boundary or inside a record. A part of a
+    /// record is kept, and a later call completes it once the writer has
+    /// added the rest; [`partial_bytes`](Self::partial_bytes) says how much
+    /// is held when the log is known to be finished.
+    pub fn follow(&mut self) -> Option<Result<Record, LogError>> {
+        match self.read_record()? {
+            Ok(Some(record)) => Some(Ok(record)),
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    /// Bytes of a record read but not yet whole (see [`follow`](Self::follow)).
+    pub fn partial_bytes(&self) -> usize {
+        self.filled
+    }
+
+    /// Reads on into the current record: None at the end of the file with
+    /// nothing of a record read (or after an error), Some(Ok(None)) at the
+    /// end of the file inside a record, the record once whole.
+    fn read_record(&mut self) -> Option<Result<Option<Record>, LogError>> {
         if self.failed {
             return None;
         }
-        let mut buffer = [0u8; RECORD_SIZE];
-        let mut filled = 0;
-        while filled < RECORD_SIZE {
-            match self.input.read(&mut buffer[filled..]) {
+        while self.filled < RECORD_SIZE {
+            match self.input.read(&mut self.record[self.filled..]) {
                 Ok(0) => break,
-                Ok(n) => filled += n,
+                Ok(n) => self.filled += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     self.failed = true;
@@ -587,24 +630,22 @@ impl Iterator for LogReader {
                 }
             }
         }
-        if filled == 0 {
-            return None;
-        }
-        if filled < RECORD_SIZE {
-            self.failed = true;
-            return Some(Err(self.error(format!(
-                "truncated record ({filled} of {RECORD_SIZE} bytes)"
-            ))));
-        }
-        match Record::decode(&buffer) {
-            Ok(record) => {
-                self.offset += RECORD_SIZE as u64;
-                Some(Ok(record))
+        match self.filled {
+            0 => None,
+            RECORD_SIZE => {
+                self.filled = 0;
+                match Record::decode(&self.record) {
+                    Ok(record) => {
+                        self.offset += RECORD_SIZE as u64;
+                        Some(Ok(Some(record)))
+                    }
+                    Err(message) => {
+                        self.failed = true;
+                        Some(Err(self.error(message)))
+                    }
+                }
             }
-            Err(message) => {
-                self.failed = true;
-                Some(Err(self.error(message)))
-            }
+            _ => Some(Ok(None)),
         }
     }
 }
@@ -1287,6 +1328,44 @@ mod tests {
         };
         assert!(update_header(&path, &too_long).is_err());
         assert_eq!(LogReader::open(&path).unwrap().header, updated);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A follower reads a log as it grows: a record cut by the end of the
+    /// file so far is held, not an error, and completed by a later read.
+    #[test]
+    fn a_follower_completes_a_record_the_writer_finishes_later() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("emu-log-follow-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("1-link.emulog");
+        let mut writer = LogWriter::new();
+        let file = writer.add_file(&path, &header()).unwrap();
+        let mut sink = writer.sink(file);
+        writer.start();
+        for i in 0..3 {
+            sink.record(sample(i));
+        }
+        writer.finish().unwrap();
+        let whole = std::fs::read(&path).unwrap();
+        // The file as a writer might leave it mid-way: 1.5 records.
+        let cut = whole.len() - RECORD_SIZE - RECORD_SIZE / 2;
+        std::fs::write(&path, &whole[..cut]).unwrap();
+        let mut reader = LogReader::open(&path).unwrap();
+        assert_eq!(reader.follow().unwrap().unwrap(), sample(0));
+        assert!(reader.follow().is_none());
+        assert_eq!(reader.partial_bytes(), RECORD_SIZE / 2);
+        assert!(reader.follow().is_none());
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        file.write_all(&whole[cut..]).unwrap();
+        assert_eq!(reader.follow().unwrap().unwrap(), sample(1));
+        assert_eq!(reader.follow().unwrap().unwrap(), sample(2));
+        assert!(reader.follow().is_none());
+        assert_eq!(reader.partial_bytes(), 0);
+        assert_eq!(reader.offset(), whole.len() as u64);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
