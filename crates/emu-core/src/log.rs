@@ -1298,21 +1298,29 @@ mod tests {
         }
     }
 
-    /// The exit-time counts go into the header of a finished log without
-    /// moving its records; a header that no longer fits is refused.
-    #[test]
-    fn a_finished_log_takes_the_kernel_drops_into_its_header() {
-        let dir = std::env::temp_dir().join(format!("emu-log-update-{}", std::process::id()));
+    /// Writes `count` sample records to a fresh log `name` in a new
+    /// directory named after `test`; returns the directory and the path.
+    fn sample_log(test: &str, name: &str, count: u64) -> (PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("emu-log-{test}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("0-delay.emulog");
+        let path = dir.join(name);
         let mut writer = LogWriter::new();
         let file = writer.add_file(&path, &header()).unwrap();
         let mut sink = writer.sink(file);
         writer.start();
-        for i in 0..10 {
+        for i in 0..count {
             sink.record(sample(i));
         }
-        writer.finish().unwrap();
+        let totals = writer.finish().unwrap();
+        assert_eq!((totals.records, totals.records_lost), (count, 0));
+        (dir, path)
+    }
+
+    /// The exit-time counts go into the header of a finished log without
+    /// moving its records; a header that no longer fits is refused.
+    #[test]
+    fn a_finished_log_takes_the_kernel_drops_into_its_header() {
+        let (dir, path) = sample_log("update", "0-delay.emulog", 10);
         let updated = LogHeader {
             kernel_dropped: Some([280_066, u64::MAX]),
             ..header()
@@ -1336,17 +1344,7 @@ mod tests {
     #[test]
     fn a_follower_completes_a_record_the_writer_finishes_later() {
         use std::io::Write;
-        let dir = std::env::temp_dir().join(format!("emu-log-follow-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("1-link.emulog");
-        let mut writer = LogWriter::new();
-        let file = writer.add_file(&path, &header()).unwrap();
-        let mut sink = writer.sink(file);
-        writer.start();
-        for i in 0..3 {
-            sink.record(sample(i));
-        }
-        writer.finish().unwrap();
+        let (dir, path) = sample_log("follow", "1-link.emulog", 3);
         let whole = std::fs::read(&path).unwrap();
         // The file as a writer might leave it mid-way: 1.5 records.
         let cut = whole.len() - RECORD_SIZE - RECORD_SIZE / 2;
@@ -1371,18 +1369,7 @@ mod tests {
 
     #[test]
     fn writer_and_reader_agree_and_truncation_names_the_offset() {
-        let dir = std::env::temp_dir().join(format!("emu-log-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("1-link.emulog");
-        let mut writer = LogWriter::new();
-        let file = writer.add_file(&path, &header()).unwrap();
-        let mut sink = writer.sink(file);
-        writer.start();
-        for i in 0..1000 {
-            sink.record(sample(i));
-        }
-        let totals = writer.finish().unwrap();
-        assert_eq!((totals.records, totals.records_lost), (1000, 0));
+        let (dir, path) = sample_log("test", "1-link.emulog", 1000);
 
         let reader = LogReader::open(&path).unwrap();
         assert_eq!(reader.header, header());
