@@ -352,9 +352,8 @@ pub fn offload(data: &[u8]) {
         end += 1;
     }
     if end >= 2 {
-        let run: Vec<&[u8]> = out[..end].iter().map(Vec::as_slice).collect();
         let mut merged = Vec::new();
-        merge_run(&run, &mut merged);
+        merge_run(out[..end].iter().map(Vec::as_slice), &mut merged);
         let mut again = Vec::new();
         segment(&merged, &mut again).expect("a merged run cuts again");
         assert_eq!(again.len(), end);

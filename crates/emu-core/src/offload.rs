@@ -257,14 +257,16 @@ pub fn continues_run(first: &[u8], previous: &[u8], next: &[u8]) -> bool {
 /// Writes into `out` one virtio-net header and the GSO packet that carries
 /// the TCP segments of `run` (which `continues_run` accepted pairwise).
 /// The TCP checksum is left partial, as a TSO sender leaves it; the kernel
-/// treats the packet exactly as the segments it stands for.
-pub fn merge_run(run: &[&[u8]], out: &mut Vec<u8>) {
+/// treats the packet exactly as the segments it stands for. The run is
+/// taken as an iterator so that a pump can merge its due packets where
+/// they lie, without gathering them into a list first.
+pub fn merge_run<'a>(run: impl IntoIterator<Item = &'a [u8]>, out: &mut Vec<u8>) {
     out.clear();
-    let first = run[0];
+    let mut run = run.into_iter();
+    let first = run.next().expect("a run holds at least one segment");
     let (ip, tcp) = tcp_headers(first).expect("runs hold plain TCP packets");
     let headers = ip + tcp;
     let mss = first.len() - headers;
-    let total = headers + run.iter().map(|p| p.len() - headers).sum::<usize>();
     let v4 = ip == 20;
     let mut header = [0u8; VNET_HDR_LEN];
     header[0] = F_NEEDS_CSUM;
@@ -274,10 +276,13 @@ pub fn merge_run(run: &[&[u8]], out: &mut Vec<u8>) {
     header[6..8].copy_from_slice(&(ip as u16).to_le_bytes());
     header[8..10].copy_from_slice(&16u16.to_le_bytes());
     out.extend_from_slice(&header);
-    out.extend_from_slice(&first[..headers]);
+    out.extend_from_slice(first);
+    let mut last_flags = first[ip + 13];
     for packet in run {
         out.extend_from_slice(&packet[headers..]);
+        last_flags = packet[ip + 13];
     }
+    let total = out.len() - VNET_HDR_LEN;
     let packet = &mut out[VNET_HDR_LEN..];
     if v4 {
         packet[2..4].copy_from_slice(&(total as u16).to_be_bytes());
@@ -287,7 +292,7 @@ pub fn merge_run(run: &[&[u8]], out: &mut Vec<u8>) {
     } else {
         packet[4..6].copy_from_slice(&((total - 40) as u16).to_be_bytes());
     }
-    packet[ip + 13] = run[run.len() - 1][ip + 13]; // PSH of the last segment
+    packet[ip + 13] = last_flags; // PSH of the last segment
     let partial = fold(pseudo_header_sum(packet, total - ip));
     packet[ip + 16..ip + 18].copy_from_slice(&partial.to_be_bytes());
 }
@@ -440,9 +445,8 @@ mod tests {
         for w in segments.windows(2) {
             assert!(continues_run(&segments[0], &w[0], &w[1]));
         }
-        let run: Vec<&[u8]> = segments.iter().map(|s| s.as_slice()).collect();
         let mut merged = Vec::new();
-        merge_run(&run, &mut merged);
+        merge_run(segments.iter().map(Vec::as_slice), &mut merged);
         let header = VnetHeader::parse(&merged).unwrap();
         assert_eq!(
             (

@@ -4,21 +4,28 @@
 use report::analysis::MAX_BINS;
 use report::Options;
 
+/// Reports the Mahimahi log `text`, written to a file named `name` in a
+/// directory of its own (removed again).
+fn report_of(name: &str, text: &str) -> Vec<report::Run> {
+    let dir = std::env::temp_dir().join(format!("emu-hostile-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    let runs = report::load(&path, &Options::default()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    runs
+}
+
 /// A record time far in the future asked the report for one bin per
 /// 100 ms up to it: billions of bins. Events beyond the report's horizon
 /// are left out and said; the rest is reported.
 #[test]
 fn a_time_far_in_the_future_is_left_out_and_said() {
-    let dir = std::env::temp_dir().join(format!("emu-hostile-log-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("far.log");
-    std::fs::write(
-        &path,
+    let runs = report_of(
+        "far.log",
         "# mahimahi mm-link (Uplink) [t] > far.log\n# base timestamp: 0\n\
          1 # 1504\n1 + 1504\n2 - 1504 1\n18446744073709 + 1504\n",
-    )
-    .unwrap();
-    let runs = report::load(&path, &Options::default()).unwrap();
+    );
     let summary = &runs[0].summary;
     assert!(
         summary
@@ -29,7 +36,6 @@ fn a_time_far_in_the_future_is_left_out_and_said() {
         summary.warnings
     );
     assert_eq!(runs[0].series.len(), 1);
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A Mahimahi drop line claiming thirteen billion packets had the report
@@ -38,16 +44,11 @@ fn a_time_far_in_the_future_is_left_out_and_said() {
 /// is reported.
 #[test]
 fn a_drop_of_more_packets_than_are_queued_is_refused() {
-    let dir = std::env::temp_dir().join(format!("emu-hostile-drop-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("drop.log");
-    std::fs::write(
-        &path,
+    let runs = report_of(
+        "drop.log",
         "# mahimahi mm-link (Uplink) [t] > drop.log\n# base timestamp: 0\n\
          1 + 1504\n1 + 1504\n2 d 2 3008\n3 + 1504\n4 d 13291553641 1\n5 - 1504 2\n",
-    )
-    .unwrap();
-    let runs = report::load(&path, &Options::default()).unwrap();
+    );
     let summary = &runs[0].summary;
     let error = summary
         .errors
@@ -58,5 +59,4 @@ fn a_drop_of_more_packets_than_are_queued_is_refused() {
         error.contains("drops 13291553641 packets, but the log shows only 1 queued"),
         "{error}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

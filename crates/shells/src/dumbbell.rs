@@ -27,8 +27,7 @@ use crate::guardian::Guardian;
 use crate::lateness::Lateness;
 use crate::netns::NetNs;
 use crate::tun::{read_packet, Tun};
-use crate::wire::{split_read, write_due};
-use emu_core::offload::{MAX_MERGED, VNET_HDR_LEN};
+use crate::wire::{split_read, write_due, MERGED_BUFFER, READ_BUFFER};
 use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
 use fabric::{Delivery, Fabric, HostId};
@@ -209,12 +208,12 @@ fn carry(
     let mut read = vec![0u64; hosts];
     let mut write_errors = vec![0u64; hosts];
     let mut lateness: Vec<Lateness> = (0..hosts).map(|_| Lateness::default()).collect();
-    let mut buffer = vec![0u8; 65_536 + VNET_HDR_LEN];
+    let mut buffer = vec![0u8; READ_BUFFER];
     let mut segments: Vec<Vec<u8>> = Vec::new();
     let mut packets: Vec<Packet> = Vec::new();
     let mut out: Vec<Delivery> = Vec::with_capacity(256);
     let mut due: Vec<Vec<(Packet, Nanos)>> = (0..hosts).map(|_| Vec::new()).collect();
-    let mut merged = Vec::with_capacity(MAX_MERGED + VNET_HDR_LEN);
+    let mut merged = Vec::with_capacity(MERGED_BUFFER);
     let mut polls: Vec<libc::pollfd> = devices
         .iter()
         .map(|&fd| libc::pollfd {
@@ -233,8 +232,8 @@ fn carry(
                         took += 1;
                         let now = monotonic_now();
                         split_read(&buffer[..n], now, &mut segments, &mut packets);
+                        read[host] += packets.len() as u64;
                         for packet in packets.drain(..) {
-                            read[host] += 1;
                             fabric.send(host as HostId, packet, &mut out);
                         }
                     }

@@ -19,8 +19,7 @@ use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
 use crate::overload::Overload;
 use crate::spin::Spin;
 use crate::tun::{read_packet, wait_readable};
-use crate::wire::{split_read, write_due};
-use emu_core::offload::{MAX_MERGED, VNET_HDR_LEN};
+use crate::wire::{split_read, write_due, MERGED_BUFFER, READ_BUFFER};
 use emu_core::ring::{spsc, Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
@@ -34,9 +33,6 @@ use std::thread::JoinHandle;
 
 /// Packets between reader and pump; deep enough for bursts at 10 Gbit/s.
 const RING_CAPACITY: usize = 1 << 15;
-/// Largest read a TUN device can hand us: a 64 KiB super-packet and its
-/// virtio-net header.
-const READ_BUFFER: usize = 65_536 + VNET_HDR_LEN;
 /// How many arrivals the pump takes before it checks for due departures,
 /// so a burst of arrivals cannot hold departures back.
 const ARRIVAL_BATCH: usize = 64;
@@ -208,7 +204,7 @@ impl DirectionPump {
                 lateness: Lateness::default(),
                 overload: Overload::new(label),
                 due: Vec::with_capacity(ARRIVAL_BATCH),
-                merged: Vec::with_capacity(MAX_MERGED + VNET_HDR_LEN),
+                merged: Vec::with_capacity(MERGED_BUFFER),
                 next_publish: 0,
                 told_trace_end: false,
                 shell,

@@ -9,6 +9,12 @@ use emu_core::time::Nanos;
 use emu_core::Packet;
 use std::os::fd::RawFd;
 
+/// Largest read a TUN device can hand us: a 64 KiB super-packet and its
+/// virtio-net header.
+pub const READ_BUFFER: usize = 65_536 + VNET_HDR_LEN;
+/// Room for the largest merged write (see [`write_due`]).
+pub const MERGED_BUFFER: usize = MAX_MERGED + VNET_HDR_LEN;
+
 /// Appends to `out` the packets of one read from a device, all stamped
 /// `now`. The read starts with a virtio-net header and, where the device
 /// offloads, may hold a TCP super-packet, which is cut into the segments
@@ -59,11 +65,10 @@ pub fn write_due(
         let written = if end - start == 1 {
             write_packet(fd, first)
         } else {
-            let run: Vec<&[u8]> = due[start..end]
-                .iter()
-                .map(|(p, _)| p.data.as_slice())
-                .collect();
-            merge_run(&run, merged);
+            merge_run(
+                due[start..end].iter().map(|(p, _)| p.data.as_slice()),
+                merged,
+            );
             write_raw(fd, merged)
         };
         if written.is_err() {
