@@ -13,7 +13,8 @@
 #  - the pumps' lateness (write time minus the model's departure) at
 #    10 Mbit/s, 100 Mbit/s, 1 Gbit/s and 10 Gbit/s, and whether p99 <= 100 us
 #    holds;
-#  - 1, 2 and 3 nested zero-delay shells: throughput, added RTT, CPU.
+#  - 1, 2 and 3 nested zero-delay shells: throughput, added RTT, CPU, and
+#    how often emu's threads woke per ping.
 # A benchmark, not a test: it asserts nothing.
 #
 # Usage: sudo [EMU=path] [EMU_BEFORE=path] benches/datapath.sh [SECONDS]
@@ -95,6 +96,14 @@ import re,sys
 m=re.search(r"([0-9.]+) s user \+ ([0-9.]+) s system over ([0-9.]+) s", open(sys.argv[1]).read())
 print("%.1f" % (100*(float(m[1])+float(m[2]))/float(m[3])) if m else "nan")
 ' "$1"; }
+# emu --stats output and a count of pings -> emu's thread wake-ups per ping
+# (the whole run's, so setup adds a little; n/a for an emu that does not
+# count them)
+wakes() { python3 -c '
+import re,sys
+m=re.search(r"slept and woke (\d+) times", open(sys.argv[1]).read())
+print("%.2f" % (int(m[1])/int(sys.argv[2])) if m else "nan")
+' "$1" "$2"; }
 # emu --stats output -> "mean p99" lateness in us of the busiest direction
 late() { python3 -c '
 import re,sys
@@ -130,6 +139,7 @@ measure() {
     echo "cpu_up_$depth=$(cpu $work/s)" >> "$out"
     "$emu" --stats "${shells[@]}" sh -c "ping $ping_args \$EMU_BASE > $work/p" 2> "$work/s"
     echo "rtt_$depth=$(rtt $work/p)" >> "$out"
+    echo "wakes_$depth=$(wakes $work/s $pings)" >> "$out"
   done
   "$emu" --stats delay 0 -- sh -c "$iperf -R -J > $work/j.json" 2> "$work/s"
   echo "tcp_down=$(tput $work/j.json)" >> "$out"
@@ -229,6 +239,7 @@ for d in [1, 2, 3]:
     rows.append((f"{d} nested delay 0: RTT added, mean (us)", veth_rtt[1],
                  [num(r[f"rtt_{d}"], 1) - veth_rtt[1] for _, r in runs], "", "low"))
     row(f"{d} nested delay 0: CPU at full TCP (% core)", None, f"cpu_up_{d}", better="low")
+    row(f"{d} nested delay 0: emu wake-ups per ping", None, f"wakes_{d}", better="low")
 
 def fmt(x):
     if x is None:

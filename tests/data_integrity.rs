@@ -11,7 +11,10 @@ use support::*;
 /// Bytes arrive intact in both directions, over IPv4 and IPv6, through a
 /// lossy, rate-limited path, with offload and with `--no-offload`: cutting
 /// super-packets and merging due segments (which happens either way) must
-/// not corrupt or stall anything.
+/// not corrupt or stall anything. And through three nested zero-delay
+/// shells at full speed, where the two reader threads (one per direction)
+/// race for the same devices: each takes the answers its writes cause on
+/// the other's. Every shell's accounting balances against its log.
 #[test]
 fn tcp_data_arrives_intact_both_ways_over_ipv4_and_ipv6() {
     let Some(_serial) = start() else { return };
@@ -78,11 +81,14 @@ print(h.hexdigest())
             .unwrap();
         text(&out.stdout).trim().to_string()
     };
-    for (port, base, listen, offload) in [
-        ("5921", "$EMU_BASE", "0.0.0.0", "--offload"),
-        ("5922", "$EMU_BASE6", "::", "--offload"),
-        ("5923", "$EMU_BASE", "0.0.0.0", "--no-offload"),
-        ("5924", "$EMU_BASE6", "::", "--no-offload"),
+    let lossy: &[&str] = &["loss", "0.01", "--seed", "3", "--", "link", "200mbit"];
+    let nested: &[&str] = &["delay", "0", "--", "delay", "0", "--", "delay", "0"];
+    for (port, base, listen, offload, shells) in [
+        ("5921", "$EMU_BASE", "0.0.0.0", "--offload", lossy),
+        ("5922", "$EMU_BASE6", "::", "--offload", lossy),
+        ("5923", "$EMU_BASE", "0.0.0.0", "--no-offload", lossy),
+        ("5924", "$EMU_BASE6", "::", "--no-offload", lossy),
+        ("5925", "$EMU_BASE", "0.0.0.0", "--offload", nested),
     ] {
         let mut host = Command::new("python3")
             .arg(&server)
@@ -98,12 +104,14 @@ print(h.hexdigest())
             .read_exact(&mut ready)
             .unwrap();
         let command = format!("python3 {} {base} {port}", client.display());
-        let mut args = vec![
-            "loss", "0.01", "--seed", "3", "--", "link", "200mbit", "--", "sh", "-c", &command,
-        ];
+        let log = dir.join(port);
+        let log_arg = log.display().to_string();
+        let mut args = vec!["--log", &log_arg];
         if offload == "--no-offload" {
             args.insert(0, offload);
         }
+        args.extend(shells);
+        args.extend(["--", "sh", "-c", &command]);
         let out = run(&args);
         if !out.status.success() {
             let _ = host.kill();
@@ -123,6 +131,11 @@ print(h.hexdigest())
             text(&host_out.stdout).trim(),
             expected("up"),
             "{base} {offload}: uploaded bytes differ"
+        );
+        let kinds: Vec<&str> = shells.split(|&a| a == "--").map(|shell| shell[0]).collect();
+        assert_eq!(
+            assert_accounting_balances(&log, &kinds).len(),
+            2 * kinds.len()
         );
     }
 }

@@ -14,6 +14,7 @@ use crate::nat::{self, NatRule};
 use crate::netns::{self, NetNs};
 use crate::outside::Outside;
 use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews};
+use crate::reader::Reader;
 use crate::rootless;
 use crate::spec::{Finished, RunOptions, ShellSpec};
 use crate::status::{self, StatusLine};
@@ -151,6 +152,22 @@ fn run_guarded(
     }
     drop(selection);
     link_followers(&running);
+    // One reader per direction, each serving that direction's input in
+    // every shell (see `reader` for why).
+    let readers = Direction::BOTH
+        .into_iter()
+        .map(|direction| {
+            let inputs = running
+                .iter()
+                .flat_map(|shell| &shell.pumps)
+                .filter(|(d, _)| *d == direction)
+                .map(|(_, pump)| pump.input())
+                .collect();
+            let name = format!("emu{depth}{}-read", &direction.name()[..1]);
+            Reader::start(&name, inputs, options.timing.busy_poll)
+                .map_err(|e| ShellError::os("starting a reader thread", e))
+        })
+        .collect::<Result<Vec<Reader>>>()?;
     if let Some(w) = writer.as_mut() {
         w.start();
     }
@@ -269,13 +286,9 @@ fn run_guarded(
     netns::kill_processes_in(&identities);
     drop(outside);
 
-    // Stop every reader first, so nothing is read that a stopped pump would
-    // not count; then let each pump take what is left on its ring.
-    for shell in running.iter_mut() {
-        for (_, pump) in shell.pumps.iter_mut() {
-            pump.stop_reading();
-        }
-    }
+    // Stop reading first, so nothing is read that a stopped pump would not
+    // count; then let each pump take what is left on its ring.
+    readers.into_iter().for_each(Reader::stop);
     let mut results: Vec<(usize, Direction, DirectionResult)> = Vec::new();
     for (k, shell) in running.iter_mut().enumerate() {
         // What the kernel dropped before emu could read, or after it wrote.

@@ -21,6 +21,7 @@ pub mod outside;
 pub mod overload;
 pub mod privilege;
 pub mod pump;
+mod reader;
 pub mod rootless;
 mod signals;
 mod spec;

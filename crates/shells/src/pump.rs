@@ -1,7 +1,8 @@
-//! The data path of one direction of a shell: a reader thread that stamps
-//! each packet's arrival as it comes off a TUN device, and a pump thread
-//! that writes each packet out when the link model says it is due —
-//! sleeping until shortly before, then spinning.
+//! The data path of one direction of a shell: its input (read by its
+//! direction's reader thread, which stamps each packet's arrival as it
+//! comes off the TUN device; see [`crate::reader`]), and a pump thread that
+//! writes each packet out when the link model says it is due — sleeping
+//! until shortly before, then spinning.
 //!
 //! The link model and everything that writes lives behind one lock, taken
 //! by whichever thread has work. A packet due the moment it is read (no
@@ -18,7 +19,7 @@ use crate::lateness::Lateness;
 use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
 use crate::overload::Overload;
 use crate::spin::Spin;
-use crate::tun::{read_packet, wait_readable};
+use crate::tun::read_packet;
 use crate::wire::{split_read, write_due, MERGED_BUFFER, READ_BUFFER};
 use emu_core::ring::{spsc, Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
@@ -70,13 +71,11 @@ pub struct Devices {
     pub output: RawFd,
 }
 
-/// The two threads of one direction and what they share.
+/// The pump thread of one direction, its input and what they share.
 pub struct DirectionPump {
-    reader: Option<JoinHandle<()>>,
-    pump: Option<JoinHandle<Nanos>>,
+    pump: Option<JoinHandle<Option<Nanos>>>,
     input: Arc<Input>,
     shared: Arc<Shared>,
-    stop_reader: Arc<AtomicBool>,
     live: Arc<LiveCounters>,
 }
 
@@ -165,8 +164,8 @@ pub struct DirectionResult {
     /// chain, which knows the devices).
     pub kernel: crate::kernel_drops::KernelDrops,
     /// The spin before each departure when the pump stopped (adapted to
-    /// the machine unless `--spin` fixed it).
-    pub spin: Nanos,
+    /// the machine unless `--spin` fixed it); None with `--busy-poll`.
+    pub spin: Option<Nanos>,
 }
 
 /// The overload windows of one direction.
@@ -179,8 +178,10 @@ pub struct OverloadSummary {
 }
 
 impl DirectionPump {
-    /// Starts the threads: packets read from `input` cross `link` and are
-    /// written to `output`. `label` names the direction in warnings.
+    /// Starts the pump: packets read from `input` (by a
+    /// [`crate::reader::Reader`] given [`DirectionPump::input`]) cross
+    /// `link` and are written to `output`. `label` names the direction in
+    /// warnings.
     #[allow(clippy::too_many_arguments)]
     pub fn start(
         name: &str,
@@ -193,7 +194,6 @@ impl DirectionPump {
     ) -> io::Result<DirectionPump> {
         let Devices { input, output } = devices;
         let (producer, consumer) = spsc::<Packet>(RING_CAPACITY);
-        let stop_reader = Arc::new(AtomicBool::new(false));
         let live = Arc::new(LiveCounters::default());
         let shared = Arc::new(Shared {
             model: Mutex::new(Model {
@@ -237,21 +237,17 @@ impl DirectionPump {
             shared: shared.clone(),
             followers: OnceLock::new(),
         });
-        let reader = {
-            let stop = stop_reader.clone();
-            let input = input.clone();
-            std::thread::Builder::new()
-                .name(format!("{name}-read"))
-                .spawn(move || reader_loop(&input, timing.busy_poll, &stop))?
-        };
         Ok(DirectionPump {
-            reader: Some(reader),
             pump: Some(pump),
             input,
             shared,
-            stop_reader,
             live,
         })
+    }
+
+    /// This direction's input, for its reader.
+    pub(crate) fn input(&self) -> Arc<Input> {
+        self.input.clone()
     }
 
     /// Names the directions whose input this direction's output feeds: the
@@ -271,19 +267,10 @@ impl DirectionPump {
         self.live.clone()
     }
 
-    /// Stops reading. Call for every direction before [`finish`], so no
-    /// packet is read after its pump has stopped counting.
-    pub fn stop_reading(&mut self) {
-        self.stop_reader.store(true, Ordering::Release);
-        if let Some(reader) = self.reader.take() {
-            let _ = reader.join();
-        }
-    }
-
     /// Stops the pump after it has taken every packet off the ring. Call
-    /// once every reader has stopped: the other direction's thread may also
-    /// have read from this direction's input, so the count of packets read
-    /// is taken here, from the input, not from this direction's reader.
+    /// once the readers have stopped, so that no packet is read after
+    /// the pump stopped counting; the count of packets read is taken here,
+    /// from the input.
     pub fn finish(mut self) -> DirectionResult {
         let read = lock(&self.input.side).read;
         self.shared.stop.store(true, Ordering::Release);
@@ -379,20 +366,108 @@ impl Model {
     }
 }
 
-/// One direction's input: the device, and the state of whoever reads it.
-/// The reader thread reads it; so may another direction's thread right
-/// after it wrote a packet that reaches this device at once: the kernel
-/// delivers a written packet within the write, so an immediate answer (a
-/// ping's, a TCP acknowledgement) or the packet itself, forwarded into the
-/// next shell of a chain, is already waiting here. Taking it in the same
-/// wake-up saves this direction's reader a wake-up, as an event loop
-/// serving every device would. The lock keeps the readers in order.
-struct Input {
+/// One direction's input: the device, and the state of its reading.
+///
+/// Its direction's reader thread reads it (see [`crate::reader`]); so may
+/// the other direction's thread right after it wrote a packet that reaches
+/// this device at once: the kernel delivers a written packet within the
+/// write, so an immediate answer (a ping's, a TCP acknowledgement) is
+/// already waiting here, and so is the packet itself, forwarded into the
+/// next shell of a chain. Taking it in the same wake-up carries a ping's
+/// round trip through every shell on the thread its request woke, where a
+/// hand-off to the other reader would wait for that thread to wake. The
+/// lock keeps the two readers apart: whoever holds it reads the device
+/// dry, and the other passes by.
+pub(crate) struct Input {
     side: Mutex<ReaderSide>,
     shared: Arc<Shared>,
     /// The inputs that packets written by this direction reach at once
     /// (see [`DirectionPump::feeds`]).
     followers: OnceLock<Vec<Weak<Input>>>,
+}
+
+/// Whether a device can still be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reading {
+    Open,
+    /// The device is gone (an error other than "nothing to read").
+    Gone,
+}
+
+/// How a round of reading ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Round {
+    /// The device is still open; `wrote`: a packet was written on this
+    /// thread.
+    Open {
+        wrote: bool,
+    },
+    Gone,
+}
+
+/// Reads per round before the reader turns to its other inputs, so a
+/// flood on one cannot hold up the others.
+const ROUND: u32 = 64;
+/// Reads a thread takes from an input its write fed.
+const FOLLOW_ROUND: u32 = 4;
+/// Inputs one thread visits after a write, so answers to answers cannot
+/// keep it from its own devices.
+const MAX_FOLLOW: usize = 8;
+
+impl Input {
+    /// The device this input reads.
+    pub(crate) fn fd(&self) -> RawFd {
+        lock(&self.side).fd
+    }
+
+    /// Reads and passes on up to a round's worth of reads (fewer if the
+    /// device runs dry), then takes what its writes caused on the inputs
+    /// they fed. An input the other reader holds is left to it.
+    pub(crate) fn read_round(&self) -> Reading {
+        let Ok(mut side) = self.side.try_lock() else {
+            return Reading::Open;
+        };
+        let round = side.round(&self.shared, ROUND);
+        drop(side);
+        match round {
+            Round::Open { wrote } => {
+                if wrote {
+                    follow(self);
+                }
+                Reading::Open
+            }
+            Round::Gone => Reading::Gone,
+        }
+    }
+}
+
+/// After this thread wrote what it read from `start`, takes what the
+/// writes caused on the inputs they fed, and so on along the chain. An
+/// input another thread is reading is left to it.
+fn follow(start: &Input) {
+    let followers = |input: &Input| -> Vec<Arc<Input>> {
+        input
+            .followers
+            .get()
+            .map(|f| f.iter().filter_map(Weak::upgrade).collect())
+            .unwrap_or_default()
+    };
+    let mut work = followers(start);
+    let mut visits = 0;
+    while let Some(next) = work.pop() {
+        if visits == MAX_FOLLOW {
+            break;
+        }
+        visits += 1;
+        let Ok(mut side) = next.side.try_lock() else {
+            continue;
+        };
+        let round = side.round(&next.shared, FOLLOW_ROUND);
+        drop(side);
+        if let Round::Open { wrote: true } = round {
+            work.extend(followers(&next));
+        }
+    }
 }
 
 /// The reading state of one direction.
@@ -405,17 +480,6 @@ struct ReaderSide {
     read: u64,
     /// Reads since the device last ran dry.
     streak: u32,
-}
-
-/// How a round of reading ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Round {
-    /// The device ran dry; `wrote`: a packet was written on this thread.
-    Dry { wrote: bool },
-    /// The limit was reached with more to read.
-    More { wrote: bool },
-    /// The device is gone.
-    Gone,
 }
 
 impl ReaderSide {
@@ -447,78 +511,13 @@ impl ReaderSide {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.streak = 0;
-                    return Round::Dry { wrote };
+                    return Round::Open { wrote };
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return Round::Gone,
             }
         }
-        Round::More { wrote }
-    }
-}
-
-/// Reads per round before the reader lets go of its input, so the other
-/// direction's look at it is never held up long.
-const ROUND: u32 = 64;
-/// Reads another direction's thread takes from an input its write fed.
-const FOLLOW_ROUND: u32 = 4;
-/// Inputs one thread visits after a write, so answers to answers cannot
-/// keep it from its own device.
-const MAX_FOLLOW: usize = 8;
-
-fn reader_loop(input: &Input, busy_poll: bool, stop: &AtomicBool) {
-    if !busy_poll {
-        realtime_priority();
-    }
-    let fd = lock(&input.side).fd;
-    loop {
-        let round = lock(&input.side).round(&input.shared, ROUND);
-        let wrote = match round {
-            Round::Dry { wrote } | Round::More { wrote } => wrote,
-            Round::Gone => break,
-        };
-        if wrote {
-            follow(input);
-        }
-        if let Round::Dry { .. } = round {
-            if stop.load(Ordering::Acquire) {
-                break;
-            }
-            if busy_poll {
-                std::thread::yield_now();
-            } else {
-                wait_readable(fd, 50);
-            }
-        }
-    }
-}
-
-/// After this thread wrote what it read from `start`, takes what the
-/// writes caused on the inputs they fed, and so on along the chain. An
-/// input another thread is reading is left to it.
-fn follow(start: &Input) {
-    let followers = |input: &Input| -> Vec<Arc<Input>> {
-        input
-            .followers
-            .get()
-            .map(|f| f.iter().filter_map(Weak::upgrade).collect())
-            .unwrap_or_default()
-    };
-    let mut work = followers(start);
-    let mut visits = 0;
-    while let Some(next) = work.pop() {
-        if visits == MAX_FOLLOW {
-            break;
-        }
-        visits += 1;
-        let Ok(mut side) = next.side.try_lock() else {
-            continue;
-        };
-        let round = side.round(&next.shared, FOLLOW_ROUND);
-        drop(side);
-        if let Round::Dry { wrote: true } | Round::More { wrote: true } = round {
-            work.extend(followers(&next));
-        }
+        Round::Open { wrote }
     }
 }
 
@@ -586,20 +585,28 @@ fn push_packet(ring: &mut Producer<Packet>, mut packet: Packet, wake: &Wake) {
     }
 }
 
-/// Runs until stopped; returns the spin it ended with.
-fn pump_loop(shared: &Shared, timing: Timing) -> Nanos {
+/// Runs until stopped; returns the spin it ended with (None: it busy
+/// polled).
+fn pump_loop(shared: &Shared, timing: Timing) -> Option<Nanos> {
     // Ask for wakeups to the nanosecond instead of the default 50 µs slack.
     // SAFETY: prctl on the calling thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     if !timing.busy_poll {
         realtime_priority();
     }
-    let samples = if timing.spin.is_none() && !timing.busy_poll {
+    // Busy polling spins through every wait: a fixed spin without end, so
+    // it never calibrates, probes or sleeps on a timer.
+    let fixed = if timing.busy_poll {
+        Some(Nanos::MAX)
+    } else {
+        timing.spin
+    };
+    let samples = if fixed.is_none() {
         calibration_sleeps(shared)
     } else {
         Vec::new()
     };
-    let mut spin = Spin::new(timing.spin, &samples);
+    let mut spin = Spin::new(fixed, &samples);
     loop {
         let mut model = lock(&shared.model);
         shared.pending.store(false, Ordering::Relaxed);
@@ -610,7 +617,7 @@ fn pump_loop(shared: &Shared, timing: Timing) -> Nanos {
         }
         if shared.stop.load(Ordering::Acquire) && model.ring.is_empty() {
             model.publish();
-            return spin.current();
+            return (!timing.busy_poll).then(|| spin.current());
         }
         let deadline = model.next_event();
         let runs = shared.reader_runs.load(Ordering::SeqCst);
@@ -629,7 +636,7 @@ fn pump_loop(shared: &Shared, timing: Timing) -> Nanos {
                 || shared.stop.load(Ordering::Acquire)
         };
         match wait {
-            Some(w) if w <= spin.current() && !timing.busy_poll && spin.probe_due(now, w) => {
+            Some(w) if w <= spin.current() && spin.probe_due(now, w) => {
                 let target = now + w / 2;
                 if let Some(woke) = sleep_announced(shared, Some(target), stale) {
                     spin.observe_probe(target, woke);
@@ -644,7 +651,8 @@ fn pump_loop(shared: &Shared, timing: Timing) -> Nanos {
                     std::thread::yield_now();
                 }
             }
-            _ if timing.busy_poll => std::thread::yield_now(),
+            // Nothing to depart: a busy-polling pump looks again.
+            None if timing.busy_poll => std::thread::yield_now(),
             _ => {
                 // What is published must be current before a sleep that
                 // may last until the next packet.
@@ -709,7 +717,7 @@ fn calibration_sleeps(shared: &Shared) -> Vec<Nanos> {
 /// `--busy-poll`, whose threads never sleep. Where the class is refused
 /// (rootless, a container without CAP_SYS_NICE) the thread keeps its
 /// ordinary class.
-fn realtime_priority() {
+pub(crate) fn realtime_priority() {
     let param = libc::sched_param { sched_priority: 1 };
     // SAFETY: changes the calling thread's (pid 0) policy with a valid param.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };

@@ -37,7 +37,7 @@ pub(crate) fn summarize(
             .collect();
         let description = &shells[index - depth].description;
         text += &format!(
-            "emu: [{description}] {}: read {}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us (spin {:.0} us)\n",
+            "emu: [{description}] {}: read {}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us ({})\n",
             direction.name(),
             r.read,
             if c.duplicated > 0 {
@@ -65,7 +65,10 @@ pub(crate) fn summarize(
             },
             r.lateness.mean_ns() / 1e3,
             r.lateness.quantile_ns(0.99) as f64 / 1e3,
-            r.spin as f64 / 1e3,
+            match r.spin {
+                Some(spin) => format!("spin {:.0} us", spin as f64 / 1e3),
+                None => "busy poll".to_string(),
+            },
         );
         text += &kernel_line(&r.kernel);
         if r.overload.overloaded > 0 {
@@ -120,15 +123,19 @@ pub(crate) fn summarize(
             },
         }));
     }
-    let (user, system) = own_cpu_seconds();
+    let OwnUsage {
+        user,
+        system,
+        sleeps,
+    } = own_usage();
     text += &format!(
-        "emu: CPU used by emu itself: {user:.2} s user + {system:.2} s system over {wall:.2} s ({:.0}% of one core)\n",
+        "emu: CPU used by emu itself: {user:.2} s user + {system:.2} s system over {wall:.2} s ({:.0}% of one core); its threads slept and woke {sleeps} times\n",
         (user + system) / wall * 100.0
     );
     let json = serde_json::json!({
         "log_records_lost": log_lost,
         "log_records_unwritten": log_unwritten,
-        "process": { "cpu_user_s": user, "cpu_system_s": system, "wall_s": wall },
+        "process": { "cpu_user_s": user, "cpu_system_s": system, "wall_s": wall, "sleeps": sleeps },
         "directions": entries,
     });
     Summary {
@@ -160,8 +167,17 @@ fn kernel_line(k: &KernelDrops) -> String {
     line + "\n"
 }
 
-/// CPU time of emu's own threads (not the command's), from getrusage.
-fn own_cpu_seconds() -> (f64, f64) {
+/// What emu's own threads (not the command's) used, from getrusage.
+struct OwnUsage {
+    user: f64,
+    system: f64,
+    /// Voluntary context switches: each a sleep, and the wake-up that
+    /// ended it. On a virtual machine a wake-up costs tens of µs of CPU, so
+    /// this count, per packet, says much of what the data path costs.
+    sleeps: i64,
+}
+
+fn own_usage() -> OwnUsage {
     // SAFETY: getrusage fills the struct we pass.
     let usage = unsafe {
         let mut usage: libc::rusage = std::mem::zeroed();
@@ -169,7 +185,11 @@ fn own_cpu_seconds() -> (f64, f64) {
         usage
     };
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (seconds(usage.ru_utime), seconds(usage.ru_stime))
+    OwnUsage {
+        user: seconds(usage.ru_utime),
+        system: seconds(usage.ru_stime),
+        sleeps: usage.ru_nvcsw,
+    }
 }
 
 #[cfg(test)]
@@ -220,7 +240,7 @@ mod tests {
             write_errors: 0,
             lateness: Lateness::default(),
             overload: Default::default(),
-            spin: 0,
+            spin: Some(0),
             kernel: KernelDrops {
                 known: true,
                 ring: 5,
