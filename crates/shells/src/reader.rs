@@ -34,6 +34,7 @@
 //! holding up the others.
 
 use crate::pump::{realtime_priority, Input, Reading};
+use crate::tun::readable;
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -172,17 +173,6 @@ fn read_loop(epoll: &Epoll, inputs: &[Arc<Input>], busy_poll: bool, stop: &Atomi
             while input.read_round() == Reading::Open && readable(input.fd()) {}
         }
     }
-}
-
-/// Whether `fd` has something to read now.
-fn readable(fd: RawFd) -> bool {
-    let mut poll = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, no wait.
-    unsafe { libc::poll(&mut poll, 1, 0) > 0 && poll.revents & libc::POLLIN != 0 }
 }
 
 /// An epoll instance, closed when dropped.

@@ -133,13 +133,13 @@ fn write_parts(fd: RawFd, parts: &[&[u8]]) -> io::Result<()> {
     }
 }
 
-/// Waits until `fd` is readable or `timeout_ms` passes.
-pub fn wait_readable(fd: RawFd, timeout_ms: i32) {
+/// Whether `fd` has something to read now.
+pub fn readable(fd: RawFd) -> bool {
     let mut poll = libc::pollfd {
         fd,
         events: libc::POLLIN,
         revents: 0,
     };
-    // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut poll, 1, timeout_ms) };
+    // SAFETY: one valid pollfd, no wait.
+    unsafe { libc::poll(&mut poll, 1, 0) > 0 && poll.revents & libc::POLLIN != 0 }
 }
