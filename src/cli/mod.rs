@@ -68,8 +68,8 @@ struct GlobalArgs {
     /// keep the cores busy while emu runs.
     #[arg(long)]
     busy_poll: bool,
-    /// Have the kernel segment TCP before emu reads it, one system call per
-    /// packet (by default emu takes TCP super-packets and cuts them into real
+    /// Have the kernel segment TCP and UDP before emu reads it, one system call
+    /// per packet (by default emu takes super-packets and cuts them into real
     /// packets itself).
     #[arg(long)]
     no_offload: bool,

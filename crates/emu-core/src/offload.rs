@@ -7,6 +7,11 @@
 //! super-packet into the exact MTU-sized packets the kernel would have sent
 //! (RFC 793/9293 sequence numbers, RFC 791 identification and checksum),
 //! so queues, rates and logs still see real packets.
+//!
+//! A UDP_SEGMENT sender's batch (where the kernel offloads UDP too) is cut
+//! the same way, into the datagrams the kernel would have sent. On the way
+//! out, consecutive TCP segments of one flow that are due together are
+//! written as one GSO packet, as GRO would merge them.
 
 /// Size of `struct virtio_net_hdr` (without the num_buffers field).
 pub const VNET_HDR_LEN: usize = 10;
@@ -15,6 +20,7 @@ const F_NEEDS_CSUM: u8 = 1;
 const GSO_NONE: u8 = 0;
 const GSO_TCPV4: u8 = 1;
 const GSO_TCPV6: u8 = 4;
+const GSO_UDP_L4: u8 = 5;
 const GSO_ECN: u8 = 0x80;
 
 /// The virtio-net header in front of each packet read with offload on.
@@ -49,7 +55,7 @@ impl VnetHeader {
 /// Why a super-packet could not be cut.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OffloadError {
-    /// A GSO type other than TCP over IPv4/IPv6.
+    /// A GSO type other than TCP or UDP over IPv4/IPv6.
     Unsupported(u8),
     Malformed(&'static str),
 }
@@ -102,12 +108,13 @@ fn complete_checksum(packet: &mut [u8], start: usize, offset: usize) -> Result<(
     Ok(())
 }
 
-/// The TCP pseudo-header sum (RFC 9293 §3.1) for an IPv4 or IPv6 packet
-/// whose TCP segment is `tcp_len` bytes long.
-fn pseudo_header_sum(packet: &[u8], tcp_len: usize) -> u64 {
+/// The pseudo-header sum (RFC 9293 §3.1, RFC 768; RFC 8200 §8.1) for an
+/// IPv4 or IPv6 packet carrying `protocol` in `len` bytes.
+fn pseudo_header_sum(packet: &[u8], protocol: u8, len: usize) -> u64 {
+    let initial = u64::from(protocol) + len as u64;
     match packet[0] >> 4 {
-        4 => sum16(&packet[12..20], 6 + tcp_len as u64),
-        _ => sum16(&packet[8..40], 6 + tcp_len as u64),
+        4 => sum16(&packet[12..20], initial),
+        _ => sum16(&packet[8..40], initial),
     }
 }
 
@@ -134,25 +141,93 @@ pub fn segment(read: &[u8], out: &mut Vec<Vec<u8>>) -> Result<(), OffloadError> 
             Ok(())
         }
         GSO_TCPV4 | GSO_TCPV6 => split_tcp(packet, header.gso_size as usize, out),
+        GSO_UDP_L4 => split_udp(packet, header.gso_size as usize, out),
         other => Err(OffloadError::Unsupported(other)),
     }
 }
 
-/// Cuts a TCP super-packet into segments carrying `mss` payload bytes each.
-fn split_tcp(packet: &[u8], mss: usize, out: &mut Vec<Vec<u8>>) -> Result<(), OffloadError> {
+/// The IP header length of a packet, if it is IPv4 or IPv6 carrying
+/// `protocol` right after the IP header, long enough for `transport`
+/// bytes of its header.
+fn ip_header_len(packet: &[u8], protocol: u8, transport: usize) -> Result<usize, OffloadError> {
     let version = packet
         .first()
         .map(|b| b >> 4)
         .ok_or(OffloadError::Malformed("empty packet"))?;
     let ip_len = match version {
-        4 if packet.len() >= 20 => (packet[0] & 0x0f) as usize * 4,
-        6 if packet.len() >= 40 && packet[6] == 6 => 40,
-        6 => return Err(OffloadError::Malformed("IPv6 extension headers before TCP")),
+        4 if packet.len() >= 20 && packet[9] == protocol => (packet[0] & 0x0f) as usize * 4,
+        4 if packet.len() >= 20 => return Err(OffloadError::Malformed("not the GSO protocol")),
+        6 if packet.len() >= 40 && packet[6] == protocol => 40,
+        6 if packet.len() >= 40 => {
+            return Err(OffloadError::Malformed(
+                "IPv6 extension headers before the transport",
+            ))
+        }
         _ => return Err(OffloadError::Malformed("not IPv4 or IPv6")),
     };
-    if packet.len() < ip_len + 20 {
-        return Err(OffloadError::Malformed("no room for the TCP header"));
+    if ip_len < 20 || packet.len() < ip_len + transport {
+        return Err(OffloadError::Malformed("no room for the transport header"));
     }
+    Ok(ip_len)
+}
+
+/// Cuts a UDP super-packet (a UDP_SEGMENT send, or our own merge) into
+/// datagrams carrying `size` payload bytes each, the last one the rest, as
+/// the kernel's UDP GSO does: the IP header repeated with its length, IPv4
+/// identification counting up and header checksum redone; each datagram's
+/// UDP length and checksum its own.
+fn split_udp(packet: &[u8], size: usize, out: &mut Vec<Vec<u8>>) -> Result<(), OffloadError> {
+    const UDP: u8 = 17;
+    let ip_len = ip_header_len(packet, UDP, 8)?;
+    let headers = ip_len + 8;
+    let payload = &packet[headers..];
+    if size == 0 || payload.is_empty() {
+        return Err(OffloadError::Malformed("UDP segment size or empty payload"));
+    }
+    let v4 = packet[0] >> 4 == 4;
+    let identification = u16::from_be_bytes([packet[4], packet[5]]);
+    let first = out.len();
+    for (i, chunk) in payload.chunks(size).enumerate() {
+        let mut datagram = Vec::with_capacity(headers + chunk.len());
+        datagram.extend_from_slice(&packet[..headers]);
+        datagram.extend_from_slice(chunk);
+        let total = datagram.len();
+        if total > 65_535 {
+            out.truncate(first);
+            return Err(OffloadError::Malformed(
+                "a datagram beyond the IP length field",
+            ));
+        }
+        if v4 {
+            datagram[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+            datagram[4..6].copy_from_slice(&identification.wrapping_add(i as u16).to_be_bytes());
+            datagram[10..12].fill(0);
+            let checksum = internet_checksum(&datagram[..ip_len]);
+            datagram[10..12].copy_from_slice(&checksum.to_be_bytes());
+        } else {
+            datagram[4..6].copy_from_slice(&((total - 40) as u16).to_be_bytes());
+        }
+        let udp_len = total - ip_len;
+        datagram[ip_len + 4..ip_len + 6].copy_from_slice(&(udp_len as u16).to_be_bytes());
+        datagram[ip_len + 6..ip_len + 8].fill(0);
+        let sum = sum16(
+            &datagram[ip_len..],
+            pseudo_header_sum(&datagram, UDP, udp_len),
+        );
+        let mut checksum = !fold(sum);
+        if checksum == 0 {
+            checksum = 0xffff; // UDP transmits a computed zero as all ones
+        }
+        datagram[ip_len + 6..ip_len + 8].copy_from_slice(&checksum.to_be_bytes());
+        out.push(datagram);
+    }
+    Ok(())
+}
+
+/// Cuts a TCP super-packet into segments carrying `mss` payload bytes each.
+fn split_tcp(packet: &[u8], mss: usize, out: &mut Vec<Vec<u8>>) -> Result<(), OffloadError> {
+    let ip_len = ip_header_len(packet, 6, 20)?;
+    let version = packet[0] >> 4;
     let tcp_len = ((packet[ip_len + 12] >> 4) as usize) * 4;
     let headers = ip_len + tcp_len;
     if tcp_len < 20 || packet.len() < headers || mss == 0 {
@@ -193,7 +268,7 @@ fn split_tcp(packet: &[u8], mss: usize, out: &mut Vec<Vec<u8>>) -> Result<(), Of
         }
         segment[tcp + 13] = segment_flags;
         segment[tcp + 16..tcp + 18].fill(0);
-        let sum = sum16(&segment[tcp..], pseudo_header_sum(&segment, total - tcp));
+        let sum = sum16(&segment[tcp..], pseudo_header_sum(&segment, 6, total - tcp));
         segment[tcp + 16..tcp + 18].copy_from_slice(&(!fold(sum)).to_be_bytes());
         out.push(segment);
     }
@@ -215,12 +290,16 @@ fn tcp_headers(packet: &[u8]) -> Option<(usize, usize)> {
 const ACK: u8 = 0x10;
 const PSH: u8 = 0x08;
 
-/// True if `next` continues the TCP segment `previous` in a run that
-/// started with `first`, such that one GSO packet of segment size
-/// `payload(first)` carries them all (the rules of the kernel's GRO: same
-/// headers but for lengths, IDs, sequence and checksums; consecutive
-/// sequence numbers; full-sized segments but for the last; plain ACKs, PSH
-/// allowed on the last only).
+/// True if `next` continues `previous` in a run that started with
+/// `first`, such that one GSO packet carries them all. For TCP segments
+/// (segment size `payload(first)`) these are the rules of the kernel's
+/// GRO: same headers but for lengths, IDs, sequence and checksums;
+/// consecutive sequence numbers; full-sized segments but for the last;
+/// plain ACKs, PSH allowed on the last only. UDP datagrams are not
+/// merged: written as one UDP GSO packet, a flood (iperf3 `-u -b 0`
+/// through `delay 0`) reached its receiver at 0.82–0.90 Gbit/s against
+/// 1.43–1.45 written one by one, the receiving socket dropping twice as
+/// much, on this project's 2-core VM.
 pub fn continues_run(first: &[u8], previous: &[u8], next: &[u8]) -> bool {
     let (Some((ip, tcp)), Some(shape_prev), Some(shape_next)) =
         (tcp_headers(first), tcp_headers(previous), tcp_headers(next))
@@ -257,9 +336,9 @@ pub fn continues_run(first: &[u8], previous: &[u8], next: &[u8]) -> bool {
 /// Writes into `out` one virtio-net header and the GSO packet that carries
 /// the TCP segments of `run` (which `continues_run` accepted pairwise).
 /// The TCP checksum is left partial, as a TSO sender leaves it; the kernel
-/// treats the packet exactly as the segments it stands for. The run is
-/// taken as an iterator so that a pump can merge its due packets where
-/// they lie, without gathering them into a list first.
+/// treats the packet exactly as the segments it stands for. The run is taken as an iterator so that a
+/// pump can merge its due packets where they lie, without gathering them
+/// into a list first.
 pub fn merge_run<'a>(run: impl IntoIterator<Item = &'a [u8]>, out: &mut Vec<u8>) {
     out.clear();
     let mut run = run.into_iter();
@@ -293,13 +372,12 @@ pub fn merge_run<'a>(run: impl IntoIterator<Item = &'a [u8]>, out: &mut Vec<u8>)
         packet[4..6].copy_from_slice(&((total - 40) as u16).to_be_bytes());
     }
     packet[ip + 13] = last_flags; // PSH of the last segment
-    let partial = fold(pseudo_header_sum(packet, total - ip));
+    let partial = fold(pseudo_header_sum(packet, 6, total - ip));
     packet[ip + 16..ip + 18].copy_from_slice(&partial.to_be_bytes());
 }
 
 /// Largest IP packet one GSO write may carry.
 pub const MAX_MERGED: usize = 65_535;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,7 +420,7 @@ mod tests {
     fn tcp_checksum_ok(segment: &[u8], ip_len: usize) -> bool {
         fold(sum16(
             &segment[ip_len..],
-            pseudo_header_sum(segment, segment.len() - ip_len),
+            pseudo_header_sum(segment, 6, segment.len() - ip_len),
         )) == 0xffff
     }
 
@@ -402,7 +480,7 @@ mod tests {
     fn a_plain_packet_gets_its_partial_checksum_completed() {
         let mut p = super_packet_v4(200, 0x10);
         // As a sender with checksum offload leaves it: pseudo-header sum.
-        let partial = fold(pseudo_header_sum(&p, p.len() - 20));
+        let partial = fold(pseudo_header_sum(&p, 6, p.len() - 20));
         p[36..38].copy_from_slice(&partial.to_be_bytes());
         let mut out = Vec::new();
         segment(&with_header(GSO_NONE, 0, &p), &mut out).unwrap();
@@ -492,6 +570,128 @@ mod tests {
             !continues_run(&s[0], short, &s[2]),
             "only the last may be short"
         );
+    }
+
+    /// A UDP datagram with its checksum computed here the plain way (a
+    /// 32-bit sum of 16-bit words over pseudo-header and datagram), not
+    /// with the module's own helpers.
+    fn udp_datagram(v4: bool, id: u16, payload: &[u8]) -> Vec<u8> {
+        let ip = if v4 { 20 } else { 40 };
+        let mut p = vec![0u8; ip + 8 + payload.len()];
+        let udp_len = (8 + payload.len()) as u16;
+        if v4 {
+            p[0] = 0x45;
+            let total = p.len() as u16;
+            p[2..4].copy_from_slice(&total.to_be_bytes());
+            p[4..6].copy_from_slice(&id.to_be_bytes());
+            p[6] = 0x40; // DF
+            p[8] = 64;
+            p[9] = 17;
+            p[12..16].copy_from_slice(&[100, 64, 0, 2]);
+            p[16..20].copy_from_slice(&[100, 64, 0, 1]);
+        } else {
+            p[0] = 0x60;
+            p[4..6].copy_from_slice(&udp_len.to_be_bytes());
+            p[6] = 17;
+            p[7] = 64;
+            p[8] = 0xfd;
+            p[23] = 2;
+            p[24] = 0xfd;
+            p[39] = 1;
+        }
+        p[ip..ip + 2].copy_from_slice(&40000u16.to_be_bytes());
+        p[ip + 2..ip + 4].copy_from_slice(&5201u16.to_be_bytes());
+        p[ip + 4..ip + 6].copy_from_slice(&udp_len.to_be_bytes());
+        p[ip + 8..].copy_from_slice(payload);
+        if v4 {
+            let header_sum: u32 = (0..20)
+                .step_by(2)
+                .map(|i| u32::from(u16::from_be_bytes([p[i], p[i + 1]])))
+                .sum();
+            let mut sum = header_sum;
+            while sum > 0xffff {
+                sum = (sum & 0xffff) + (sum >> 16);
+            }
+            p[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        }
+        let mut words: Vec<u8> = p[if v4 { 12 } else { 8 }..ip].to_vec();
+        words.extend_from_slice(&[0, 17]);
+        words.extend_from_slice(&udp_len.to_be_bytes());
+        words.extend_from_slice(&p[ip..]);
+        if words.len() % 2 == 1 {
+            words.push(0);
+        }
+        let mut sum: u32 = words
+            .chunks(2)
+            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+            .sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        let checksum = match !(sum as u16) {
+            0 => 0xffff,
+            c => c,
+        };
+        p[ip + 6..ip + 8].copy_from_slice(&checksum.to_be_bytes());
+        p
+    }
+
+    fn payload(seed: usize, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| ((i * 7 + seed * 13) % 251) as u8)
+            .collect()
+    }
+
+    /// What a UDP_SEGMENT sender hands a device that offloads UDP: one
+    /// header (UDP length of the whole, checksum holding the pseudo-header
+    /// sum), the datagrams' payloads back to back.
+    fn udp_super_packet(datagrams: &[Vec<u8>], ip: usize) -> Vec<u8> {
+        let size = datagrams[0].len() - ip - 8;
+        let mut read = vec![0u8; VNET_HDR_LEN];
+        read[0] = F_NEEDS_CSUM;
+        read[1] = GSO_UDP_L4;
+        read[4..6].copy_from_slice(&(size as u16).to_le_bytes());
+        read[6..8].copy_from_slice(&(ip as u16).to_le_bytes());
+        read[8..10].copy_from_slice(&6u16.to_le_bytes());
+        read.extend_from_slice(&datagrams[0]);
+        for d in &datagrams[1..] {
+            read.extend_from_slice(&d[ip + 8..]);
+        }
+        let total = read.len() - VNET_HDR_LEN;
+        let packet = &mut read[VNET_HDR_LEN..];
+        if ip == 20 {
+            packet[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        } else {
+            packet[4..6].copy_from_slice(&((total - 40) as u16).to_be_bytes());
+        }
+        packet[ip + 4..ip + 6].copy_from_slice(&((total - ip) as u16).to_be_bytes());
+        packet[ip + 6..ip + 8].fill(0xaa); // partial: the cut recomputes it
+        read
+    }
+
+    #[test]
+    fn a_udp_segment_batch_is_cut_into_the_datagrams_byte_for_byte() {
+        for v4 in [true, false] {
+            let ip: usize = if v4 { 20 } else { 40 };
+            let sizes = [1472, 1472, 1472, 1472, 701];
+            let datagrams: Vec<Vec<u8>> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| udp_datagram(v4, 0xfffe_u16.wrapping_add(i as u16), &payload(i, n)))
+                .collect();
+            let mut out = Vec::new();
+            segment(&udp_super_packet(&datagrams, ip), &mut out).unwrap();
+            assert_eq!(out, datagrams, "v4 {v4}: IDs, lengths and checksums too");
+        }
+    }
+
+    #[test]
+    fn udp_datagrams_do_not_form_runs() {
+        let d = |id: u16| udp_datagram(true, id, &payload(id as usize, 1000));
+        let (first, second) = (d(7), d(8));
+        assert!(!continues_run(&first, &first, &second));
+        let tcp = super_packet_v4(100, 0x10);
+        assert!(!continues_run(&tcp, &tcp, &first), "UDP does not join TCP");
     }
 
     #[test]

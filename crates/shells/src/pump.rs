@@ -376,8 +376,8 @@ impl Model {
 /// next shell of a chain. Taking it in the same wake-up carries a ping's
 /// round trip through every shell on the thread its request woke, where a
 /// hand-off to the other reader would wait for that thread to wake. The
-/// lock keeps the two readers apart: whoever holds it reads the device
-/// dry, and the other passes by.
+/// lock keeps the two readers apart: a thread following its write passes
+/// by an input the other holds; the input's own reader waits for it.
 pub(crate) struct Input {
     side: Mutex<ReaderSide>,
     shared: Arc<Shared>,
@@ -422,11 +422,12 @@ impl Input {
 
     /// Reads and passes on up to a round's worth of reads (fewer if the
     /// device runs dry), then takes what its writes caused on the inputs
-    /// they fed. An input the other reader holds is left to it.
+    /// they fed. If the other reader is taking this input's packets
+    /// (following its own write), this waits for it rather than look
+    /// again at once: the device stays ready until it is read dry, and a
+    /// real-time thread polling for it would keep a core from the command.
     pub(crate) fn read_round(&self) -> Reading {
-        let Ok(mut side) = self.side.try_lock() else {
-            return Reading::Open;
-        };
+        let mut side = lock(&self.side);
         let round = side.round(&self.shared, ROUND);
         drop(side);
         match round {

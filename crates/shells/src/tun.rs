@@ -14,6 +14,9 @@ const IFF_NO_PI: libc::c_short = 0x1000;
 const IFF_VNET_HDR: libc::c_short = 0x4000;
 /// Checksums and TCP segmentation (IPv4, IPv6, with ECN) may be left to us.
 const OFFLOADS: libc::c_uint = 0x01 | 0x02 | 0x04 | 0x08;
+/// UDP segmentation (IPv4, IPv6) too, where the kernel has it (6.2 on): a
+/// UDP_SEGMENT sender's batch then reaches us in one read.
+const UDP_OFFLOADS: libc::c_uint = 0x20 | 0x40;
 
 #[repr(C)]
 struct InterfaceRequest {
@@ -64,7 +67,10 @@ impl Tun {
             ));
         }
         // SAFETY: TUNSETOFFLOAD takes the flags by value.
-        if offload && unsafe { libc::ioctl(file.as_raw_fd(), TUNSETOFFLOAD, OFFLOADS) } < 0 {
+        let set_offload =
+            |flags: libc::c_uint| unsafe { libc::ioctl(file.as_raw_fd(), TUNSETOFFLOAD, flags) };
+        // An older kernel refuses the UDP flags: then TCP's alone.
+        if offload && set_offload(OFFLOADS | UDP_OFFLOADS) < 0 && set_offload(OFFLOADS) < 0 {
             return Err(ShellError::os(
                 &format!("enabling offload on {name}"),
                 io::Error::last_os_error(),

@@ -17,7 +17,7 @@ pub const MERGED_BUFFER: usize = MAX_MERGED + VNET_HDR_LEN;
 
 /// Appends to `out` the packets of one read from a device, all stamped
 /// `now`. The read starts with a virtio-net header and, where the device
-/// offloads, may hold a TCP super-packet, which is cut into the segments
+/// offloads, may hold a TCP or UDP super-packet, which is cut into the packets
 /// the wire would carry (`segments` is scratch space for the cut). A read
 /// that cannot be cut goes on whole (without its header), to be dropped and
 /// logged as oversize by the link rather than vanish.
