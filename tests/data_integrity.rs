@@ -90,26 +90,10 @@ print(h.hexdigest())
         ("5924", "$EMU_BASE6", "::", "--no-offload", lossy),
         ("5925", "$EMU_BASE", "0.0.0.0", "--offload", nested),
     ] {
-        let mut host = host_side(&server, &[listen, port]);
+        let host = host_side(&server, &[listen, port]);
         let command = format!("python3 {} {base} {port}", client.display());
         let log = dir.join(port);
-        let log_arg = log.display().to_string();
-        let mut args = vec!["--log", &log_arg];
-        if offload == "--no-offload" {
-            args.insert(0, offload);
-        }
-        args.extend(shells);
-        args.extend(["--", "sh", "-c", &command]);
-        let out = run(&args);
-        if !out.status.success() {
-            let _ = host.kill();
-        }
-        let host_out = host.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{base} {offload}: {}",
-            text(&out.stderr)
-        );
+        let (out, host_out) = run_beside_host(host, &log, offload, shells, &command);
         assert_eq!(
             text(&out.stdout).trim(),
             expected("down"),
@@ -195,24 +179,10 @@ for b in range(int(sys.argv[3]) // 41):
         ("5932", "$EMU_BASE6", "::", "--offload"),
         ("5933", "$EMU_BASE", "0.0.0.0", "--no-offload"),
     ] {
-        let mut host = host_side(&receiver, &[listen, port, &count.to_string()]);
+        let host = host_side(&receiver, &[listen, port, &count.to_string()]);
         let command = format!("python3 {} {base} {port} {count}", sender.display());
         let log = dir.join(port);
-        let log_arg = log.display().to_string();
-        let mut args = vec!["--log", &log_arg, "delay", "1", "--", "sh", "-c", &command];
-        if offload == "--no-offload" {
-            args.insert(0, offload);
-        }
-        let out = run(&args);
-        if !out.status.success() {
-            let _ = host.kill();
-        }
-        let host_out = host.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{base} {offload}: {}",
-            text(&out.stderr)
-        );
+        let (_, host_out) = run_beside_host(host, &log, offload, &["delay", "1"], &command);
         assert_eq!(
             text(&host_out.stdout).trim(),
             format!("{count} 0"),
@@ -239,4 +209,34 @@ fn host_side(script: &std::path::Path, args: &[&str]) -> std::process::Child {
         .read_exact(&mut ready)
         .unwrap();
     host
+}
+
+/// Runs `command` through `shells` (with `--no-offload` if `offload` says
+/// so, logging to `log`) while `host` serves it; asserts that emu
+/// succeeded and returns emu's output and the host's.
+fn run_beside_host(
+    mut host: std::process::Child,
+    log: &std::path::Path,
+    offload: &str,
+    shells: &[&str],
+    command: &str,
+) -> (std::process::Output, std::process::Output) {
+    let log_arg = log.display().to_string();
+    let mut args = vec!["--log", &log_arg];
+    if offload == "--no-offload" {
+        args.insert(0, offload);
+    }
+    args.extend(shells);
+    args.extend(["--", "sh", "-c", command]);
+    let out = run(&args);
+    if !out.status.success() {
+        let _ = host.kill();
+    }
+    let host_out = host.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{offload} {command}: {}",
+        text(&out.stderr)
+    );
+    (out, host_out)
 }

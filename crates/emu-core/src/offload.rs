@@ -184,7 +184,6 @@ fn split_udp(packet: &[u8], size: usize, out: &mut Vec<Vec<u8>>) -> Result<(), O
     if size == 0 || payload.is_empty() {
         return Err(OffloadError::Malformed("UDP segment size or empty payload"));
     }
-    let v4 = packet[0] >> 4 == 4;
     let identification = u16::from_be_bytes([packet[4], packet[5]]);
     let first = out.len();
     for (i, chunk) in payload.chunks(size).enumerate() {
@@ -198,15 +197,7 @@ fn split_udp(packet: &[u8], size: usize, out: &mut Vec<Vec<u8>>) -> Result<(), O
                 "a datagram beyond the IP length field",
             ));
         }
-        if v4 {
-            datagram[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-            datagram[4..6].copy_from_slice(&identification.wrapping_add(i as u16).to_be_bytes());
-            datagram[10..12].fill(0);
-            let checksum = internet_checksum(&datagram[..ip_len]);
-            datagram[10..12].copy_from_slice(&checksum.to_be_bytes());
-        } else {
-            datagram[4..6].copy_from_slice(&((total - 40) as u16).to_be_bytes());
-        }
+        set_ip_length(&mut datagram, ip_len, identification.wrapping_add(i as u16));
         let udp_len = total - ip_len;
         datagram[ip_len + 4..ip_len + 6].copy_from_slice(&(udp_len as u16).to_be_bytes());
         datagram[ip_len + 6..ip_len + 8].fill(0);
@@ -224,10 +215,24 @@ fn split_udp(packet: &[u8], size: usize, out: &mut Vec<Vec<u8>>) -> Result<(), O
     Ok(())
 }
 
+/// Gives a packet cut from a super-packet its own IP length; for IPv4 also
+/// its identification `id` and a header checksum to match.
+fn set_ip_length(packet: &mut [u8], ip_len: usize, id: u16) {
+    let total = packet.len();
+    if packet[0] >> 4 == 4 {
+        packet[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        packet[4..6].copy_from_slice(&id.to_be_bytes());
+        packet[10..12].fill(0);
+        let checksum = internet_checksum(&packet[..ip_len]);
+        packet[10..12].copy_from_slice(&checksum.to_be_bytes());
+    } else {
+        packet[4..6].copy_from_slice(&((total - 40) as u16).to_be_bytes());
+    }
+}
+
 /// Cuts a TCP super-packet into segments carrying `mss` payload bytes each.
 fn split_tcp(packet: &[u8], mss: usize, out: &mut Vec<Vec<u8>>) -> Result<(), OffloadError> {
     let ip_len = ip_header_len(packet, 6, 20)?;
-    let version = packet[0] >> 4;
     let tcp_len = ((packet[ip_len + 12] >> 4) as usize) * 4;
     let headers = ip_len + tcp_len;
     if tcp_len < 20 || packet.len() < headers || mss == 0 {
@@ -247,15 +252,7 @@ fn split_tcp(packet: &[u8], mss: usize, out: &mut Vec<Vec<u8>>) -> Result<(), Of
         segment.extend_from_slice(&packet[..headers]);
         segment.extend_from_slice(chunk);
         let total = segment.len();
-        if version == 4 {
-            segment[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-            segment[4..6].copy_from_slice(&identification.wrapping_add(i as u16).to_be_bytes());
-            segment[10..12].fill(0);
-            let checksum = internet_checksum(&segment[..ip_len]);
-            segment[10..12].copy_from_slice(&checksum.to_be_bytes());
-        } else {
-            segment[4..6].copy_from_slice(&((total - 40) as u16).to_be_bytes());
-        }
+        set_ip_length(&mut segment, ip_len, identification.wrapping_add(i as u16));
         let tcp = ip_len;
         segment[tcp + 4..tcp + 8]
             .copy_from_slice(&sequence.wrapping_add((i * mss) as u32).to_be_bytes());
