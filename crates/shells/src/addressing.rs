@@ -94,16 +94,20 @@ pub fn inherited_pairs() -> Vec<u32> {
         .collect()
 }
 
-/// The first pair that collides with nothing in `ns` and is not in `taken`.
-pub fn choose(ns: &NetNs, taken: &[u32]) -> Result<AddressPair> {
-    let mut used = networks_in(&ns.query("ip", &["-o", "addr", "show"])?);
-    used.extend(networks_in(
-        &ns.query("ip", &["-4", "route", "show", "table", "all"])?,
-    ));
-    used.extend(networks_in(
-        &ns.query("ip", &["-6", "route", "show", "table", "all"])
-            .unwrap_or_default(),
-    ));
+/// The first pair that collides with nothing in any of `namespaces` (each
+/// will hold the pair's addresses or routes to them) and is not in `taken`.
+pub fn choose(namespaces: &[&NetNs], taken: &[u32]) -> Result<AddressPair> {
+    let mut used = Vec::new();
+    for ns in namespaces {
+        used.extend(networks_in(&ns.query("ip", &["-o", "addr", "show"])?));
+        used.extend(networks_in(
+            &ns.query("ip", &["-4", "route", "show", "table", "all"])?,
+        ));
+        used.extend(networks_in(
+            &ns.query("ip", &["-6", "route", "show", "table", "all"])
+                .unwrap_or_default(),
+        ));
+    }
     (0..PAIRS)
         .filter(|k| !taken.contains(k))
         .map(AddressPair::for_index)

@@ -3,10 +3,16 @@
 //!
 //!   host ns ── emu0-PID ⇄ [uplink/downlink pumps] ⇄ ingress ── ns 1
 //!   ns 1    ── emu1-PID ⇄ [pumps]                 ⇄ ingress ── ns 2 … command
+//!
+//! The namespaces between shells route (the host's namespace alone
+//! masquerades the shells' addresses), so what one of them would only
+//! forward from shell to shell, emu hands over in memory instead (see
+//! `forwarding`), and the kernel sees only what it must answer.
 
 use crate::addressing::{self, AddressPair};
 use crate::command::{self, CommandSpec};
 use crate::error::{Result, ShellError};
+use crate::forwarding::{inward_prefixes, Crossing, Route};
 use crate::guardian::Guardian;
 use crate::kernel_drops::{self, KernelDrops};
 use crate::links::{copy_traces, LinkSetup};
@@ -138,8 +144,12 @@ fn run_guarded(
             k,
             spec,
             seeds[k],
-            &outer,
-            Arc::ptr_eq(&outer, &host) && !nested_in_emu,
+            &Around {
+                outer: &outer,
+                host: &host,
+                host_is_machine: !nested_in_emu,
+                earlier: &running,
+            },
             &options,
             &mut taken,
             guardian,
@@ -152,6 +162,7 @@ fn run_guarded(
     }
     drop(selection);
     link_followers(&running);
+    link_hand_overs(&running);
     // One reader per direction, each serving that direction's input in
     // every shell (see `reader` for why).
     let readers = Direction::BOTH
@@ -289,20 +300,7 @@ fn run_guarded(
     // Stop reading first, so nothing is read that a stopped pump would not
     // count; then let each pump take what is left on its ring.
     readers.into_iter().for_each(Reader::stop);
-    let mut results: Vec<(usize, Direction, DirectionResult)> = Vec::new();
-    for (k, shell) in running.iter_mut().enumerate() {
-        // What the kernel dropped before emu could read, or after it wrote.
-        let outer = kernel_drops::read(&shell.outer, &shell.outer_device);
-        let inner = kernel_drops::read(&shell.inner, devices::INNER_DEVICE);
-        for (direction, pump) in shell.pumps.drain(..) {
-            let mut result = pump.finish();
-            result.kernel = match direction {
-                Direction::Uplink => KernelDrops::of(inner, outer),
-                Direction::Downlink => KernelDrops::of(outer, inner),
-            };
-            results.push((depth + k, direction, result));
-        }
-    }
+    let results = finish_pumps(&mut running, depth);
     let totals = match writer {
         Some(w) => w
             .finish()
@@ -391,6 +389,64 @@ fn link_followers(running: &[RunningShell]) {
     }
 }
 
+/// Has each direction hand what it lets leave straight to the next shell
+/// of the chain, where the namespace between them would only forward it
+/// (uplink from shell k to k-1, downlink from k-1 to k).
+fn link_hand_overs(running: &[RunningShell]) {
+    let direction = |k: usize, d: usize| &running[k].pumps[d].1;
+    for k in 1..running.len() {
+        let inner: Vec<AddressPair> = running[k..].iter().map(|s| s.pair).collect();
+        let crossing = Crossing::between(&running[k - 1].pair, &inner);
+        direction(k, 0).hands_on(direction(k - 1, 0), crossing.clone(), Route::Outward);
+        direction(k - 1, 1).hands_on(direction(k, 1), crossing, Route::Inward);
+    }
+}
+
+/// Stops every pump and collects what each direction did, shell by shell
+/// (uplink, then downlink). Pumps stop in the order packets flow, uplink
+/// from the innermost shell out and downlink from the outermost in, so no
+/// pump is handed a packet after it stopped counting.
+fn finish_pumps(
+    running: &mut [RunningShell],
+    depth: usize,
+) -> Vec<(usize, Direction, DirectionResult)> {
+    let shells = running.len();
+    let mut pumps: Vec<Vec<(Direction, DirectionPump)>> = running
+        .iter_mut()
+        .map(|shell| std::mem::take(&mut shell.pumps))
+        .collect();
+    let mut finished: Vec<[Option<DirectionResult>; 2]> =
+        (0..shells).map(|_| [None, None]).collect();
+    let order = (0..shells)
+        .rev()
+        .map(|k| (k, Direction::Uplink))
+        .chain((0..shells).map(|k| (k, Direction::Downlink)));
+    for (k, direction) in order {
+        let d = direction as usize;
+        let index = pumps[k]
+            .iter()
+            .position(|(p, _)| *p == direction)
+            .expect("each shell has both directions");
+        let (_, pump) = pumps[k].swap_remove(index);
+        finished[k][d] = Some(pump.finish());
+    }
+    let mut results = Vec::new();
+    for (k, (shell, directions)) in running.iter().zip(finished).enumerate() {
+        // What the kernel dropped before emu could read, or after it wrote.
+        let outer = kernel_drops::read(&shell.outer, &shell.outer_device);
+        let inner = kernel_drops::read(&shell.inner, devices::INNER_DEVICE);
+        for (direction, result) in Direction::BOTH.into_iter().zip(directions) {
+            let mut result = result.expect("every pump finished");
+            result.kernel = match direction {
+                Direction::Uplink => KernelDrops::of(inner, outer),
+                Direction::Downlink => KernelDrops::of(outer, inner),
+            };
+            results.push((depth + k, direction, result));
+        }
+    }
+    results
+}
+
 /// Puts what the kernel dropped on the way in into each shell's log header,
 /// now that the run is over, so the log alone tells those losses from the
 /// path's. A log that cannot be updated keeps its header; the summary still
@@ -434,21 +490,38 @@ fn seed_from_clock() -> u64 {
     realtime_now() ^ ((std::process::id() as u64) << 32)
 }
 
+/// Where a new shell goes: the namespace around it, the chain's outermost
+/// one, and the shells already built around it.
+struct Around<'a> {
+    outer: &'a Arc<NetNs>,
+    /// Where the chain started: the machine's namespace, an enclosing
+    /// emu's, or a rootless emu's own.
+    host: &'a Arc<NetNs>,
+    /// `host` is not a namespace of an enclosing emu.
+    host_is_machine: bool,
+    earlier: &'a [RunningShell],
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_shell(
     index: usize,
     position: usize,
     spec: &ShellSpec,
     seed: u64,
-    outer: &Arc<NetNs>,
-    outer_is_host: bool,
+    around: &Around,
     options: &RunOptions,
     taken: &mut Vec<u32>,
     guardian: &mut Guardian,
     writer: Option<&mut LogWriter>,
     news: mpsc::Sender<PumpNews>,
 ) -> Result<RunningShell> {
-    let pair = addressing::choose(outer, taken)?;
+    let outer = around.outer;
+    let outer_is_host = Arc::ptr_eq(outer, around.host) && around.host_is_machine;
+    // The pair must be free wherever it will be routed: in every
+    // namespace around the shell.
+    let mut namespaces: Vec<&NetNs> = vec![around.host];
+    namespaces.extend(around.earlier.iter().map(|s| s.inner.as_ref()));
+    let pair = addressing::choose(&namespaces, taken)?;
     taken.push(pair.index);
     let mtu = options.mtu.to_string();
 
@@ -499,11 +572,38 @@ fn build_shell(
     )?;
 
     nat::enable_forwarding(outer, !outer_is_host)?;
-    let mut rules = vec![NatRule::masquerade(outer.clone(), IpAddr::V4(pair.inner4))?];
-    if !outer_is_host {
-        rules.push(NatRule::masquerade(outer.clone(), IpAddr::V6(pair.inner6))?);
+    // Every namespace further out routes the shell's addresses inwards,
+    // through the next shell's outer device (the routes go with the
+    // device), so packets keep their addresses up to the host.
+    for earlier in around.earlier {
+        for (network, length) in inward_prefixes(&pair) {
+            let family = if network.is_ipv4() { "-4" } else { "-6" };
+            earlier.outer.exec(
+                "ip",
+                &[
+                    family,
+                    "route",
+                    "add",
+                    &format!("{network}/{length}"),
+                    "dev",
+                    &earlier.outer_device,
+                ],
+            )?;
+        }
     }
-    if outer_is_host {
+    // Only the chain's outermost namespace masquerades, as before for the
+    // outermost shell (IPv6 too inside an enclosing emu).
+    let mut rules = vec![NatRule::masquerade(
+        around.host.clone(),
+        IpAddr::V4(pair.inner4),
+    )?];
+    if !around.host_is_machine {
+        rules.push(NatRule::masquerade(
+            around.host.clone(),
+            IpAddr::V6(pair.inner6),
+        )?);
+    }
+    if around.host_is_machine {
         for rule in &rules {
             guardian.watch_rule(rule.program(), rule.spec());
         }

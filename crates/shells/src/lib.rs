@@ -10,6 +10,7 @@ mod devices;
 pub mod dumbbell;
 mod environment;
 pub mod error;
+mod forwarding;
 pub mod guardian;
 pub mod kernel_drops;
 pub mod lateness;

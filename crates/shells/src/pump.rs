@@ -12,9 +12,15 @@
 //! than a few) the reader only reads, and hands packets over a lock-free
 //! ring to the pump, so reading and writing run on two cores.
 //!
+//! Between the shells of one chain, a packet the kernel would only forward
+//! goes from one model to the next in memory (see [`crate::forwarding`]):
+//! it leaves one shell and arrives in the next at the same instant, on the
+//! thread that let it leave.
+//!
 //! No async runtime is involved: its timers tick in milliseconds, and the
 //! model needs microseconds.
 
+use crate::forwarding::{Crossing, Route};
 use crate::lateness::Lateness;
 use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
 use crate::overload::Overload;
@@ -130,6 +136,16 @@ struct Shared {
     pending: AtomicBool,
     stop: AtomicBool,
     wake: Wake,
+    /// The direction this one hands packets to in memory (the same
+    /// direction of the next shell of a chain), for a thread to run once
+    /// it has let go of this one's model.
+    onward: OnceLock<Arc<Shared>>,
+    /// Packets handed in by the previous shell of a chain: read, as far as
+    /// this direction's accounting goes, though never read from a device.
+    handed_in: AtomicU64,
+    /// The inputs that packets written by this direction reach at once
+    /// (see [`DirectionPump::feeds`]).
+    followers: OnceLock<Vec<Weak<Input>>>,
 }
 
 /// The link model with the ring it takes arrivals from and the device it
@@ -143,6 +159,9 @@ struct Model {
     overload: Overload,
     due: Vec<(Packet, Nanos)>,
     merged: Vec<u8>,
+    /// Packets the previous shell of a chain handed over in memory.
+    handed: Option<Consumer<Packet>>,
+    onward: Option<Onward>,
     next_publish: Nanos,
     told_trace_end: bool,
     shell: usize,
@@ -150,10 +169,32 @@ struct Model {
     live: Arc<LiveCounters>,
 }
 
+/// Where a direction hands the packets it lets leave, when the namespace
+/// they leave into would only forward them to the next shell.
+struct Onward {
+    ring: Producer<Packet>,
+    crossing: Crossing,
+    towards: Route,
+    next: Arc<Shared>,
+}
+
+/// What one run of the model let leave.
+#[derive(Debug, Clone, Copy, Default)]
+struct Departed {
+    /// Packets written to the output device.
+    written: usize,
+    /// Packets handed to the next shell in memory: run its model.
+    handed: bool,
+}
+
 /// What one direction did, read after its threads have stopped.
 pub struct DirectionResult {
     pub link: Link,
+    /// Packets that arrived: read from the device, or handed over.
     pub read: u64,
+    /// Of those, the packets the previous shell of a chain handed over in
+    /// memory (see [`crate::forwarding`]).
+    pub handed_in: u64,
     pub write_errors: u64,
     /// How late each write was against its due time.
     pub lateness: Lateness,
@@ -205,6 +246,8 @@ impl DirectionPump {
                 overload: Overload::new(label),
                 due: Vec::with_capacity(ARRIVAL_BATCH),
                 merged: Vec::with_capacity(MERGED_BUFFER),
+                handed: None,
+                onward: None,
                 next_publish: 0,
                 told_trace_end: false,
                 shell,
@@ -217,6 +260,9 @@ impl DirectionPump {
             pending: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             wake: Wake::new()?,
+            onward: OnceLock::new(),
+            handed_in: AtomicU64::new(0),
+            followers: OnceLock::new(),
         });
         let pump = {
             let shared = shared.clone();
@@ -235,7 +281,6 @@ impl DirectionPump {
                 streak: 0,
             }),
             shared: shared.clone(),
-            followers: OnceLock::new(),
         });
         Ok(DirectionPump {
             pump: Some(pump),
@@ -257,9 +302,25 @@ impl DirectionPump {
     /// Set once, before traffic flows.
     pub fn feeds(&self, next: &[&DirectionPump]) {
         let _ = self
-            .input
+            .shared
             .followers
             .set(next.iter().map(|d| Arc::downgrade(&d.input)).collect());
+    }
+
+    /// Has the packets this direction lets leave, which the namespace
+    /// `crossing` would only route `towards` the next shell, go straight
+    /// into `next`'s model (the same direction, one shell on) instead of
+    /// through the kernel. Set once, before traffic flows.
+    pub(crate) fn hands_on(&self, next: &DirectionPump, crossing: Crossing, towards: Route) {
+        let (producer, consumer) = spsc::<Packet>(RING_CAPACITY);
+        lock(&next.shared.model).handed = Some(consumer);
+        lock(&self.shared.model).onward = Some(Onward {
+            ring: producer,
+            crossing,
+            towards,
+            next: next.shared.clone(),
+        });
+        let _ = self.shared.onward.set(next.shared.clone());
     }
 
     /// The counters this direction publishes while it runs.
@@ -268,11 +329,13 @@ impl DirectionPump {
     }
 
     /// Stops the pump after it has taken every packet off the ring. Call
-    /// once the readers have stopped, so that no packet is read after
-    /// the pump stopped counting; the count of packets read is taken here,
-    /// from the input.
+    /// once the readers have stopped, and the direction that hands packets
+    /// to this one (see [`DirectionPump::hands_on`]) has finished, so that
+    /// no packet arrives after the pump stopped counting; the count of
+    /// packets read is taken here, from the input and the hand-overs.
     pub fn finish(mut self) -> DirectionResult {
-        let read = lock(&self.input.side).read;
+        let handed_in = self.shared.handed_in.load(Ordering::Acquire);
+        let read = lock(&self.input.side).read + handed_in;
         self.shared.stop.store(true, Ordering::Release);
         self.shared.wake.ring();
         let spin = self
@@ -292,6 +355,7 @@ impl DirectionPump {
         DirectionResult {
             link: model.link.take().expect("the link is taken once"),
             read,
+            handed_in,
             write_errors: model.write_errors,
             lateness: std::mem::take(&mut model.lateness),
             overload,
@@ -314,26 +378,53 @@ impl Model {
             .expect("the link is present while running")
     }
 
-    /// Takes up to `limit` packets off the ring into the model; how many.
+    /// Takes up to `limit` packets off the rings (the reader's, then the
+    /// previous shell's) into the model; how many.
     fn take_arrivals(&mut self, limit: usize) -> usize {
         let mut taken = 0;
         while taken < limit {
-            let Ok(packet) = self.ring.pop() else { break };
+            let packet = match self.ring.pop() {
+                Ok(packet) => packet,
+                Err(_) => match self.handed.as_mut().map(Consumer::pop) {
+                    Some(Ok(packet)) => packet,
+                    _ => break,
+                },
+            };
             self.link().arrive(packet);
             taken += 1;
         }
         taken
     }
 
-    /// Advances the model to now and writes what is due; publishes the
-    /// counters now and then and tells of a trace's end. Returns how many
-    /// packets it wrote.
-    fn depart(&mut self) -> usize {
+    /// True if no packet waits on either ring.
+    fn rings_empty(&self) -> bool {
+        self.ring.is_empty() && self.handed.as_ref().is_none_or(Consumer::is_empty)
+    }
+
+    /// Advances the model to now, hands on what the next shell takes in
+    /// memory and writes the rest of what is due; publishes the counters
+    /// now and then and tells of a trace's end.
+    fn depart(&mut self) -> Departed {
         let now = monotonic_now();
         let link = self.link.as_mut().expect("the link is present");
         link.advance(now);
-        while let Some(departure) = link.pop_due_written_at(now) {
-            self.due.push(departure);
+        let mut handed = false;
+        while let Some((mut packet, due)) = link.pop_due_written_at(now) {
+            match &mut self.onward {
+                Some(onward) if onward.crossing.forward(&mut packet.data, onward.towards) => {
+                    let late = now.saturating_sub(due);
+                    self.lateness.record(late);
+                    self.overload.record(late);
+                    // It arrives in the next shell when this one's log
+                    // says it left (now, which is `due` unless late).
+                    packet.arrival = now;
+                    packet.enqueued = now;
+                    onward.next.handed_in.fetch_add(1, Ordering::Release);
+                    push_packet(&mut onward.ring, packet, &onward.next.wake);
+                    handed = true;
+                }
+                _ => self.due.push((packet, due)),
+            }
         }
         if !self.due.is_empty() {
             let (lateness, overload) = (&mut self.lateness, &mut self.overload);
@@ -353,7 +444,7 @@ impl Model {
             self.told_trace_end = true;
             let _ = self.news.send(PumpNews::TraceEnded(self.shell));
         }
-        written
+        Departed { written, handed }
     }
 
     fn publish(&mut self) {
@@ -381,9 +472,6 @@ impl Model {
 pub(crate) struct Input {
     side: Mutex<ReaderSide>,
     shared: Arc<Shared>,
-    /// The inputs that packets written by this direction reach at once
-    /// (see [`DirectionPump::feeds`]).
-    followers: OnceLock<Vec<Weak<Input>>>,
 }
 
 /// Whether a device can still be read.
@@ -395,12 +483,12 @@ pub(crate) enum Reading {
 }
 
 /// How a round of reading ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Round {
-    /// The device is still open; `wrote`: a packet was written on this
-    /// thread.
+    /// The device is still open; `writers`: the directions (this one, or
+    /// shells further along it that packets were handed to) that wrote a
+    /// packet on this thread.
     Open {
-        wrote: bool,
+        writers: Vec<Arc<Shared>>,
     },
     Gone,
 }
@@ -431,10 +519,8 @@ impl Input {
         let round = side.round(&self.shared, ROUND);
         drop(side);
         match round {
-            Round::Open { wrote } => {
-                if wrote {
-                    follow(self);
-                }
+            Round::Open { writers } => {
+                follow(&writers);
                 Reading::Open
             }
             Round::Gone => Reading::Gone,
@@ -442,18 +528,18 @@ impl Input {
     }
 }
 
-/// After this thread wrote what it read from `start`, takes what the
-/// writes caused on the inputs they fed, and so on along the chain. An
-/// input another thread is reading is left to it.
-fn follow(start: &Input) {
-    let followers = |input: &Input| -> Vec<Arc<Input>> {
-        input
+/// After this thread wrote packets out of the directions `writers`, takes
+/// what the writes caused on the inputs they fed, and so on along the
+/// chain. An input another thread is reading is left to it.
+fn follow(writers: &[Arc<Shared>]) {
+    let followers = |writer: &Shared| -> Vec<Arc<Input>> {
+        writer
             .followers
             .get()
             .map(|f| f.iter().filter_map(Weak::upgrade).collect())
             .unwrap_or_default()
     };
-    let mut work = followers(start);
+    let mut work: Vec<Arc<Input>> = writers.iter().flat_map(|w| followers(w)).collect();
     let mut visits = 0;
     while let Some(next) = work.pop() {
         if visits == MAX_FOLLOW {
@@ -465,8 +551,8 @@ fn follow(start: &Input) {
         };
         let round = side.round(&next.shared, FOLLOW_ROUND);
         drop(side);
-        if let Round::Open { wrote: true } = round {
-            work.extend(followers(&next));
+        if let Round::Open { writers } = round {
+            work.extend(writers.iter().flat_map(|w| followers(w)));
         }
     }
 }
@@ -485,8 +571,8 @@ struct ReaderSide {
 
 impl ReaderSide {
     /// Reads and passes on up to `limit` reads' worth of packets.
-    fn round(&mut self, shared: &Shared, limit: u32) -> Round {
-        let mut wrote = false;
+    fn round(&mut self, shared: &Arc<Shared>, limit: u32) -> Round {
+        let mut writers = Vec::new();
         for _ in 0..limit {
             match read_packet(self.fd, &mut self.buffer) {
                 Ok(0) => {}
@@ -502,32 +588,35 @@ impl ReaderSide {
                     );
                     self.read += self.packets.len() as u64;
                     self.streak = self.streak.saturating_add(1);
-                    let ran = (self.streak <= FAST_PATH_STREAK)
-                        .then(|| run_model(shared, &mut self.packets))
-                        .flatten();
-                    match ran {
-                        Some(written) => wrote |= written > 0,
-                        None => hand_over(shared, &mut self.ring, &mut self.packets),
+                    let ran = self.streak <= FAST_PATH_STREAK
+                        && run_model(shared, &mut self.packets, &mut writers);
+                    if !ran {
+                        hand_over(shared, &mut self.ring, &mut self.packets);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.streak = 0;
-                    return Round::Open { wrote };
+                    return Round::Open { writers };
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return Round::Gone,
             }
         }
-        Round::Open { wrote }
+        Round::Open { writers }
     }
 }
 
 /// The fast path: runs the model on this thread, if no one else is, and
-/// writes what is due. Returns how many packets it wrote, or None (and
-/// leaves `packets`) if the pump has the model.
-fn run_model(shared: &Shared, packets: &mut Vec<Packet>) -> Option<usize> {
+/// writes what is due (adding each direction that wrote, this one or one
+/// it handed packets to, to `writers`). Returns false (and leaves
+/// `packets`) if another thread has the model.
+fn run_model(
+    shared: &Arc<Shared>,
+    packets: &mut Vec<Packet>,
+    writers: &mut Vec<Arc<Shared>>,
+) -> bool {
     let Ok(mut model) = shared.model.try_lock() else {
-        return None;
+        return false;
     };
     // Announce the run before touching the model: a pump about to sleep on
     // a deadline it computed sees this and looks again.
@@ -538,9 +627,15 @@ fn run_model(shared: &Shared, packets: &mut Vec<Packet>) -> Option<usize> {
     for packet in packets.drain(..) {
         model.link().arrive(packet);
     }
-    let written = model.depart();
+    let departed = model.depart();
     let next = model.next_event();
     drop(model);
+    if departed.written > 0 && !writers.iter().any(|w| Arc::ptr_eq(w, shared)) {
+        writers.push(shared.clone());
+    }
+    if departed.handed {
+        hand_on(shared, writers);
+    }
     // Pairs with the pump's fence between announcing its sleep and reading
     // `reader_runs`: one of the two sees the other.
     fence(Ordering::SeqCst);
@@ -551,7 +646,19 @@ fn run_model(shared: &Shared, packets: &mut Vec<Packet>) -> Option<usize> {
             shared.wake.ring();
         }
     }
-    Some(written)
+    true
+}
+
+/// After this thread handed packets from `shared`'s model to the next
+/// shell's: runs that model here if no one else is (the packets are due
+/// there now), or else tells the thread that will.
+fn hand_on(shared: &Shared, writers: &mut Vec<Arc<Shared>>) {
+    let Some(next) = shared.onward.get() else {
+        return;
+    };
+    if !run_model(next, &mut Vec::new(), writers) {
+        tell_pump(next);
+    }
 }
 
 /// The pump's path: puts the packets on the ring and wakes the pump if it
@@ -560,6 +667,12 @@ fn hand_over(shared: &Shared, ring: &mut Producer<Packet>, packets: &mut Vec<Pac
     for packet in packets.drain(..) {
         push_packet(ring, packet, &shared.wake);
     }
+    tell_pump(shared);
+}
+
+/// Tells the pump that packets wait on a ring: a spinning pump sees the
+/// flag, a sleeping one is woken.
+fn tell_pump(shared: &Shared) {
     shared.pending.store(true, Ordering::Release);
     // Pairs with the pump's fence between announcing sleep and checking the
     // ring: one of the two sees the other.
@@ -612,11 +725,16 @@ fn pump_loop(shared: &Shared, timing: Timing) -> Option<Nanos> {
         let mut model = lock(&shared.model);
         shared.pending.store(false, Ordering::Relaxed);
         let taken = model.take_arrivals(ARRIVAL_BATCH);
-        model.depart();
+        let departed = model.depart();
+        if departed.handed {
+            drop(model);
+            hand_on(shared, &mut Vec::new());
+            continue;
+        }
         if taken > 0 {
             continue;
         }
-        if shared.stop.load(Ordering::Acquire) && model.ring.is_empty() {
+        if shared.stop.load(Ordering::Acquire) && model.rings_empty() {
             model.publish();
             return (!timing.busy_poll).then(|| spin.current());
         }

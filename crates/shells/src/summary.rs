@@ -37,9 +37,14 @@ pub(crate) fn summarize(
             .collect();
         let description = &shells[index - depth].description;
         text += &format!(
-            "emu: [{description}] {}: read {}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us ({})\n",
+            "emu: [{description}] {}: read {}{}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us ({})\n",
             direction.name(),
             r.read,
+            if r.handed_in > 0 {
+                format!(" ({} handed over in memory)", r.handed_in)
+            } else {
+                String::new()
+            },
             if c.duplicated > 0 {
                 format!(" + duplicated {}", c.duplicated)
             } else {
@@ -91,6 +96,7 @@ pub(crate) fn summarize(
             "description": description,
             "direction": direction.name(),
             "read": r.read,
+            "handed_in": r.handed_in,
             "arrived": c.arrived,
             "delivered": c.delivered,
             "delivered_bytes": c.delivered_bytes,
@@ -237,6 +243,7 @@ mod tests {
         let result = DirectionResult {
             link,
             read: 0,
+            handed_in: 0,
             write_errors: 0,
             lateness: Lateness::default(),
             overload: Default::default(),
