@@ -411,9 +411,13 @@ fn finish_pumps(
     depth: usize,
 ) -> Vec<(usize, Direction, DirectionResult)> {
     let shells = running.len();
-    let mut pumps: Vec<Vec<(Direction, DirectionPump)>> = running
+    // Each shell's pumps, uplink then downlink (as built).
+    let mut pumps: Vec<[Option<DirectionPump>; 2]> = running
         .iter_mut()
-        .map(|shell| std::mem::take(&mut shell.pumps))
+        .map(|shell| {
+            let mut pumps = shell.pumps.drain(..).map(|(_, pump)| Some(pump));
+            [(); 2].map(|_| pumps.next().flatten())
+        })
         .collect();
     let mut finished: Vec<[Option<DirectionResult>; 2]> =
         (0..shells).map(|_| [None, None]).collect();
@@ -423,11 +427,7 @@ fn finish_pumps(
         .chain((0..shells).map(|k| (k, Direction::Downlink)));
     for (k, direction) in order {
         let d = direction as usize;
-        let index = pumps[k]
-            .iter()
-            .position(|(p, _)| *p == direction)
-            .expect("each shell has both directions");
-        let (_, pump) = pumps[k].swap_remove(index);
+        let pump = pumps[k][d].take().expect("each shell has both directions");
         finished[k][d] = Some(pump.finish());
     }
     let mut results = Vec::new();

@@ -170,12 +170,12 @@ struct Model {
 }
 
 /// Where a direction hands the packets it lets leave, when the namespace
-/// they leave into would only forward them to the next shell.
+/// they leave into would only forward them to the next shell (whose
+/// `Shared` is this direction's `Shared::onward`).
 struct Onward {
     ring: Producer<Packet>,
     crossing: Crossing,
     towards: Route,
-    next: Arc<Shared>,
 }
 
 /// What one run of the model let leave.
@@ -318,7 +318,6 @@ impl DirectionPump {
             ring: producer,
             crossing,
             towards,
-            next: next.shared.clone(),
         });
         let _ = self.shared.onward.set(next.shared.clone());
     }
@@ -403,15 +402,18 @@ impl Model {
 
     /// Advances the model to now, hands on what the next shell takes in
     /// memory and writes the rest of what is due; publishes the counters
-    /// now and then and tells of a trace's end.
-    fn depart(&mut self) -> Departed {
+    /// now and then and tells of a trace's end. `shared` is this
+    /// direction's.
+    fn depart(&mut self, shared: &Shared) -> Departed {
         let now = monotonic_now();
         let link = self.link.as_mut().expect("the link is present");
         link.advance(now);
         let mut handed = false;
         while let Some((mut packet, due)) = link.pop_due_written_at(now) {
-            match &mut self.onward {
-                Some(onward) if onward.crossing.forward(&mut packet.data, onward.towards) => {
+            match (&mut self.onward, shared.onward.get()) {
+                (Some(onward), Some(next))
+                    if onward.crossing.forward(&mut packet.data, onward.towards) =>
+                {
                     let late = now.saturating_sub(due);
                     self.lateness.record(late);
                     self.overload.record(late);
@@ -419,8 +421,8 @@ impl Model {
                     // says it left (now, which is `due` unless late).
                     packet.arrival = now;
                     packet.enqueued = now;
-                    onward.next.handed_in.fetch_add(1, Ordering::Release);
-                    push_packet(&mut onward.ring, packet, &onward.next.wake);
+                    next.handed_in.fetch_add(1, Ordering::Release);
+                    push_packet(&mut onward.ring, packet, &next.wake);
                     handed = true;
                 }
                 _ => self.due.push((packet, due)),
@@ -627,7 +629,7 @@ fn run_model(
     for packet in packets.drain(..) {
         model.link().arrive(packet);
     }
-    let departed = model.depart();
+    let departed = model.depart(shared);
     let next = model.next_event();
     drop(model);
     if departed.written > 0 && !writers.iter().any(|w| Arc::ptr_eq(w, shared)) {
@@ -725,7 +727,7 @@ fn pump_loop(shared: &Shared, timing: Timing) -> Option<Nanos> {
         let mut model = lock(&shared.model);
         shared.pending.store(false, Ordering::Relaxed);
         let taken = model.take_arrivals(ARRIVAL_BATCH);
-        let departed = model.depart();
+        let departed = model.depart(shared);
         if departed.handed {
             drop(model);
             hand_on(shared, &mut Vec::new());
