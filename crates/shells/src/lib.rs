@@ -12,6 +12,7 @@ mod environment;
 pub mod error;
 mod forwarding;
 pub mod guardian;
+mod input;
 pub mod kernel_drops;
 pub mod lateness;
 pub mod links;

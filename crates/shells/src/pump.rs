@@ -8,9 +8,12 @@
 //! by whichever thread has work. A packet due the moment it is read (no
 //! delay, an idle link) is written by the reader itself, in the same
 //! wake-up: handing it to a sleeping pump would cost a second wake-up, more
-//! than the whole model. Under load (the reader finds more packets waiting
-//! than a few) the reader only reads, and hands packets over a lock-free
-//! ring to the pump, so reading and writing run on two cores.
+//! than the whole model. So is a packet due sooner than the sleeping pump
+//! could wake for it (see [`crate::input::Waits`]). Under load (the reader
+//! finds more packets waiting than a few) the reader only reads, and hands
+//! packets over a lock-free ring to the pump, so reading and writing run
+//! on two cores. How packets are read and reach the model is in
+//! [`crate::input`].
 //!
 //! Between the shells of one chain, a packet the kernel would only forward
 //! goes from one model to the next in memory (see [`crate::forwarding`]):
@@ -21,12 +24,12 @@
 //! model needs microseconds.
 
 use crate::forwarding::{Crossing, Route};
+use crate::input::{Input, Waits};
 use crate::lateness::Lateness;
 use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
 use crate::overload::Overload;
 use crate::spin::Spin;
-use crate::tun::read_packet;
-use crate::wire::{split_read, write_due, MERGED_BUFFER, READ_BUFFER};
+use crate::wire::{write_due, MERGED_BUFFER};
 use emu_core::ring::{spsc, Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
@@ -46,7 +49,7 @@ const ARRIVAL_BATCH: usize = 64;
 /// Reads in a row (without the device running dry) after which the reader
 /// stops writing packets itself and hands them to the pump: past this, a
 /// backlog is building and reading must not wait for writes.
-const FAST_PATH_STREAK: u32 = 4;
+pub(crate) const FAST_PATH_STREAK: u32 = 4;
 
 /// Something the pumps tell the control thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,9 +88,13 @@ pub struct DirectionPump {
     live: Arc<LiveCounters>,
 }
 
-/// An eventfd that wakes the pump from its sleep.
+/// An eventfd that wakes the pump from its sleep, and when it was first
+/// rung since the pump last woke: how late the pump runs after it is
+/// asked to tells a reader whether waking it is worth it (see
+/// [`Waits`]).
 struct Wake {
     fd: RawFd,
+    rung_at: AtomicU64,
 }
 
 impl Wake {
@@ -97,19 +104,27 @@ impl Wake {
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(Wake { fd })
+        Ok(Wake {
+            fd,
+            rung_at: AtomicU64::new(0),
+        })
     }
 
     fn ring(&self) {
+        let _ =
+            self.rung_at
+                .compare_exchange(0, monotonic_now(), Ordering::AcqRel, Ordering::Relaxed);
         let one: u64 = 1;
         // SAFETY: writing 8 bytes to our eventfd.
         unsafe { libc::write(self.fd, (&one as *const u64).cast(), 8) };
     }
 
-    fn clear(&self) {
+    /// Empties the eventfd; when it was first rung (None if it was not).
+    fn clear(&self) -> Option<Nanos> {
         let mut value: u64 = 0;
         // SAFETY: reading 8 bytes from our eventfd (non-blocking).
         unsafe { libc::read(self.fd, (&mut value as *mut u64).cast(), 8) };
+        Some(self.rung_at.swap(0, Ordering::AcqRel)).filter(|&at| at != 0)
     }
 }
 
@@ -121,7 +136,7 @@ impl Drop for Wake {
 }
 
 /// What the reader and the pump share.
-struct Shared {
+pub(crate) struct Shared {
     /// The model and the output, run by one thread at a time.
     model: Mutex<Model>,
     /// The pump is asleep (or about to be) until `sleep_until`.
@@ -136,6 +151,11 @@ struct Shared {
     pending: AtomicBool,
     stop: AtomicBool,
     wake: Wake,
+    /// How late the pump runs after it is rung: a high quantile, learnt
+    /// as its spin is from timed sleeps (see [`crate::spin`]). A departure
+    /// closer than this is better waited for by the thread that has it in
+    /// hand (see [`Waits`]).
+    ring_lateness: AtomicU64,
     /// The direction this one hands packets to in memory (the same
     /// direction of the next shell of a chain), for a thread to run once
     /// it has let go of this one's model.
@@ -145,7 +165,7 @@ struct Shared {
     handed_in: AtomicU64,
     /// The inputs that packets written by this direction reach at once
     /// (see [`DirectionPump::feeds`]).
-    followers: OnceLock<Vec<Weak<Input>>>,
+    pub(crate) followers: OnceLock<Vec<Weak<Input>>>,
 }
 
 /// The link model with the ring it takes arrivals from and the device it
@@ -260,6 +280,7 @@ impl DirectionPump {
             pending: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             wake: Wake::new()?,
+            ring_lateness: AtomicU64::new(0),
             onward: OnceLock::new(),
             handed_in: AtomicU64::new(0),
             followers: OnceLock::new(),
@@ -270,18 +291,7 @@ impl DirectionPump {
                 .name(format!("{name}-pump"))
                 .spawn(move || pump_loop(&shared, timing))?
         };
-        let input = Arc::new(Input {
-            side: Mutex::new(ReaderSide {
-                fd: input,
-                ring: producer,
-                buffer: vec![0u8; READ_BUFFER],
-                segments: Vec::with_capacity(64),
-                packets: Vec::with_capacity(64),
-                read: 0,
-                streak: 0,
-            }),
-            shared: shared.clone(),
-        });
+        let input = Arc::new(Input::new(input, producer, shared.clone()));
         Ok(DirectionPump {
             pump: Some(pump),
             input,
@@ -334,7 +344,7 @@ impl DirectionPump {
     /// packets read is taken here, from the input and the hand-overs.
     pub fn finish(mut self) -> DirectionResult {
         let handed_in = self.shared.handed_in.load(Ordering::Acquire);
-        let read = lock(&self.input.side).read + handed_in;
+        let read = self.input.read() + handed_in;
         self.shared.stop.store(true, Ordering::Release);
         self.shared.wake.ring();
         let spin = self
@@ -366,7 +376,7 @@ impl DirectionPump {
 
 /// Locks the model or an input, also if a thread panicked holding it (the
 /// counters are still worth reporting).
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -459,164 +469,39 @@ impl Model {
     }
 }
 
-/// One direction's input: the device, and the state of its reading.
-///
-/// Its direction's reader thread reads it (see [`crate::reader`]); so may
-/// the other direction's thread right after it wrote a packet that reaches
-/// this device at once: the kernel delivers a written packet within the
-/// write, so an immediate answer (a ping's, a TCP acknowledgement) is
-/// already waiting here, and so is the packet itself, forwarded into the
-/// next shell of a chain. Taking it in the same wake-up carries a ping's
-/// round trip through every shell on the thread its request woke, where a
-/// hand-off to the other reader would wait for that thread to wake. The
-/// lock keeps the two readers apart: a thread following its write passes
-/// by an input the other holds; the input's own reader waits for it.
-pub(crate) struct Input {
-    side: Mutex<ReaderSide>,
-    shared: Arc<Shared>,
+/// What one thread's runs of the models leave it to do.
+pub(crate) struct Turn<'a> {
+    /// The directions (this one, or shells further along it that packets
+    /// were handed to) that wrote a packet on this thread: what the writes
+    /// caused waits on their followers' inputs.
+    pub(crate) writers: Vec<Arc<Shared>>,
+    /// Where a reader keeps the departures it waits for itself; None on a
+    /// pump's turn, which wakes the pump of a model instead.
+    pub(crate) waits: Option<&'a mut Waits>,
 }
 
-/// Whether a device can still be read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Reading {
-    Open,
-    /// The device is gone (an error other than "nothing to read").
-    Gone,
-}
-
-/// How a round of reading ended.
-enum Round {
-    /// The device is still open; `writers`: the directions (this one, or
-    /// shells further along it that packets were handed to) that wrote a
-    /// packet on this thread.
-    Open {
-        writers: Vec<Arc<Shared>>,
-    },
-    Gone,
-}
-
-/// Reads per round before the reader turns to its other inputs, so a
-/// flood on one cannot hold up the others.
-const ROUND: u32 = 64;
-/// Reads a thread takes from an input its write fed.
-const FOLLOW_ROUND: u32 = 4;
-/// Inputs one thread visits after a write, so answers to answers cannot
-/// keep it from its own devices.
-const MAX_FOLLOW: usize = 8;
-
-impl Input {
-    /// The device this input reads.
-    pub(crate) fn fd(&self) -> RawFd {
-        lock(&self.side).fd
-    }
-
-    /// Reads and passes on up to a round's worth of reads (fewer if the
-    /// device runs dry), then takes what its writes caused on the inputs
-    /// they fed. If the other reader is taking this input's packets
-    /// (following its own write), this waits for it rather than look
-    /// again at once: the device stays ready until it is read dry, and a
-    /// real-time thread polling for it would keep a core from the command.
-    pub(crate) fn read_round(&self) -> Reading {
-        let mut side = lock(&self.side);
-        let round = side.round(&self.shared, ROUND);
-        drop(side);
-        match round {
-            Round::Open { writers } => {
-                follow(&writers);
-                Reading::Open
-            }
-            Round::Gone => Reading::Gone,
+impl<'a> Turn<'a> {
+    pub(crate) fn new(waits: Option<&'a mut Waits>) -> Turn<'a> {
+        Turn {
+            writers: Vec::new(),
+            waits,
         }
     }
-}
 
-/// After this thread wrote packets out of the directions `writers`, takes
-/// what the writes caused on the inputs they fed, and so on along the
-/// chain. An input another thread is reading is left to it.
-fn follow(writers: &[Arc<Shared>]) {
-    let followers = |writer: &Shared| -> Vec<Arc<Input>> {
-        writer
-            .followers
-            .get()
-            .map(|f| f.iter().filter_map(Weak::upgrade).collect())
-            .unwrap_or_default()
-    };
-    let mut work: Vec<Arc<Input>> = writers.iter().flat_map(|w| followers(w)).collect();
-    let mut visits = 0;
-    while let Some(next) = work.pop() {
-        if visits == MAX_FOLLOW {
-            break;
+    fn wrote(&mut self, shared: &Arc<Shared>) {
+        if !self.writers.iter().any(|w| Arc::ptr_eq(w, shared)) {
+            self.writers.push(shared.clone());
         }
-        visits += 1;
-        let Ok(mut side) = next.side.try_lock() else {
-            continue;
-        };
-        let round = side.round(&next.shared, FOLLOW_ROUND);
-        drop(side);
-        if let Round::Open { writers } = round {
-            work.extend(writers.iter().flat_map(|w| followers(w)));
-        }
-    }
-}
-
-/// The reading state of one direction.
-struct ReaderSide {
-    fd: RawFd,
-    ring: Producer<Packet>,
-    buffer: Vec<u8>,
-    segments: Vec<Vec<u8>>,
-    packets: Vec<Packet>,
-    read: u64,
-    /// Reads since the device last ran dry.
-    streak: u32,
-}
-
-impl ReaderSide {
-    /// Reads and passes on up to `limit` reads' worth of packets.
-    fn round(&mut self, shared: &Arc<Shared>, limit: u32) -> Round {
-        let mut writers = Vec::new();
-        for _ in 0..limit {
-            match read_packet(self.fd, &mut self.buffer) {
-                Ok(0) => {}
-                Ok(n) => {
-                    let now = monotonic_now();
-                    // One read may hold a TCP super-packet: its packets
-                    // are all stamped now.
-                    split_read(
-                        &self.buffer[..n],
-                        now,
-                        &mut self.segments,
-                        &mut self.packets,
-                    );
-                    self.read += self.packets.len() as u64;
-                    self.streak = self.streak.saturating_add(1);
-                    let ran = self.streak <= FAST_PATH_STREAK
-                        && run_model(shared, &mut self.packets, &mut writers);
-                    if !ran {
-                        hand_over(shared, &mut self.ring, &mut self.packets);
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.streak = 0;
-                    return Round::Open { writers };
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Round::Gone,
-            }
-        }
-        Round::Open { writers }
     }
 }
 
 /// The fast path: runs the model on this thread, if no one else is, and
 /// writes what is due (adding each direction that wrote, this one or one
-/// it handed packets to, to `writers`). Returns false (and leaves
-/// `packets`) if another thread has the model.
-fn run_model(
-    shared: &Arc<Shared>,
-    packets: &mut Vec<Packet>,
-    writers: &mut Vec<Arc<Shared>>,
-) -> bool {
+/// it handed packets to, to `turn`). The model's next departure goes to
+/// the turn's waits if it is too close to wake the sleeping pump for;
+/// otherwise the pump is woken if it would sleep past it. Returns false
+/// (and leaves `packets`) if another thread has the model.
+pub(crate) fn run_model(shared: &Arc<Shared>, packets: &mut Vec<Packet>, turn: &mut Turn) -> bool {
     let Ok(mut model) = shared.model.try_lock() else {
         return false;
     };
@@ -632,40 +517,86 @@ fn run_model(
     let departed = model.depart(shared);
     let next = model.next_event();
     drop(model);
-    if departed.written > 0 && !writers.iter().any(|w| Arc::ptr_eq(w, shared)) {
-        writers.push(shared.clone());
+    if departed.written > 0 {
+        turn.wrote(shared);
     }
     if departed.handed {
-        hand_on(shared, writers);
+        hand_on(shared, turn);
     }
     // Pairs with the pump's fence between announcing its sleep and reading
     // `reader_runs`: one of the two sees the other.
     fence(Ordering::SeqCst);
-    if let Some(next) = next {
-        if shared.sleeping.load(Ordering::SeqCst)
-            && next < shared.sleep_until.load(Ordering::SeqCst)
-        {
-            shared.wake.ring();
+    let pump = PumpState {
+        sleeping: shared.sleeping.load(Ordering::SeqCst),
+        sleep_until: shared.sleep_until.load(Ordering::SeqCst),
+        ring_lateness: shared.ring_lateness.load(Ordering::Relaxed),
+    };
+    match after_run(next, monotonic_now(), pump, turn.waits.is_some()) {
+        NextEvent::Pump => {}
+        NextEvent::Wait(at) => {
+            if let Some(waits) = turn.waits.as_deref_mut() {
+                waits.add(at, shared);
+            }
         }
+        NextEvent::Ring => shared.wake.ring(),
     }
     true
+}
+
+/// What a thread that ran a model knows of the direction's pump.
+#[derive(Debug, Clone, Copy)]
+struct PumpState {
+    sleeping: bool,
+    /// When it wakes by itself (`u64::MAX`: never).
+    sleep_until: Nanos,
+    /// How late it runs after a ring.
+    ring_lateness: Nanos,
+}
+
+/// Who sees to a model's next event, as decided by the thread that just
+/// ran the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NextEvent {
+    /// The pump: it is awake, or wakes in time by itself (or there is
+    /// nothing to see to).
+    Pump,
+    /// This thread, at the given time: it is too close to wake the pump for.
+    Wait(Nanos),
+    /// The pump, woken now.
+    Ring,
+}
+
+/// Decides who sees to a model's `next` event at `now`: a sleeping pump
+/// that would wake after it is rung, unless the event is due sooner than
+/// the pump runs after a ring and this thread `may_wait` for it.
+fn after_run(next: Option<Nanos>, now: Nanos, pump: PumpState, may_wait: bool) -> NextEvent {
+    match next {
+        Some(next) if pump.sleeping && next < pump.sleep_until => {
+            if may_wait && next <= now.saturating_add(pump.ring_lateness) {
+                NextEvent::Wait(next)
+            } else {
+                NextEvent::Ring
+            }
+        }
+        _ => NextEvent::Pump,
+    }
 }
 
 /// After this thread handed packets from `shared`'s model to the next
 /// shell's: runs that model here if no one else is (the packets are due
 /// there now), or else tells the thread that will.
-fn hand_on(shared: &Shared, writers: &mut Vec<Arc<Shared>>) {
+fn hand_on(shared: &Shared, turn: &mut Turn) {
     let Some(next) = shared.onward.get() else {
         return;
     };
-    if !run_model(next, &mut Vec::new(), writers) {
+    if !run_model(next, &mut Vec::new(), turn) {
         tell_pump(next);
     }
 }
 
 /// The pump's path: puts the packets on the ring and wakes the pump if it
 /// sleeps.
-fn hand_over(shared: &Shared, ring: &mut Producer<Packet>, packets: &mut Vec<Packet>) {
+pub(crate) fn hand_over(shared: &Shared, ring: &mut Producer<Packet>, packets: &mut Vec<Packet>) {
     for packet in packets.drain(..) {
         push_packet(ring, packet, &shared.wake);
     }
@@ -674,7 +605,7 @@ fn hand_over(shared: &Shared, ring: &mut Producer<Packet>, packets: &mut Vec<Pac
 
 /// Tells the pump that packets wait on a ring: a spinning pump sees the
 /// flag, a sleeping one is woken.
-fn tell_pump(shared: &Shared) {
+pub(crate) fn tell_pump(shared: &Shared) {
     shared.pending.store(true, Ordering::Release);
     // Pairs with the pump's fence between announcing sleep and checking the
     // ring: one of the two sees the other.
@@ -723,6 +654,15 @@ fn pump_loop(shared: &Shared, timing: Timing) -> Option<Nanos> {
         Vec::new()
     };
     let mut spin = Spin::new(fixed, &samples);
+    // How late the pump runs after a ring is learnt apart from the spin:
+    // a woken pump may also wait for a core, which the spin must not
+    // chase (spinning longer would keep the cores busier still).
+    let mut rings = Spin::new(fixed, &samples);
+    if !timing.busy_poll {
+        shared
+            .ring_lateness
+            .store(rings.current(), Ordering::Relaxed);
+    }
     loop {
         let mut model = lock(&shared.model);
         shared.pending.store(false, Ordering::Relaxed);
@@ -730,7 +670,7 @@ fn pump_loop(shared: &Shared, timing: Timing) -> Option<Nanos> {
         let departed = model.depart(shared);
         if departed.handed {
             drop(model);
-            hand_on(shared, &mut Vec::new());
+            hand_on(shared, &mut Turn::new(None));
             continue;
         }
         if taken > 0 {
@@ -759,8 +699,9 @@ fn pump_loop(shared: &Shared, timing: Timing) -> Option<Nanos> {
         match wait {
             Some(w) if w <= spin.current() && spin.probe_due(now, w) => {
                 let target = now + w / 2;
-                if let Some(woke) = sleep_announced(shared, Some(target), stale) {
-                    spin.observe_probe(target, woke);
+                match sleep_announced(shared, Some(target), stale) {
+                    Slept::Timer { woke } => spin.observe_probe(target, woke),
+                    slept => slept.teach(&mut spin, &mut rings, None),
                 }
             }
             Some(w) if w <= spin.current() => {
@@ -779,32 +720,65 @@ fn pump_loop(shared: &Shared, timing: Timing) -> Option<Nanos> {
                 // may last until the next packet.
                 lock(&shared.model).publish();
                 let target = deadline.map(|d| d - spin.current());
-                if let (Some(woke), Some(target)) = (sleep_announced(shared, target, stale), target)
-                {
-                    spin.observe(target, woke);
-                }
+                sleep_announced(shared, target, stale).teach(&mut spin, &mut rings, target);
             }
+        }
+        if !timing.busy_poll {
+            shared
+                .ring_lateness
+                .store(rings.current(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// How a sleep of the pump ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slept {
+    /// It did not sleep: the model changed since its deadline was computed.
+    Stale,
+    /// Its timer ran out, and the thread ran again at `woke`.
+    Timer { woke: Nanos },
+    /// A reader woke it, having rung at `rung` (None if the ring came
+    /// before this sleep began, when the pump was awake), and the thread
+    /// ran again at `woke`.
+    Rung { rung: Option<Nanos>, woke: Nanos },
+}
+
+impl Slept {
+    /// Teaches how late this wake-up was: `timers` a timed sleep's against
+    /// its `target`, `rings` a ring's against the moment it rang.
+    fn teach(self, timers: &mut Spin, rings: &mut Spin, target: Option<Nanos>) {
+        match (self, target) {
+            (Slept::Timer { woke }, Some(target)) => timers.observe(target, woke),
+            (
+                Slept::Rung {
+                    rung: Some(rung),
+                    woke,
+                },
+                _,
+            ) => rings.observe(rung, woke),
+            _ => {}
         }
     }
 }
 
 /// Sleeps until `target` (None: until woken), first announcing the sleep
 /// and its end so that a reader that changes the model wakes the pump
-/// (unless `stale` says it already did). Returns when the thread ran
-/// again if the sleep ran to its end.
-fn sleep_announced(
-    shared: &Shared,
-    target: Option<Nanos>,
-    stale: impl Fn() -> bool,
-) -> Option<Nanos> {
+/// (unless `stale` says it already did).
+fn sleep_announced(shared: &Shared, target: Option<Nanos>, stale: impl Fn() -> bool) -> Slept {
     shared
         .sleep_until
         .store(target.unwrap_or(u64::MAX), Ordering::SeqCst);
+    let since = monotonic_now();
     shared.sleeping.store(true, Ordering::SeqCst);
     fence(Ordering::SeqCst);
-    let woke = (!stale() && sleep(&shared.wake, target)).then(monotonic_now);
+    let slept = if stale() {
+        Slept::Stale
+    } else {
+        sleep(&shared.wake, target, since)
+    };
     shared.sleeping.store(false, Ordering::SeqCst);
-    woke
+    slept
 }
 
 /// Timed sleeps taken before the first packet to learn how late this
@@ -821,8 +795,10 @@ fn calibration_sleeps(shared: &Shared) -> Vec<Nanos> {
     (0..CALIBRATION_SLEEPS)
         .map_while(|_| {
             let target = monotonic_now() + CALIBRATION_SLEEP_NS;
-            let woke = sleep_announced(shared, Some(target), stale)?;
-            Some(woke.saturating_sub(target))
+            match sleep_announced(shared, Some(target), stale) {
+                Slept::Timer { woke } => Some(woke.saturating_sub(target)),
+                _ => None,
+            }
         })
         .collect()
 }
@@ -844,9 +820,13 @@ pub(crate) fn realtime_priority() {
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
 }
 
-/// Sleeps until the monotonic time `until` or until `wake` rings; true if
-/// the sleep ran to its end.
-fn sleep(wake: &Wake, until: Option<Nanos>) -> bool {
+/// Sleeps until the monotonic time `until` or until `wake` rings. A ring
+/// from before `since` (rung while the pump was awake, say just after its
+/// timer ended a sleep) ends the sleep at once, but says nothing of how
+/// late the pump wakes: its stamp is dropped. Kept, it measured the time
+/// since that ring, milliseconds, and one such sample held the spin at
+/// 458 µs through a 100 Mbit/s run.
+fn sleep(wake: &Wake, until: Option<Nanos>, since: Nanos) -> Slept {
     let mut fds = [libc::pollfd {
         fd: wake.fd,
         events: libc::POLLIN,
@@ -864,8 +844,153 @@ fn sleep(wake: &Wake, until: Option<Nanos>) -> bool {
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: one valid pollfd and an optional valid timespec.
     let ready = unsafe { libc::ppoll(fds.as_mut_ptr(), 1, timeout_ptr, std::ptr::null()) };
+    let woke = monotonic_now();
     if fds[0].revents != 0 {
-        wake.clear();
+        Slept::Rung {
+            rung: wake.clear().filter(|&rung| rung >= since),
+            woke,
+        }
+    } else if ready == 0 {
+        Slept::Timer { woke }
+    } else {
+        // Interrupted by a signal: neither a timer's nor a ring's lateness.
+        Slept::Stale
     }
-    ready == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SLEEPING: PumpState = PumpState {
+        sleeping: true,
+        sleep_until: u64::MAX,
+        ring_lateness: 40_000,
+    };
+
+    #[test]
+    fn a_departure_closer_than_the_pumps_spin_is_waited_for_here() {
+        // An acknowledgement due 30 µs after it was read, the pump asleep
+        // with nothing to do and 40 µs late when rung.
+        let now = 1_000_000;
+        assert_eq!(
+            after_run(Some(now + 30_000), now, SLEEPING, true),
+            NextEvent::Wait(now + 30_000)
+        );
+        assert_eq!(
+            after_run(Some(now + 40_000), now, SLEEPING, true),
+            NextEvent::Wait(now + 40_000)
+        );
+        // A pump's own turn cannot wait: it rings the other pump.
+        assert_eq!(
+            after_run(Some(now + 30_000), now, SLEEPING, false),
+            NextEvent::Ring
+        );
+    }
+
+    #[test]
+    fn a_departure_further_than_the_spin_wakes_the_pump() {
+        let now = 1_000_000;
+        assert_eq!(
+            after_run(Some(now + 40_001), now, SLEEPING, true),
+            NextEvent::Ring
+        );
+        // Overdue (the model was busy): whoever is nearest, here.
+        assert_eq!(
+            after_run(Some(now - 5), now, SLEEPING, true),
+            NextEvent::Wait(now - 5)
+        );
+    }
+
+    #[test]
+    fn a_pump_that_is_awake_or_wakes_in_time_is_left_to_it() {
+        let now = 1_000_000;
+        let awake = PumpState {
+            sleeping: false,
+            ..SLEEPING
+        };
+        assert_eq!(
+            after_run(Some(now + 10_000), now, awake, true),
+            NextEvent::Pump
+        );
+        // Asleep until before the event: it wakes and sees it.
+        let wakes_first = PumpState {
+            sleep_until: now + 5_000,
+            ..SLEEPING
+        };
+        assert_eq!(
+            after_run(Some(now + 10_000), now, wakes_first, true),
+            NextEvent::Pump
+        );
+        assert_eq!(after_run(None, now, SLEEPING, true), NextEvent::Pump);
+        // A pump that does not spin (--spin 0) is always rung.
+        let no_spin = PumpState {
+            ring_lateness: 0,
+            ..SLEEPING
+        };
+        assert_eq!(
+            after_run(Some(now + 1), now, no_spin, true),
+            NextEvent::Ring
+        );
+    }
+
+    #[test]
+    fn a_ring_counts_only_if_it_came_during_the_sleep() {
+        let wake = Wake::new().unwrap();
+        let until = || Some(monotonic_now() + 1_000_000_000);
+        // Rung while the pump was awake: the sleep ends at once, unstamped.
+        wake.ring();
+        let since = monotonic_now() + 1;
+        assert!(matches!(
+            sleep(&wake, until(), since),
+            Slept::Rung { rung: None, .. }
+        ));
+        // Rung during the sleep (here, just before it reached ppoll).
+        let since = monotonic_now();
+        wake.ring();
+        match sleep(&wake, until(), since) {
+            Slept::Rung {
+                rung: Some(rung),
+                woke,
+            } => assert!(since <= rung && rung <= woke),
+            other => panic!("{other:?}"),
+        }
+        // The stamp is taken with the ring: a timed sleep follows.
+        let target = monotonic_now() + 1_000_000;
+        assert!(matches!(
+            sleep(&wake, Some(target), 0),
+            Slept::Timer { woke } if woke >= target
+        ));
+    }
+
+    #[test]
+    fn rings_and_timers_are_learnt_apart() {
+        let calibration = [10_000; 4];
+        let (mut timers, mut rings) =
+            (Spin::new(None, &calibration), Spin::new(None, &calibration));
+        let start = timers.current();
+        for _ in 0..16 {
+            Slept::Rung {
+                rung: Some(1_000_000),
+                woke: 1_200_000,
+            }
+            .teach(&mut timers, &mut rings, None);
+        }
+        assert!(rings.current() > start + 100_000, "{}", rings.current());
+        assert_eq!(timers.current(), start);
+        for _ in 0..16 {
+            Slept::Timer { woke: 2_150_000 }.teach(&mut timers, &mut rings, Some(2_000_000));
+        }
+        assert!(timers.current() > start + 100_000, "{}", timers.current());
+        // A ring from before the sleep, or no sleep at all, teaches
+        // nothing.
+        let settled = (timers.current(), rings.current());
+        Slept::Rung {
+            rung: None,
+            woke: 9_000_000,
+        }
+        .teach(&mut timers, &mut rings, None);
+        Slept::Stale.teach(&mut timers, &mut rings, Some(0));
+        assert_eq!((timers.current(), rings.current()), settled);
+    }
 }

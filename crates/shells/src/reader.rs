@@ -33,7 +33,8 @@
 //! cores; a round of reads per input per turn keeps a flood on one from
 //! holding up the others.
 
-use crate::pump::{realtime_priority, Input, Reading};
+use crate::input::{Input, Reading, Waits};
+use crate::pump::realtime_priority;
 use crate::tun::readable;
 use std::io;
 use std::os::fd::RawFd;
@@ -138,6 +139,7 @@ fn read_loop(epoll: &Epoll, inputs: &[Arc<Input>], busy_poll: bool, stop: &Atomi
         realtime_priority();
     }
     let mut gone = vec![false; inputs.len()];
+    let mut waits = Waits::default();
     let mut events = [libc::epoll_event { events: 0, u64: 0 }; EVENTS];
     // Level-triggered: an input with more to read than a round is reported
     // again on the next wait. The wait is bounded although the stop has
@@ -145,12 +147,15 @@ fn read_loop(epoll: &Epoll, inputs: &[Arc<Input>], busy_poll: bool, stop: &Atomi
     // later for each packet on this project's VM (ping through `delay 20`:
     // 40.21 ms against 40.15), and one look every 50 ms costs nothing.
     while !stop.load(Ordering::Acquire) {
-        let ready = match epoll.wait(&mut events, if busy_poll { 0 } else { WAIT_MS }) {
+        // A departure waited for (see `Waits`) is watched by looking
+        // without sleeping: a sleep would wake as late as the pump.
+        let look = busy_poll || !waits.is_empty();
+        let ready = match epoll.wait(&mut events, if look { 0 } else { WAIT_MS }) {
             Ok(ready) => ready,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        if ready == 0 && busy_poll {
+        if ready == 0 && look {
             std::thread::yield_now();
         }
         for event in &events[..ready] {
@@ -159,20 +164,22 @@ fn read_loop(epoll: &Epoll, inputs: &[Arc<Input>], busy_poll: bool, stop: &Atomi
                 continue;
             }
             let index = tag as usize;
-            if inputs[index].read_round() == Reading::Gone {
+            if inputs[index].read_round(&mut waits) == Reading::Gone {
                 // A device that errs would be reported ready forever.
                 gone[index] = true;
                 let _ = epoll.remove(inputs[index].fd());
             }
         }
+        waits.run_due();
     }
     // Whatever was read before the stop has been counted; take what is
     // still waiting, so the pumps account for it.
     for (input, gone) in inputs.iter().zip(gone) {
         if !gone {
-            while input.read_round() == Reading::Open && readable(input.fd()) {}
+            while input.read_round(&mut waits) == Reading::Open && readable(input.fd()) {}
         }
     }
+    waits.hand_to_pumps();
 }
 
 /// An epoll instance, closed when dropped.
