@@ -3,7 +3,8 @@
 # pair (two namespaces this script creates) and, with EMU_BEFORE=path,
 # against a second emu binary, with ratios:
 #  - TCP up/down through a zero-delay shell;
-#  - the RTT a zero-delay shell adds to the veth pair's (min/mean/p99);
+#  - the RTT a zero-delay shell adds to the veth pair's (min/mean/p99), and
+#    what `delay 20` adds beyond its 40 ms round trip (min/mean);
 #  - emu's own CPU carrying bulk TCP through `link 10mbit` (also with
 #    `--spin 0`: what exact timing costs), `link 100mbit` and `link 1gbit`,
 #    and an idle shell's;
@@ -92,6 +93,14 @@ t=sorted(float(x)*1000 for x in re.findall(r"time=([0-9.]+)", open(sys.argv[1]).
 if not t: print("nan nan nan"); sys.exit()
 print("%.0f %.0f %.0f" % (t[0], sum(t)/len(t), t[min(len(t)-1, int(0.99*len(t)))]))
 ' "$1"; }
+# ping -q output -> "min mean" RTT in us from its summary line, which
+# keeps microseconds where each reply through a 40 ms path prints tenths
+# of a millisecond
+rtt_exact() { python3 -c '
+import re,sys
+m=re.search(r"= ([0-9.]+)/([0-9.]+)/", open(sys.argv[1]).read())
+print("%.1f %.1f" % (float(m[1])*1000, float(m[2])*1000) if m else "nan nan")
+' "$1"; }
 # emu --stats output -> CPU % of one core
 cpu() { python3 -c '
 import re,sys
@@ -147,6 +156,10 @@ measure() {
     echo "rtt_$depth=$(rtt $work/p)" >> "$out"
     echo "wakes_$depth=$(wakes $work/s $pings)" >> "$out"
   done
+  # A sparse flow through a real delay: what the pumps' lateness and the
+  # readers' wake-ups add to a 40 ms round trip.
+  "$emu" --stats delay 20 -- sh -c "ping -q -c $((seconds * 100)) -i 0.01 \$EMU_BASE > $work/p" 2> "$work/s"
+  echo "rtt_40ms=$(rtt_exact $work/p)" >> "$out"
   "$emu" --stats delay 0 -- sh -c "$iperf -R -J > $work/j.json" 2> "$work/s"
   echo "tcp_down=$(tput $work/j.json)" >> "$out"
   "$emu" --stats delay 0 -- sleep "$seconds" 2> "$work/s"
@@ -225,6 +238,9 @@ row("TCP down, delay 0 (Gbit/s)", veth_down, "tcp_down")
 for i, name in enumerate(["min", "mean", "p99"]):
     rows.append((f"RTT added by delay 0, {name} (us)", veth_rtt[i],
                  [num(r["rtt_1"], i) - veth_rtt[i] for _, r in runs], "", "low"))
+for i, name in enumerate(["min", "mean"]):
+    rows.append((f"RTT beyond 40 ms through delay 20, {name} (us)", veth_rtt[i],
+                 [num(r["rtt_40ms"], i) - 40000 for _, r in runs], "", "low"))
 row("CPU, 10 Mbit/s bulk TCP via link 10mbit (% core)", None, "cpu_10mbit", better="low")
 row("CPU, same with --spin 0 (% core)", None, "cpu_nospin", better="low")
 row("lateness p99, same with --spin 0 (us)", None, "late_nospin", 1, better="low")

@@ -17,8 +17,9 @@ use std::sync::{Arc, Mutex, Weak};
 /// One direction's input: the device, and the state of its reading.
 ///
 /// Its direction's reader thread reads it (see [`crate::reader`]); so may
-/// the other direction's thread right after it wrote a packet that reaches
-/// this device at once: the kernel delivers a written packet within the
+/// another thread right after it wrote a packet that reaches this device
+/// at once (the other direction's reader, or a pump before it sleeps):
+/// the kernel delivers a written packet within the
 /// write, so an immediate answer (a ping's, a TCP acknowledgement) is
 /// already waiting here, and so is the packet itself, forwarded into the
 /// next shell of a chain. Taking it in the same wake-up carries a ping's
@@ -44,6 +45,7 @@ impl Input {
                 packets: Vec::with_capacity(64),
                 read: 0,
                 streak: 0,
+                closed: false,
             }),
             shared,
         }
@@ -52,6 +54,15 @@ impl Input {
     /// Packets read from the device so far.
     pub(crate) fn read(&self) -> u64 {
         lock(&self.side).read
+    }
+
+    /// Ends all reading of this input: called by its reader once it has
+    /// stopped, before any pump finishes. A pump still running follows its
+    /// writes onto inputs (see `follow`); one reading after its reader
+    /// stopped could hand a packet to a direction that has already taken
+    /// its count, and the packet would be lost to the accounting.
+    pub(crate) fn close(&self) {
+        lock(&self.side).closed = true;
     }
 }
 
@@ -100,7 +111,7 @@ impl Input {
 /// After this thread wrote packets out of the directions in `turn`, takes
 /// what the writes caused on the inputs they fed, and so on along the
 /// chain. An input another thread is reading is left to it.
-fn follow(turn: Turn) {
+pub(crate) fn follow(turn: Turn) {
     let Turn { writers, mut waits } = turn;
     let followers = |writer: &Arc<Shared>| -> Vec<Arc<Input>> {
         writer
@@ -151,6 +162,11 @@ impl Waits {
         self.due.is_empty()
     }
 
+    /// When the first departure waited for is due.
+    pub(crate) fn earliest(&self) -> Option<Nanos> {
+        self.due.iter().map(|(at, _)| *at).min()
+    }
+
     pub(crate) fn add(&mut self, at: Nanos, shared: &Arc<Shared>) {
         match self.due.iter_mut().find(|(_, s)| Arc::ptr_eq(s, shared)) {
             Some(entry) => entry.0 = entry.0.min(at),
@@ -197,11 +213,16 @@ struct ReaderSide {
     read: u64,
     /// Reads since the device last ran dry.
     streak: u32,
+    /// No more reading (see [`Input::close`]).
+    closed: bool,
 }
 
 impl ReaderSide {
     /// Reads and passes on up to `limit` reads' worth of packets.
     fn round(&mut self, shared: &Arc<Shared>, limit: u32, turn: &mut Turn) -> Reading {
+        if self.closed {
+            return Reading::Open;
+        }
         for _ in 0..limit {
             match read_packet(self.fd, &mut self.buffer) {
                 Ok(0) => {}

@@ -180,6 +180,9 @@ fn read_loop(epoll: &Epoll, inputs: &[Arc<Input>], busy_poll: bool, stop: &Atomi
         }
     }
     waits.hand_to_pumps();
+    for input in inputs {
+        input.close();
+    }
 }
 
 /// An epoll instance, closed when dropped.
