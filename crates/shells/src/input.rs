@@ -98,7 +98,7 @@ impl Input {
     /// polling for it would keep a core from the command.
     pub(crate) fn read_round(&self, waits: &mut Waits) -> Reading {
         let mut side = lock(&self.side);
-        let mut turn = Turn::new(Some(waits));
+        let mut turn = Turn::new(waits);
         let reading = side.round(&self.shared, ROUND, &mut turn);
         drop(side);
         if reading == Reading::Open {
@@ -112,7 +112,7 @@ impl Input {
 /// what the writes caused on the inputs they fed, and so on along the
 /// chain. An input another thread is reading is left to it.
 pub(crate) fn follow(turn: Turn) {
-    let Turn { writers, mut waits } = turn;
+    let Turn { writers, waits } = turn;
     let followers = |writer: &Arc<Shared>| -> Vec<Arc<Input>> {
         writer
             .followers
@@ -130,7 +130,7 @@ pub(crate) fn follow(turn: Turn) {
         let Ok(mut side) = next.side.try_lock() else {
             continue;
         };
-        let mut turn = Turn::new(waits.as_deref_mut());
+        let mut turn = Turn::new(&mut *waits);
         let reading = side.round(&next.shared, FOLLOW_ROUND, &mut turn);
         drop(side);
         if reading == Reading::Open {
@@ -139,16 +139,18 @@ pub(crate) fn follow(turn: Turn) {
     }
 }
 
-/// Departures a reader waits for itself instead of waking a pump.
+/// Departures a thread waits for itself instead of waking a pump: a
+/// reader, or a pump that took what its writes caused (see
+/// `crate::pump`'s loop).
 ///
-/// A sleeping pump runs late after it is woken, by up to its spin (the
-/// wake-up lateness it measures on this machine, see [`crate::spin`]):
-/// tens of microseconds on a virtual machine, more after a long idle. A
+/// A sleeping pump runs late after it is woken: tens of microseconds on a
+/// virtual machine, often a hundred or more after a long idle (each pump
+/// measures it on the rings it answers, see `Shared::ring_lateness`). A
 /// packet due sooner than that (an acknowledgement through a slow link,
 /// due one serialization time after it was read) would be written late if
 /// handed to the pump, while the thread that ran the model is awake
 /// already. So that thread keeps the departure and runs the model when it
-/// is due, reading its inputs meanwhile. Measured at 10 Mbit/s bulk TCP,
+/// is due, watching its inputs meanwhile. Measured at 10 Mbit/s bulk TCP,
 /// where each acknowledgement is due 53 µs after it is read: see the
 /// README's Performance section.
 #[derive(Default)]
@@ -187,9 +189,19 @@ impl Waits {
             .partition::<Vec<_>, _>(|(at, _)| *at <= now);
         self.due = later;
         for (_, shared) in due {
-            let mut turn = Turn::new(Some(self));
+            let mut turn = Turn::new(self);
             if run_model(&shared, &mut Vec::new(), &mut turn) {
                 follow(turn);
+            }
+            // One wait at a time per model: one that is due again as soon
+            // (a queue draining at 100 Mbit/s, a packet every 120 µs) is
+            // its pump's work. A reader that kept waiting pumped such a
+            // queue by spinning, in the real-time class, for as long as
+            // the queue lasted, until the kernel's real-time throttling
+            // stalled every packet thread for milliseconds.
+            if let Some(again) = self.due.iter().position(|(_, s)| Arc::ptr_eq(s, &shared)) {
+                self.due.swap_remove(again);
+                tell_pump(&shared);
             }
         }
     }
@@ -241,9 +253,7 @@ impl ReaderSide {
                     let fast = self.streak <= FAST_PATH_STREAK;
                     if !fast {
                         // Reading must not wait on departures now.
-                        if let Some(waits) = turn.waits.as_deref_mut() {
-                            waits.hand_to_pumps();
-                        }
+                        turn.waits.hand_to_pumps();
                     }
                     if !(fast && run_model(shared, &mut self.packets, turn)) {
                         hand_over(shared, &mut self.ring, &mut self.packets);

@@ -479,13 +479,12 @@ pub(crate) struct Turn<'a> {
     /// were handed to) that wrote a packet on this thread: what the writes
     /// caused waits on their followers' inputs.
     pub(crate) writers: Vec<Arc<Shared>>,
-    /// Where a reader keeps the departures it waits for itself; None on a
-    /// pump's turn, which wakes the pump of a model instead.
-    pub(crate) waits: Option<&'a mut Waits>,
+    /// Where the thread keeps the departures it waits for itself.
+    pub(crate) waits: &'a mut Waits,
 }
 
 impl<'a> Turn<'a> {
-    pub(crate) fn new(waits: Option<&'a mut Waits>) -> Turn<'a> {
+    pub(crate) fn new(waits: &'a mut Waits) -> Turn<'a> {
         Turn {
             writers: Vec::new(),
             waits,
@@ -540,13 +539,9 @@ pub(crate) fn run_model(shared: &Arc<Shared>, packets: &mut Vec<Packet>, turn: &
         sleep_until: shared.sleep_until.load(Ordering::SeqCst),
         ring_lateness: shared.ring_lateness.load(Ordering::Relaxed),
     };
-    match after_run(next, monotonic_now(), pump, turn.waits.is_some()) {
+    match after_run(next, monotonic_now(), pump) {
         NextEvent::Pump => {}
-        NextEvent::Wait(at) => {
-            if let Some(waits) = turn.waits.as_deref_mut() {
-                waits.add(at, shared);
-            }
-        }
+        NextEvent::Wait(at) => turn.waits.add(at, shared),
         NextEvent::Ring => shared.wake.ring(),
     }
     true
@@ -577,11 +572,11 @@ enum NextEvent {
 
 /// Decides who sees to a model's `next` event at `now`: a sleeping pump
 /// that would wake after it is rung, unless the event is due sooner than
-/// the pump runs after a ring and this thread `may_wait` for it.
-fn after_run(next: Option<Nanos>, now: Nanos, pump: PumpState, may_wait: bool) -> NextEvent {
+/// the pump runs after a ring.
+fn after_run(next: Option<Nanos>, now: Nanos, pump: PumpState) -> NextEvent {
     match next {
         Some(next) if pump.sleeping && next < pump.sleep_until => {
-            if may_wait && next <= now.saturating_add(pump.ring_lateness) {
+            if next <= now.saturating_add(pump.ring_lateness) {
                 NextEvent::Wait(next)
             } else {
                 NextEvent::Ring
@@ -688,7 +683,7 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         loaded |= taken > 0;
         if departed.handed {
             drop(model);
-            hand_on(shared, &mut Turn::new(Some(&mut waits)));
+            hand_on(shared, &mut Turn::new(&mut waits));
             continue;
         }
         if taken > 0 {
@@ -722,7 +717,7 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
             wrote = false;
             follow(Turn {
                 writers: vec![shared.clone()],
-                waits: Some(&mut waits),
+                waits: &mut waits,
             });
             continue;
         }
@@ -928,17 +923,12 @@ mod tests {
         // with nothing to do and 40 µs late when rung.
         let now = 1_000_000;
         assert_eq!(
-            after_run(Some(now + 30_000), now, SLEEPING, true),
+            after_run(Some(now + 30_000), now, SLEEPING),
             NextEvent::Wait(now + 30_000)
         );
         assert_eq!(
-            after_run(Some(now + 40_000), now, SLEEPING, true),
+            after_run(Some(now + 40_000), now, SLEEPING),
             NextEvent::Wait(now + 40_000)
-        );
-        // A pump's own turn cannot wait: it rings the other pump.
-        assert_eq!(
-            after_run(Some(now + 30_000), now, SLEEPING, false),
-            NextEvent::Ring
         );
     }
 
@@ -946,12 +936,12 @@ mod tests {
     fn a_departure_further_than_the_spin_wakes_the_pump() {
         let now = 1_000_000;
         assert_eq!(
-            after_run(Some(now + 40_001), now, SLEEPING, true),
+            after_run(Some(now + 40_001), now, SLEEPING),
             NextEvent::Ring
         );
         // Overdue (the model was busy): whoever is nearest, here.
         assert_eq!(
-            after_run(Some(now - 5), now, SLEEPING, true),
+            after_run(Some(now - 5), now, SLEEPING),
             NextEvent::Wait(now - 5)
         );
     }
@@ -963,29 +953,23 @@ mod tests {
             sleeping: false,
             ..SLEEPING
         };
-        assert_eq!(
-            after_run(Some(now + 10_000), now, awake, true),
-            NextEvent::Pump
-        );
+        assert_eq!(after_run(Some(now + 10_000), now, awake), NextEvent::Pump);
         // Asleep until before the event: it wakes and sees it.
         let wakes_first = PumpState {
             sleep_until: now + 5_000,
             ..SLEEPING
         };
         assert_eq!(
-            after_run(Some(now + 10_000), now, wakes_first, true),
+            after_run(Some(now + 10_000), now, wakes_first),
             NextEvent::Pump
         );
-        assert_eq!(after_run(None, now, SLEEPING, true), NextEvent::Pump);
+        assert_eq!(after_run(None, now, SLEEPING), NextEvent::Pump);
         // A pump that does not spin (--spin 0) is always rung.
         let no_spin = PumpState {
             ring_lateness: 0,
             ..SLEEPING
         };
-        assert_eq!(
-            after_run(Some(now + 1), now, no_spin, true),
-            NextEvent::Ring
-        );
+        assert_eq!(after_run(Some(now + 1), now, no_spin), NextEvent::Ring);
     }
 
     #[test]
