@@ -547,6 +547,12 @@ pub(crate) fn run_model(shared: &Arc<Shared>, packets: &mut Vec<Packet>, turn: &
     true
 }
 
+/// The longest a thread waits for a departure itself (see [`Waits`]):
+/// the lateness emu answers for. A pump that runs later than that after a
+/// ring is on a machine too loaded to keep time (see [`crate::overload`]),
+/// and readers spinning longer would only load it more.
+const MAX_WAIT: Nanos = crate::overload::LATE_P99_LIMIT;
+
 /// What a thread that ran a model knows of the direction's pump.
 #[derive(Debug, Clone, Copy)]
 struct PumpState {
@@ -572,11 +578,11 @@ enum NextEvent {
 
 /// Decides who sees to a model's `next` event at `now`: a sleeping pump
 /// that would wake after it is rung, unless the event is due sooner than
-/// the pump runs after a ring.
+/// the pump runs after a ring (and within [`MAX_WAIT`]).
 fn after_run(next: Option<Nanos>, now: Nanos, pump: PumpState) -> NextEvent {
     match next {
         Some(next) if pump.sleeping && next < pump.sleep_until => {
-            if next <= now.saturating_add(pump.ring_lateness) {
+            if next <= now.saturating_add(pump.ring_lateness.min(MAX_WAIT)) {
                 NextEvent::Wait(next)
             } else {
                 NextEvent::Ring
@@ -943,6 +949,25 @@ mod tests {
         assert_eq!(
             after_run(Some(now - 5), now, SLEEPING),
             NextEvent::Wait(now - 5)
+        );
+    }
+
+    #[test]
+    fn a_thread_waits_no_longer_than_emus_timing_bound() {
+        let now = 1_000_000;
+        let slow = PumpState {
+            ring_lateness: 400_000,
+            ..SLEEPING
+        };
+        // The pump is slow to answer, but a 100 µs spin is all a reader
+        // may spend on a departure.
+        assert_eq!(
+            after_run(Some(now + MAX_WAIT), now, slow),
+            NextEvent::Wait(now + MAX_WAIT)
+        );
+        assert_eq!(
+            after_run(Some(now + MAX_WAIT + 1), now, slow),
+            NextEvent::Ring
         );
     }
 
