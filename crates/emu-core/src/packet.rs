@@ -140,22 +140,29 @@ pub fn set_dscp(data: &mut [u8], dscp: u8) -> bool {
     }
 }
 
-/// Rewrites the whole TOS / traffic class byte. For IPv4 the header
-/// checksum is updated incrementally as RFC 1624 (eqn. 3) gives:
-/// HC' = ~(~HC + ~m + m'), where m is the 16-bit word holding the TOS byte.
-/// IPv6 has no header checksum.
+/// Rewrites the 16-bit word at `offset` of an IPv4 header (which the
+/// caller has checked is one, and holds the word) to `word`, updating the
+/// header checksum for that change alone, as RFC 1624 (eqn. 3) gives:
+/// HC' = ~(~HC + ~m + m'). Eqn. 3 rather than the shorter eqn. 2 because
+/// it never leaves the checksum at 0xffff where a full recomputation
+/// gives 0x0000.
+pub fn set_ipv4_word(header: &mut [u8], offset: usize, word: u16) {
+    let old_word = u16::from_be_bytes([header[offset], header[offset + 1]]);
+    header[offset..offset + 2].copy_from_slice(&word.to_be_bytes());
+    let old_checksum = u16::from_be_bytes([header[10], header[11]]);
+    let mut sum = (!old_checksum) as u32 + (!old_word) as u32 + word as u32;
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    header[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+}
+
+/// Rewrites the whole TOS / traffic class byte (for IPv4 with its header
+/// checksum, see [`set_ipv4_word`]). IPv6 has no header checksum.
 fn set_traffic_class(data: &mut [u8], tc: u8) -> bool {
     match ip_version(data) {
         Some(4) => {
-            let old_word = u16::from_be_bytes([data[0], data[1]]);
-            data[1] = tc;
-            let new_word = u16::from_be_bytes([data[0], data[1]]);
-            let old_checksum = u16::from_be_bytes([data[10], data[11]]);
-            let mut sum = (!old_checksum) as u32 + (!old_word) as u32 + new_word as u32;
-            while sum > 0xffff {
-                sum = (sum & 0xffff) + (sum >> 16);
-            }
-            data[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+            set_ipv4_word(data, 0, u16::from_be_bytes([data[0], tc]));
             true
         }
         Some(6) => {

@@ -18,6 +18,7 @@
 //! device as before.
 
 use crate::addressing::AddressPair;
+use emu_core::packet::set_ipv4_word;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Where the kernel of an intermediate namespace sends a packet.
@@ -182,17 +183,11 @@ fn contains(network: IpAddr, length: u8, address: IpAddr) -> bool {
 }
 
 /// One hop's TTL (IPv4) or hop limit (IPv6) less. The IPv4 header checksum
-/// is updated for the change alone (RFC 1624): the TTL is the high byte of
-/// its 16-bit word, so the word falls by 0x0100 and the checksum, its
-/// one's complement, rises by as much, with the end-around carry. A sum
-/// of 0xffff becomes 0: a header's words never add up to zero, so a valid
-/// checksum is never 0xffff.
+/// is updated for the change alone: the TTL is the high byte of the word
+/// at offset 8 (see [`set_ipv4_word`]).
 fn decrement_ttl(packet: &mut [u8]) {
     if packet[0] >> 4 == 4 {
-        packet[8] -= 1;
-        let sum = u16::from_be_bytes([packet[10], packet[11]]) as u32 + 0x0100;
-        let carried = sum + u32::from(sum >= 0xffff);
-        packet[10..12].copy_from_slice(&(carried as u16).to_be_bytes());
+        set_ipv4_word(packet, 8, u16::from_be_bytes([packet[8] - 1, packet[9]]));
     } else {
         packet[7] -= 1;
     }
