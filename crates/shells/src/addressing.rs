@@ -37,7 +37,9 @@ impl AddressPair {
         }
     }
 
-    fn networks(&self) -> [(IpAddr, u8); 2] {
+    /// The pair's IPv4 /30 and IPv6 /64: what it occupies, and what the
+    /// namespaces further out of a chain route to the shell.
+    pub(crate) fn networks(&self) -> [(IpAddr, u8); 2] {
         [
             (IpAddr::V4(Ipv4Addr::from(u32::from(self.outer4) - 1)), 30),
             (IpAddr::V6(Ipv6Addr::from(u128::from(self.outer6) - 1)), 64),
@@ -46,7 +48,7 @@ impl AddressPair {
 }
 
 /// True if the two networks share any address.
-fn overlaps(a: (IpAddr, u8), b: (IpAddr, u8)) -> bool {
+pub(crate) fn overlaps(a: (IpAddr, u8), b: (IpAddr, u8)) -> bool {
     let prefix = a.1.min(b.1);
     match (a.0, b.0) {
         (IpAddr::V4(x), IpAddr::V4(y)) => {

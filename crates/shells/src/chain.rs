@@ -12,7 +12,7 @@
 use crate::addressing::{self, AddressPair};
 use crate::command::{self, CommandSpec};
 use crate::error::{Result, ShellError};
-use crate::forwarding::{inward_prefixes, Crossing, Route};
+use crate::forwarding::{Crossing, Route};
 use crate::guardian::Guardian;
 use crate::kernel_drops::{self, KernelDrops};
 use crate::links::{copy_traces, LinkSetup};
@@ -576,7 +576,7 @@ fn build_shell(
     // through the next shell's outer device (the routes go with the
     // device), so packets keep their addresses up to the host.
     for earlier in around.earlier {
-        for (network, length) in inward_prefixes(&pair) {
+        for (network, length) in pair.networks() {
             let family = if network.is_ipv4() { "-4" } else { "-6" };
             earlier.outer.exec(
                 "ip",

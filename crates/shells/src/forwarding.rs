@@ -17,7 +17,7 @@
 //! options and IPv6 hop-by-hop headers. Such a packet is written to the
 //! device as before.
 
-use crate::addressing::AddressPair;
+use crate::addressing::{overlaps, AddressPair};
 use emu_core::packet::set_ipv4_word;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -58,7 +58,7 @@ impl Crossing {
         ];
         let mut inward = vec![(IpAddr::V4(next.inner4), 32), (IpAddr::V6(next.outer6), 64)];
         for deeper in &inner[1..] {
-            inward.extend(inward_prefixes(deeper));
+            inward.extend(deeper.networks());
         }
         Crossing { local, inward }
     }
@@ -70,7 +70,7 @@ impl Crossing {
         } else if self
             .inward
             .iter()
-            .any(|&(network, length)| contains(network, length, destination))
+            .any(|&network| overlaps(network, host(destination)))
         {
             Route::Inward
         } else {
@@ -91,15 +91,6 @@ impl Crossing {
         decrement_ttl(packet);
         true
     }
-}
-
-/// The routes a namespace further out holds for a shell inside: the IPv4
-/// /30 of its pair and the IPv6 /64, both through the next shell's device.
-pub(crate) fn inward_prefixes(pair: &AddressPair) -> [(IpAddr, u8); 2] {
-    [
-        (IpAddr::V4(Ipv4Addr::from(u32::from(pair.outer4) & !3)), 30),
-        (IpAddr::V6(pair.outer6), 64),
-    ]
 }
 
 /// What forwarding needs of a packet's header.
@@ -167,19 +158,9 @@ fn ordinary_v6(address: Ipv6Addr) -> bool {
     !(address.is_multicast() || address.is_loopback() || link_local || address.is_unspecified())
 }
 
-/// True if `address` lies in `network`/`length` (of the same family).
-fn contains(network: IpAddr, length: u8, address: IpAddr) -> bool {
-    match (network, address) {
-        (IpAddr::V4(n), IpAddr::V4(a)) => {
-            let mask = u32::MAX.checked_shl(32 - length as u32).unwrap_or(0);
-            u32::from(n) & mask == u32::from(a) & mask
-        }
-        (IpAddr::V6(n), IpAddr::V6(a)) => {
-            let mask = u128::MAX.checked_shl(128 - length as u32).unwrap_or(0);
-            u128::from(n) & mask == u128::from(a) & mask
-        }
-        _ => false,
-    }
+/// `address` as a network of its own.
+fn host(address: IpAddr) -> (IpAddr, u8) {
+    (address, if address.is_ipv4() { 32 } else { 128 })
 }
 
 /// One hop's TTL (IPv4) or hop limit (IPv6) less. The IPv4 header checksum
