@@ -95,6 +95,67 @@ fn the_log_agrees_with_the_counters() {
     assert!(text(&dump.stdout).starts_with("time_ns,shell,direction,event"));
 }
 
+/// Datagrams a receiver had no room for were delivered by emu and lost
+/// past the path: the accounting still balances with every one delivered,
+/// and the summary counts them where they were lost (the receiver's
+/// namespace), so a receiver's loss is not taken for the path's.
+#[test]
+fn datagrams_a_full_receiver_drops_are_counted_past_the_path() {
+    use std::os::fd::AsRawFd;
+    let Some(_serial) = start() else { return };
+    // Outside the shell, in this test's namespace: a socket with the
+    // smallest buffer the kernel allows, never read.
+    let receiver = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+    let smallest: libc::c_int = 1;
+    // SAFETY: setting an int option on a socket we own.
+    let set = unsafe {
+        libc::setsockopt(
+            receiver.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&smallest as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(set, 0);
+    let port = receiver.local_addr().unwrap().port().to_string();
+    let sent = 300;
+    let dir = temp_dir("receivers");
+    let d = dir.display().to_string();
+    let send = format!(
+        "import os, socket, sys\n\
+         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         for _ in range({sent}): s.sendto(b'x' * 1000, (os.environ['EMU_BASE'], int(sys.argv[1])))\n"
+    );
+    let out = run(&[
+        "--log", &d, "--stats", "delay", "0", "--", "python3", "-c", &send, &port,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let balanced = assert_accounting_balances(&dir, &["delay"]);
+    let uplink = balanced
+        .iter()
+        .find(|b| b.direction == emu_core::log::Direction::Uplink)
+        .unwrap();
+    assert_eq!(uplink.read, sent, "emu read every datagram");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary-0.json")).unwrap())
+            .unwrap();
+    let receivers = &summary["receivers"];
+    // A buffer of a few kilobytes holds a handful; other programs here
+    // can only add to the count outside.
+    let outside = receivers["udp_buffer_drops_outside"].as_u64().unwrap();
+    assert!((sent - 10..=sent * 2).contains(&outside), "{summary}");
+    assert_eq!(receivers["udp_buffer_drops_inside"], 0, "{summary}");
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "receiving sockets dropped {outside} UDP datagrams"
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    drop(receiver);
+}
+
 #[test]
 fn the_report_follows_packets_across_shells_and_reads_capacity_from_the_trace() {
     let Some(_serial) = start() else { return };

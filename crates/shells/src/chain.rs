@@ -21,6 +21,7 @@ use crate::netns::{self, NetNs};
 use crate::outside::Outside;
 use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews};
 use crate::reader::Reader;
+use crate::receiver_drops::ReceiverWatch;
 use crate::rootless;
 use crate::spec::{Finished, RunOptions, ShellSpec};
 use crate::status::{self, StatusLine};
@@ -199,6 +200,8 @@ fn run_guarded(
     };
     let outermost = running.first().expect("at least one shell").pair;
     let env = environment::command_environment(outermost, &prompt, &taken, depth + shells.len());
+    // What receivers drop from here on, on either side of the chain.
+    let receivers = ReceiverWatch::start(&host, &outer);
     let mut child = command::spawn(
         &outer,
         &CommandSpec {
@@ -301,6 +304,7 @@ fn run_guarded(
     // count; then let each pump take what is left on its ring.
     readers.into_iter().for_each(Reader::stop);
     let results = finish_pumps(&mut running, depth);
+    let receivers = receivers.finish();
     let totals = match writer {
         Some(w) => w
             .finish()
@@ -340,6 +344,7 @@ fn run_guarded(
         &shells,
         depth,
         &results,
+        receivers,
         (totals.records_lost, totals.records_unwritten),
         started.elapsed().as_secs_f64(),
     );

@@ -5,6 +5,7 @@
 use crate::kernel_drops::KernelDrops;
 use crate::overload::LATE_P99_LIMIT;
 use crate::pump::DirectionResult;
+use crate::receiver_drops::ReceiverDrops;
 use crate::spec::ShellSpec;
 use emu_core::log::Direction;
 
@@ -16,11 +17,14 @@ pub(crate) struct Summary {
 }
 
 /// Per direction: read (+ duplicated, when the path makes copies) =
-/// delivered + dropped (by reason) + queued at exit.
+/// delivered + dropped (by reason) + queued at exit; then what the
+/// receivers on either side dropped of what was delivered (None: the
+/// counters could not be read).
 pub(crate) fn summarize(
     shells: &[ShellSpec],
     depth: usize,
     results: &[(usize, Direction, DirectionResult)],
+    receivers: Option<ReceiverDrops>,
     (log_lost, log_unwritten): (u64, u64),
     wall: f64,
 ) -> Summary {
@@ -129,6 +133,7 @@ pub(crate) fn summarize(
             },
         }));
     }
+    text += &receivers_line(receivers);
     let OwnUsage {
         user,
         system,
@@ -143,6 +148,10 @@ pub(crate) fn summarize(
         "log_records_unwritten": log_unwritten,
         "process": { "cpu_user_s": user, "cpu_system_s": system, "wall_s": wall, "sleeps": sleeps },
         "directions": entries,
+        "receivers": receivers.map(|r| serde_json::json!({
+            "udp_buffer_drops_inside": r.inside,
+            "udp_buffer_drops_outside": r.outside,
+        })),
     });
     Summary {
         text,
@@ -171,6 +180,21 @@ fn kernel_line(k: &KernelDrops) -> String {
         line += &format!(" and {} after emu wrote them", k.after_write);
     }
     line + "\n"
+}
+
+/// What receivers dropped after emu delivered, when they dropped any:
+/// such a loss shows to the receiving program like the path's own.
+fn receivers_line(receivers: Option<ReceiverDrops>) -> String {
+    let Some(ReceiverDrops { inside, outside }) = receivers else {
+        return "emu: the receivers' UDP drop counters could not be read\n".into();
+    };
+    if inside + outside == 0 {
+        return String::new();
+    }
+    format!(
+        "emu: receiving sockets dropped {} UDP datagrams after emu delivered them, their buffers full ({inside} inside the shell, {outside} outside it, where other programs count too): lost past the emulated path, not on it\n",
+        inside + outside
+    )
 }
 
 /// What emu's own threads (not the command's) used, from getrusage.
@@ -255,12 +279,42 @@ mod tests {
                 after_write: 0,
             },
         };
-        let summary = summarize(&[spec], 0, &[(0, Direction::Uplink, result)], (0, 0), 1.0);
+        let receivers = Some(ReceiverDrops {
+            inside: 0,
+            outside: 7,
+        });
+        let summary = summarize(
+            &[spec],
+            0,
+            &[(0, Direction::Uplink, result)],
+            receivers,
+            (0, 0),
+            1.0,
+        );
         let parsed: serde_json::Value = serde_json::from_str(&summary.json).expect("valid JSON");
         assert_eq!(parsed["directions"][0]["description"], description);
         assert_eq!(parsed["directions"][0]["dropped"]["tail"], 0);
         assert_eq!(parsed["directions"][0]["departure_lateness"]["packets"], 0);
         assert_eq!(parsed["directions"][0]["kernel"]["dropped_before_read"], 5);
         assert!(summary.text.contains("the kernel dropped 5 on the way in"));
+        assert_eq!(parsed["receivers"]["udp_buffer_drops_outside"], 7);
+        assert!(summary
+            .text
+            .contains("receiving sockets dropped 7 UDP datagrams"));
+    }
+
+    /// The receivers' line is there when they lost something, and says so
+    /// when it cannot tell; nothing lost needs no line.
+    #[test]
+    fn the_receivers_line_speaks_only_of_losses_or_of_not_knowing() {
+        let none = ReceiverDrops::default();
+        assert_eq!(receivers_line(Some(none)), "");
+        assert!(receivers_line(None).contains("could not be read"));
+        let some = receivers_line(Some(ReceiverDrops {
+            inside: 3,
+            outside: 4,
+        }));
+        assert!(some.contains("dropped 7 UDP datagrams"), "{some}");
+        assert!(some.contains("3 inside the shell, 4 outside"), "{some}");
     }
 }
