@@ -32,7 +32,7 @@ use crate::input::{follow, Input, Waits};
 use crate::lateness::Lateness;
 use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
 use crate::overload::Overload;
-use crate::spin::Spin;
+use crate::spin::{Spin, SpinBudget};
 use crate::wire::{write_due, MERGED_BUFFER};
 use emu_core::ring::{spsc, Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
@@ -665,6 +665,9 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         Vec::new()
     };
     let mut spin = Spin::new(fixed, &samples);
+    // A spin the user fixed (or busy polling) is theirs: only an adaptive
+    // one is held to a share of the core.
+    let mut budget = fixed.is_none().then(|| SpinBudget::new(monotonic_now()));
     // How late the pump runs after a ring is learnt apart from the spin:
     // a woken pump may also wait for a core, which the spin must not
     // chase (spinning longer would keep the cores busier still).
@@ -706,6 +709,10 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         let runs = shared.reader_runs.load(Ordering::SeqCst);
         drop(model);
         let now = monotonic_now();
+        let spin_now = match budget.as_mut() {
+            Some(budget) => budget.allow(spin.current(), now),
+            None => spin.current(),
+        };
         // Before it would sleep, the pump takes what its writes caused at
         // once (a ping's reply, a TCP acknowledgement), as a reader does
         // after its writes (see `input::follow`): the packet is read, and
@@ -721,7 +728,7 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         // only contend with it (without this, TCP through `delay 0` ran
         // about 7% slower in interleaved runs, within this VM's spread).
         let follows = wrote && !loaded && !timing.busy_poll;
-        if follows && deadline.is_none_or(|d| d > now + spin.current()) {
+        if follows && deadline.is_none_or(|d| d > now + spin_now) {
             wrote = false;
             follow(Turn {
                 writers: vec![shared.clone()],
@@ -746,7 +753,7 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
                 || shared.stop.load(Ordering::Acquire)
         };
         match wait {
-            Some(w) if waits.is_empty() && w <= spin.current() && spin.probe_due(now, w) => {
+            Some(w) if waits.is_empty() && w <= spin_now && spin.probe_due(now, w) => {
                 let target = now + w / 2;
                 match sleep_announced(shared, Some(target), stale) {
                     Slept::Timer { woke } => spin.observe_probe(target, woke),
@@ -755,13 +762,18 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
             }
             // The next departure is within the spin, or one waited for
             // (see `Waits`) is near: no sleep.
-            Some(w) if w <= spin.current() || !waits.is_empty() => {
+            Some(w) if w <= spin_now || !waits.is_empty() => {
                 let deadline = now + w;
                 // Yielding while spinning lets a reader or the command that
                 // shares this core run; with nothing else runnable, the
                 // yield returns at once and this is a plain spin.
-                while monotonic_now() < deadline && !stale() {
+                let mut spun_to = now;
+                while spun_to < deadline && !stale() {
                     std::thread::yield_now();
+                    spun_to = monotonic_now();
+                }
+                if let Some(budget) = budget.as_mut() {
+                    budget.spend(spun_to - now);
                 }
             }
             // Nothing to depart: a busy-polling pump looks again.
@@ -770,7 +782,7 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
                 // What is published must be current before a sleep that
                 // may last until the next packet.
                 lock(&shared.model).publish();
-                let target = deadline.map(|d| d - spin.current());
+                let target = deadline.map(|d| d - spin_now);
                 sleep_announced(shared, target, stale).teach(&mut spin, &mut rings, target);
             }
         }
