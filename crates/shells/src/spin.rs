@@ -176,6 +176,14 @@ impl Spin {
 pub const BUDGET_SHARE: f64 = 0.05;
 /// The most unspent budget kept.
 const BUDGET_DEPTH: Nanos = 2 * MAX_SPIN;
+/// A spin this short is allowed whatever the budget: a timed sleep as
+/// short saves about what the wake-up that ends it costs, and ends late.
+/// Measured at 1 Gbit/s, where departures are 12 µs apart: held to the
+/// budget alone, the pumps woke 5–20% more often, and in one run of three
+/// fell behind for good (packets written 133 µs late on average). With
+/// this floor, the wake-ups and lateness of an unbounded spin; at
+/// 100 Mbit/s (120 µs apart) the budget's saving stays.
+const FREE_SPIN: Nanos = 10_000;
 
 /// What an adaptive pump may still spin: a token bucket filled at
 /// [`BUDGET_SHARE`] of the time that passes, drawn by the time spun.
@@ -197,12 +205,12 @@ impl SpinBudget {
     }
 
     /// The spin allowed at `now`, at most `wanted`: never below
-    /// [`MIN_SPIN`] (the time to get from a wake-up to the write).
+    /// [`FREE_SPIN`] (or `wanted`, if less).
     pub fn allow(&mut self, wanted: Nanos, now: Nanos) -> Nanos {
         let passed = now.saturating_sub(self.last) as f64;
         self.last = self.last.max(now);
         self.tokens = (self.tokens + passed * BUDGET_SHARE).min(BUDGET_DEPTH as f64);
-        (self.tokens.max(0.0) as Nanos).clamp(MIN_SPIN.min(wanted), wanted)
+        (self.tokens.max(0.0) as Nanos).clamp(FREE_SPIN.min(wanted), wanted)
     }
 
     /// Draws `spun` ns from the budget.
@@ -373,11 +381,11 @@ mod tests {
         // A full bucket holds two of the longest spins: spending three
         // leaves a debt of one, repaid in twenty times as long (5%).
         budget.spend(3 * MAX_SPIN);
-        assert_eq!(budget.allow(50_000, 1_000_000_000), MIN_SPIN);
+        assert_eq!(budget.allow(50_000, 1_000_000_000), FREE_SPIN);
         let repaid = 1_000_000_000 + MAX_SPIN * 20;
-        assert_eq!(budget.allow(50_000, repaid - 1_000), MIN_SPIN);
+        assert_eq!(budget.allow(50_000, repaid - 1_000), FREE_SPIN);
         assert_eq!(budget.allow(50_000, repaid + 50_000 * 20), 50_000);
-        // It never allows more than wanted, nor less than MIN_SPIN unless
+        // It never allows more than wanted, nor less than FREE_SPIN unless
         // less is wanted.
         assert_eq!(budget.allow(1_000, repaid + 10_000_000), 1_000);
     }
