@@ -50,6 +50,11 @@ impl VnetHeader {
             csum_offset: u16_at(8),
         })
     }
+
+    /// The packet behind this header is one packet, not a super-packet.
+    pub fn is_plain(&self) -> bool {
+        self.gso_type & !GSO_ECN == GSO_NONE
+    }
 }
 
 /// Why a super-packet could not be cut.
@@ -130,13 +135,7 @@ pub fn segment(read: &[u8], out: &mut Vec<Vec<u8>>) -> Result<(), OffloadError> 
     match header.gso_type & !GSO_ECN {
         GSO_NONE => {
             let mut plain = packet.to_vec();
-            if header.flags & F_NEEDS_CSUM != 0 {
-                complete_checksum(
-                    &mut plain,
-                    header.csum_start as usize,
-                    header.csum_offset as usize,
-                )?;
-            }
+            finish_plain(&header, &mut plain)?;
             out.push(plain);
             Ok(())
         }
@@ -144,6 +143,21 @@ pub fn segment(read: &[u8], out: &mut Vec<Vec<u8>>) -> Result<(), OffloadError> 
         GSO_UDP_L4 => split_udp(packet, header.gso_size as usize, out),
         other => Err(OffloadError::Unsupported(other)),
     }
+}
+
+/// Makes a plain packet (see [`VnetHeader::is_plain`]) read behind
+/// `header` what the wire would carry: its checksum completed if the
+/// sender left it partial. For a reader that read the packet into its own
+/// buffer rather than cut it out of a read with [`segment`].
+pub fn finish_plain(header: &VnetHeader, packet: &mut [u8]) -> Result<(), OffloadError> {
+    if header.flags & F_NEEDS_CSUM != 0 {
+        complete_checksum(
+            packet,
+            header.csum_start as usize,
+            header.csum_offset as usize,
+        )?;
+    }
+    Ok(())
 }
 
 /// The IP header length of a packet, if it is IPv4 or IPv6 carrying

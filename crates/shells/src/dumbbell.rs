@@ -26,8 +26,8 @@ use crate::error::{Result, ShellError};
 use crate::guardian::Guardian;
 use crate::lateness::Lateness;
 use crate::netns::NetNs;
-use crate::tun::{read_packet, Tun};
-use crate::wire::{split_read, write_due, MERGED_BUFFER, READ_BUFFER};
+use crate::tun::Tun;
+use crate::wire::{write_due, Reception, MERGED_BUFFER};
 use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
 use fabric::{Delivery, Fabric, HostId};
@@ -208,8 +208,7 @@ fn carry(
     let mut read = vec![0u64; hosts];
     let mut write_errors = vec![0u64; hosts];
     let mut lateness: Vec<Lateness> = (0..hosts).map(|_| Lateness::default()).collect();
-    let mut buffer = vec![0u8; READ_BUFFER];
-    let mut segments: Vec<Vec<u8>> = Vec::new();
+    let mut reception = Reception::default();
     let mut packets: Vec<Packet> = Vec::new();
     let mut out: Vec<Delivery> = Vec::with_capacity(256);
     let mut due: Vec<Vec<(Packet, Nanos)>> = (0..hosts).map(|_| Vec::new()).collect();
@@ -226,12 +225,11 @@ fn carry(
         let mut took = 0;
         for (host, &fd) in devices.iter().enumerate() {
             for _ in 0..READ_BATCH {
-                match read_packet(fd, &mut buffer) {
+                match reception.read(fd) {
                     Ok(0) => break,
-                    Ok(n) => {
+                    Ok(_) => {
                         took += 1;
-                        let now = monotonic_now();
-                        split_read(&buffer[..n], now, &mut segments, &mut packets);
+                        reception.split(monotonic_now(), &mut packets);
                         read[host] += packets.len() as u64;
                         for packet in packets.drain(..) {
                             fabric.send(host as HostId, packet, &mut out);

@@ -5,8 +5,7 @@
 //! departures too close to wake a pump for.
 
 use crate::pump::{hand_over, lock, run_model, tell_pump, Shared, Turn, FAST_PATH_STREAK};
-use crate::tun::read_packet;
-use crate::wire::{split_read, READ_BUFFER};
+use crate::wire::Reception;
 use emu_core::ring::Producer;
 use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
@@ -40,8 +39,7 @@ impl Input {
             side: Mutex::new(ReaderSide {
                 fd,
                 ring,
-                buffer: vec![0u8; READ_BUFFER],
-                segments: Vec::with_capacity(64),
+                reception: Reception::default(),
                 packets: Vec::with_capacity(64),
                 read: 0,
                 streak: 0,
@@ -219,8 +217,7 @@ impl Waits {
 struct ReaderSide {
     fd: RawFd,
     ring: Producer<Packet>,
-    buffer: Vec<u8>,
-    segments: Vec<Vec<u8>>,
+    reception: Reception,
     packets: Vec<Packet>,
     read: u64,
     /// Reads since the device last ran dry.
@@ -236,18 +233,12 @@ impl ReaderSide {
             return Reading::Open;
         }
         for _ in 0..limit {
-            match read_packet(self.fd, &mut self.buffer) {
+            match self.reception.read(self.fd) {
                 Ok(0) => {}
-                Ok(n) => {
-                    let now = monotonic_now();
+                Ok(_) => {
                     // One read may hold a TCP super-packet: its packets
                     // are all stamped now.
-                    split_read(
-                        &self.buffer[..n],
-                        now,
-                        &mut self.segments,
-                        &mut self.packets,
-                    );
+                    self.reception.split(monotonic_now(), &mut self.packets);
                     self.read += self.packets.len() as u64;
                     self.streak = self.streak.saturating_add(1);
                     let fast = self.streak <= FAST_PATH_STREAK;

@@ -91,10 +91,14 @@ impl Tun {
     }
 }
 
-/// Reads one packet; `WouldBlock` when none is waiting.
-pub fn read_packet(fd: RawFd, buffer: &mut [u8]) -> io::Result<usize> {
-    // SAFETY: the buffer is valid for its length.
-    let n = unsafe { libc::read(fd, buffer.as_mut_ptr().cast(), buffer.len()) };
+/// Reads one packet scattered over `parts`, filled in order; `WouldBlock`
+/// when none is waiting.
+///
+/// # Safety
+/// Each iovec must point at memory valid for writes of its length.
+pub unsafe fn read_scattered(fd: RawFd, parts: &[libc::iovec]) -> io::Result<usize> {
+    // SAFETY: the caller vouches for the iovecs.
+    let n = unsafe { libc::readv(fd, parts.as_ptr(), parts.len() as libc::c_int) };
     if n < 0 {
         Err(io::Error::last_os_error())
     } else {
