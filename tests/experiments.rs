@@ -478,6 +478,19 @@ ecn = "ect1"
     assert_eq!(result["seed"], 5);
     let goodput = result["flows"][0]["goodput_bps"].as_f64().unwrap();
     assert!((goodput - 2e6).abs() < 0.1e6, "{goodput}");
+    // Each host's receiving sockets are accounted: a 2 Mbit/s receiver
+    // keeps up, and drops nothing the fabric delivered.
+    let links: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("sweep/cell-2/run-0/links.json")).unwrap(),
+    )
+    .unwrap();
+    let receivers = links["receivers"].as_array().unwrap();
+    let hosts: Vec<_> = receivers.iter().map(|r| r["host"].clone()).collect();
+    assert_eq!(hosts, ["a", "b"], "{links:#}");
+    assert!(
+        receivers.iter().all(|r| r["udp_buffer_drops"] == 0),
+        "{links:#}"
+    );
     assert!(!out.join("sweep/cell-0").exists(), "only cell 2 ran");
     let log = out.join("sweep/cell-2/run-0/links/bottleneck-0/0-link.emulog");
     let ect1 = LogReader::open(&log)

@@ -20,6 +20,7 @@ use shells::dumbbell::{FabricThread, Host, HostSetup};
 use shells::guardian::Guardian;
 use shells::links::{copy_traces, LinkSetup};
 use shells::netns;
+use shells::receiver_drops::udp_buffer_drops;
 use shells::tcp_info::{DiagSocket, TcpSample};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -323,7 +324,7 @@ fn run_with_hosts(
         .finish()
         .map_err(|e| RunError::Failed(format!("writing the packet logs: {e}")))?
         .records_lost;
-    let accounting_ok = write_accounting(plan, dir, (&names, start), &result, lost)?;
+    let accounting_ok = write_accounting(plan, dir, (&names, start), &result, lost, hosts)?;
     let flows = control?;
     Ok(RunResult {
         cell: info.cell,
@@ -344,6 +345,7 @@ fn write_accounting(
     (names, origin): (&[(String, [usize; 2])], Nanos),
     result: &shells::dumbbell::FabricResult,
     log_lost: u64,
+    hosts: &[Host],
 ) -> Result<bool, RunError> {
     let fabric = &result.fabric;
     let mut ok = true;
@@ -395,9 +397,23 @@ fn write_accounting(
         .map(|h| fabric.link(2 * h).counters().arrived)
         .sum();
     ok &= read == entered + fabric.unroutable();
+    // What each host's receiving sockets dropped of what the fabric
+    // delivered, their buffers full (see `shells::receiver_drops`): a
+    // UDP flow's loss that happened past the path. Each host's namespace
+    // was made for this run, so its counters are the run's.
+    let receivers: Vec<serde_json::Value> = hosts
+        .iter()
+        .map(|h| {
+            serde_json::json!({
+                "host": h.name,
+                "udp_buffer_drops": udp_buffer_drops(&h.namespace),
+            })
+        })
+        .collect();
     let json = serde_json::json!({
         "read_from_hosts": read,
         "unroutable": fabric.unroutable(),
+        "receivers": receivers,
         "log_records_lost": log_lost,
         "monotonic_origin_ns": origin,
         "accounting_holds": ok,

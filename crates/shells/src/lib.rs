@@ -24,7 +24,7 @@ pub mod overload;
 pub mod privilege;
 pub mod pump;
 mod reader;
-mod receiver_drops;
+pub mod receiver_drops;
 pub mod rootless;
 mod signals;
 mod spec;

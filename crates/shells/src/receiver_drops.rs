@@ -25,7 +25,7 @@ use std::sync::Arc;
 /// The UDP datagrams dropped for want of buffer space in one namespace
 /// since it was created: IPv4 and IPv6, a full socket buffer and UDP's
 /// memory limit. None if the counters cannot be read.
-pub(crate) fn udp_buffer_drops(ns: &NetNs) -> Option<u64> {
+pub fn udp_buffer_drops(ns: &NetNs) -> Option<u64> {
     // `/proc/net` would be the namespace of the process's first thread;
     // `thread-self` is the namespace the reading thread entered.
     let (snmp, snmp6) = ns
