@@ -690,6 +690,9 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         let taken = model.take_arrivals(ARRIVAL_BATCH);
         let departed = model.depart(shared);
         wrote |= departed.written > 0;
+        if let Some(budget) = budget.as_mut().filter(|_| departed.written > 0) {
+            budget.departed(monotonic_now());
+        }
         loaded |= taken > 0;
         if departed.handed {
             drop(model);
@@ -709,10 +712,6 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         let runs = shared.reader_runs.load(Ordering::SeqCst);
         drop(model);
         let now = monotonic_now();
-        let spin_now = match budget.as_mut() {
-            Some(budget) => budget.allow(spin.current(), now),
-            None => spin.current(),
-        };
         // Before it would sleep, the pump takes what its writes caused at
         // once (a ping's reply, a TCP acknowledgement), as a reader does
         // after its writes (see `input::follow`): the packet is read, and
@@ -728,7 +727,7 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         // only contend with it (without this, TCP through `delay 0` ran
         // about 7% slower in interleaved runs, within this VM's spread).
         let follows = wrote && !loaded && !timing.busy_poll;
-        if follows && deadline.is_none_or(|d| d > now + spin_now) {
+        if follows && deadline.is_none_or(|d| d > now + spin.current()) {
             wrote = false;
             follow(Turn {
                 writers: vec![shared.clone()],
@@ -744,6 +743,10 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
             Some(d) if d <= now => continue,
             Some(d) => Some(d - now),
             None => None,
+        };
+        let spin_now = match budget.as_mut() {
+            Some(budget) => budget.allow(spin.current(), now),
+            None => spin.current(),
         };
         // The reader ran the model, or handed packets over, since the
         // deadline was computed: it may be stale.
