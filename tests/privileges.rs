@@ -453,6 +453,11 @@ fn rootless_an_ordinary_user_runs_shells_and_reaches_an_outside_server() {
         Some(&"transferred"),
         "TCP to the outside server: {stdout}"
     );
+    // The receivers' drop counters are read in emu's own namespaces too.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(logs.join("summary-0.json")).unwrap())
+            .unwrap();
+    assert!(summary["receivers"].is_object(), "{summary}");
     // On disk, what rootless root wrote is the user's.
     for (name, uid, _) in owners(&logs) {
         assert_eq!(uid, user.uid, "{name} is not the user's");

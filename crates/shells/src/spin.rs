@@ -157,22 +157,18 @@ impl Spin {
     }
 }
 
-/// The share of a core one pump may spend spinning, taken over any
-/// stretch of a second or so. The estimate above says how long a spin
+/// The share of a core a pump that departs often may spend spinning,
+/// taken over a second or so. The estimate above says how long a spin
 /// would make a departure exact; this says what that may cost.
 ///
-/// Why a bound: on a virtual machine whose host is busy, some wake-ups come
-/// hundreds of microseconds late, and the estimate follows them up. At
-/// 10 Mbit/s (a departure every 1.2 ms) it was measured at 200–442 µs per
-/// departure, a third of a core for one pump, while packets were still
-/// written up to 73–283 µs late at p99: a descheduled virtual CPU stops a
-/// spinning thread as surely as a sleeping one, so much of that lateness
-/// is not the timer's, and no spin covers it. Within the bound a spin
-/// covers what it can; beyond it the pump sleeps closer to each departure,
-/// and the summary's lateness (with the overload warning past 100 µs)
-/// says what that cost. Sparse departures (a ping every 10 ms) are never
-/// held back: the budget they leave unspent accumulates, up to two of the
-/// longest spins.
+/// Why a bound: the estimate follows the high quantile of every wake-up,
+/// and a pump departing every 120 µs (100 Mbit/s) spun its 15–50 µs
+/// before each, about a sixth of a core, for no exactness: held to this
+/// share (which leaves it about 10 µs a departure), its packets were
+/// written as late as before (p99 19–24 µs against 13–20) and emu used
+/// 40–43% of a core instead of 49–52%, in interleaved runs. Sparse
+/// departures are not held (see [`BUDGET_GAPS_BELOW`]), and a budget left
+/// unspent accumulates, up to two of the longest spins.
 pub const BUDGET_SHARE: f64 = 0.05;
 /// The most unspent budget kept.
 const BUDGET_DEPTH: Nanos = 2 * MAX_SPIN;
@@ -181,10 +177,11 @@ const BUDGET_DEPTH: Nanos = 2 * MAX_SPIN;
 /// goes idle, and on a virtual machine an idle CPU halts: the wake-up
 /// waits for the hypervisor, late by up to a hundred microseconds or more,
 /// and only the full spin covers that. At 10 Mbit/s (1.2 ms between
-/// departures) the budget let packets be written 45–397 µs late at p99
-/// where the full spin kept them within 8–48 µs, in interleaved runs. A
-/// pump departing more often keeps its CPU busy, and wakes promptly: at
-/// 100 Mbit/s (120 µs apart) the same lateness with a fifth of the spin.
+/// departures) the budget let packets be written 45–1085 µs late at p99,
+/// against 8–236 µs (mostly within 50) with the full spin, ten interleaved
+/// runs each; the spin there follows the host's noise up to several
+/// hundred microseconds, and CPU with it. A pump departing more often
+/// keeps its CPU busy, and wakes promptly (see [`BUDGET_SHARE`]).
 /// The rate, not the wait at hand, decides: at 10 Mbit/s a pump woken
 /// for new packets often finds its next departure a few hundred
 /// microseconds off, and must spin for it in full all the same.
