@@ -128,7 +128,7 @@ fn datagrams_a_full_receiver_drops_are_counted_past_the_path() {
          for _ in range({sent}): s.sendto(b'x' * 1000, (os.environ['EMU_BASE'], int(sys.argv[1])))\n"
     );
     let out = run(&[
-        "--log", &d, "--stats", "delay", "0", "--", "python3", "-c", &send, &port,
+        "--log", &d, "--stats", "--spin", "25us", "delay", "0", "--", "python3", "-c", &send, &port,
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let balanced = assert_accounting_balances(&dir, &["delay"]);
@@ -146,6 +146,10 @@ fn datagrams_a_full_receiver_drops_are_counted_past_the_path() {
     let outside = receivers["udp_buffer_drops_outside"].as_u64().unwrap();
     assert!((sent - 10..=sent * 2).contains(&outside), "{summary}");
     assert_eq!(receivers["udp_buffer_drops_inside"], 0, "{summary}");
+    // A spin the user fixed is the spin reported, budget or not.
+    for direction in summary["directions"].as_array().unwrap() {
+        assert_eq!(direction["spin_ns"], 25_000, "{direction}");
+    }
     assert!(
         text(&out.stderr).contains(&format!(
             "receiving sockets dropped {outside} UDP datagrams"

@@ -228,8 +228,9 @@ pub struct DirectionResult {
     /// What the kernel dropped around this direction (filled in by the
     /// chain, which knows the devices).
     pub kernel: crate::kernel_drops::KernelDrops,
-    /// The spin before each departure when the pump stopped (adapted to
-    /// the machine unless `--spin` fixed it); None with `--busy-poll`.
+    /// The spin the pump allowed itself before its departures, on average
+    /// (adapted to the machine and held to its budget, unless `--spin`
+    /// fixed it); None with `--busy-poll`.
     pub spin: Option<Nanos>,
 }
 
@@ -668,6 +669,9 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
     // A spin the user fixed (or busy polling) is theirs: only an adaptive
     // one is held to a share of the core.
     let mut budget = fixed.is_none().then(|| SpinBudget::new(monotonic_now()));
+    // The spins allowed before departures, summed and counted: what the
+    // summary reports, which with a budget is less than the estimate.
+    let (mut allowed, mut decisions) = (0u128, 0u64);
     // How late the pump runs after a ring is learnt apart from the spin:
     // a woken pump may also wait for a core, which the spin must not
     // chase (spinning longer would keep the cores busier still).
@@ -706,7 +710,11 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
             model.publish();
             drop(model);
             waits.hand_to_pumps();
-            return (!timing.busy_poll).then(|| spin.current());
+            let spun = match decisions {
+                0 => spin.current(),
+                n => (allowed / u128::from(n)) as Nanos,
+            };
+            return (!timing.busy_poll).then_some(spun);
         }
         let deadline = model.next_event();
         let runs = shared.reader_runs.load(Ordering::SeqCst);
@@ -748,6 +756,10 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
             Some(budget) => budget.allow(spin.current(), now),
             None => spin.current(),
         };
+        if wait.is_some() {
+            allowed += u128::from(spin_now);
+            decisions += 1;
+        }
         // The reader ran the model, or handed packets over, since the
         // deadline was computed: it may be stale.
         let stale = || {
