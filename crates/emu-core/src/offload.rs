@@ -389,13 +389,19 @@ pub fn merge_run<'a>(run: impl IntoIterator<Item = &'a [u8]>, out: &mut Vec<u8>)
 
 /// Largest IP packet one GSO write may carry.
 pub const MAX_MERGED: usize = 65_535;
-#[cfg(test)]
-mod tests {
+
+/// Reads as a TUN device with offload hands them over, for the tests here
+/// and in the crates that take such reads apart (`shells`' readers), so
+/// each does not build its own (feature `fixtures`).
+#[cfg(any(test, feature = "fixtures"))]
+pub mod fixtures {
     use super::*;
 
-    /// A TCP/IPv4 super-packet as a TSO sender hands it over: one header,
-    /// `payload` bytes, checksum field holding the pseudo-header sum.
-    fn super_packet_v4(payload: usize, flags: u8) -> Vec<u8> {
+    /// A TCP/IPv4 packet (a super-packet, if `payload` exceeds an MSS) as
+    /// a sender with TSO hands it over: one 52-byte header (with the
+    /// timestamp option's room), `payload` bytes of a fixed pattern, the
+    /// sequence number about to wrap.
+    pub fn tcp_v4(payload: usize, flags: u8) -> Vec<u8> {
         let mut p = vec![0u8; 20 + 32 + payload];
         p[0] = 0x45;
         let total = p.len().min(65535) as u16;
@@ -417,7 +423,10 @@ mod tests {
         p
     }
 
-    fn with_header(gso_type: u8, gso_size: u16, packet: &[u8]) -> Vec<u8> {
+    /// `packet` behind a virtio-net header of `gso_type` and `gso_size`
+    /// whose checksum is left partial (from the IPv4 header's end, the
+    /// TCP checksum's offset).
+    pub fn read_with(gso_type: u8, gso_size: u16, packet: &[u8]) -> Vec<u8> {
         let mut read = vec![0u8; VNET_HDR_LEN];
         read[0] = F_NEEDS_CSUM;
         read[1] = gso_type;
@@ -428,6 +437,21 @@ mod tests {
         read
     }
 
+    /// A read of one plain packet.
+    pub fn plain_read(packet: &[u8]) -> Vec<u8> {
+        read_with(GSO_NONE, 0, packet)
+    }
+
+    /// A read of a TCP/IPv4 super-packet to be cut at `mss`.
+    pub fn tso_read(mss: u16, packet: &[u8]) -> Vec<u8> {
+        read_with(GSO_TCPV4, mss, packet)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
     fn tcp_checksum_ok(segment: &[u8], ip_len: usize) -> bool {
         fold(sum16(
             &segment[ip_len..],
@@ -437,9 +461,9 @@ mod tests {
 
     #[test]
     fn a_tso_packet_becomes_mss_sized_segments_with_valid_checksums() {
-        let original = super_packet_v4(1448 * 3 + 100, 0x18 | 0x80 | 0x01); // ACK PSH CWR FIN
+        let original = fixtures::tcp_v4(1448 * 3 + 100, 0x18 | 0x80 | 0x01); // ACK PSH CWR FIN
         let mut out = Vec::new();
-        segment(&with_header(GSO_TCPV4, 1448, &original), &mut out).unwrap();
+        segment(&fixtures::read_with(GSO_TCPV4, 1448, &original), &mut out).unwrap();
         assert_eq!(out.len(), 4);
         assert_eq!(
             out.iter().map(|s| s.len()).collect::<Vec<_>>(),
@@ -479,7 +503,7 @@ mod tests {
         p[52] = 5 << 4;
         p[53] = 0x10;
         let mut out = Vec::new();
-        segment(&with_header(GSO_TCPV6, 1440, &p), &mut out).unwrap();
+        segment(&fixtures::read_with(GSO_TCPV6, 1440, &p), &mut out).unwrap();
         assert_eq!(out.len(), 3);
         for s in &out {
             assert_eq!(u16::from_be_bytes([s[4], s[5]]) as usize, s.len() - 40);
@@ -489,12 +513,12 @@ mod tests {
 
     #[test]
     fn a_plain_packet_gets_its_partial_checksum_completed() {
-        let mut p = super_packet_v4(200, 0x10);
+        let mut p = fixtures::tcp_v4(200, 0x10);
         // As a sender with checksum offload leaves it: pseudo-header sum.
         let partial = fold(pseudo_header_sum(&p, 6, p.len() - 20));
         p[36..38].copy_from_slice(&partial.to_be_bytes());
         let mut out = Vec::new();
-        segment(&with_header(GSO_NONE, 0, &p), &mut out).unwrap();
+        segment(&fixtures::read_with(GSO_NONE, 0, &p), &mut out).unwrap();
         assert_eq!(out.len(), 1);
         assert!(tcp_checksum_ok(&out[0], 20));
         // Without the flag the packet passes untouched.
@@ -515,12 +539,19 @@ mod tests {
             ))
         );
         assert_eq!(
-            segment(&with_header(3, 1000, &super_packet_v4(10, 0)), &mut out),
+            segment(
+                &fixtures::read_with(3, 1000, &fixtures::tcp_v4(10, 0)),
+                &mut out
+            ),
             Err(OffloadError::Unsupported(3))
         );
-        assert!(segment(&with_header(GSO_TCPV4, 1000, &[0x45, 0, 0]), &mut out).is_err());
         assert!(segment(
-            &with_header(GSO_TCPV4, 0, &super_packet_v4(10, 0)),
+            &fixtures::read_with(GSO_TCPV4, 1000, &[0x45, 0, 0]),
+            &mut out
+        )
+        .is_err());
+        assert!(segment(
+            &fixtures::read_with(GSO_TCPV4, 0, &fixtures::tcp_v4(10, 0)),
             &mut out
         )
         .is_err());
@@ -528,9 +559,13 @@ mod tests {
 
     #[test]
     fn merging_the_segments_of_a_super_packet_gives_it_back() {
-        let original = super_packet_v4(1448 * 5, 0x10 | 0x08); // ACK PSH
+        let original = fixtures::tcp_v4(1448 * 5, 0x10 | 0x08); // ACK PSH
         let mut segments = Vec::new();
-        segment(&with_header(GSO_TCPV4, 1448, &original), &mut segments).unwrap();
+        segment(
+            &fixtures::read_with(GSO_TCPV4, 1448, &original),
+            &mut segments,
+        )
+        .unwrap();
         for w in segments.windows(2) {
             assert!(continues_run(&segments[0], &w[0], &w[1]));
         }
@@ -559,9 +594,9 @@ mod tests {
 
     #[test]
     fn runs_stop_at_gaps_marks_flags_and_other_flows() {
-        let original = super_packet_v4(1448 * 3, 0x10);
+        let original = fixtures::tcp_v4(1448 * 3, 0x10);
         let mut s = Vec::new();
-        segment(&with_header(GSO_TCPV4, 1448, &original), &mut s).unwrap();
+        segment(&fixtures::read_with(GSO_TCPV4, 1448, &original), &mut s).unwrap();
         assert!(continues_run(&s[0], &s[0], &s[1]));
         assert!(!continues_run(&s[0], &s[0], &s[2]), "a gap in sequence");
         let mut marked = s[1].clone();
@@ -701,7 +736,7 @@ mod tests {
         let d = |id: u16| udp_datagram(true, id, &payload(id as usize, 1000));
         let (first, second) = (d(7), d(8));
         assert!(!continues_run(&first, &first, &second));
-        let tcp = super_packet_v4(100, 0x10);
+        let tcp = fixtures::tcp_v4(100, 0x10);
         assert!(!continues_run(&tcp, &tcp, &first), "UDP does not join TCP");
     }
 

@@ -209,6 +209,8 @@ struct Departed {
     written: usize,
     /// Packets handed to the next shell in memory: run its model.
     handed: bool,
+    /// When the model was run.
+    at: Nanos,
 }
 
 /// What one direction did, read after its threads have stopped.
@@ -461,7 +463,11 @@ impl Model {
             self.told_trace_end = true;
             let _ = self.news.send(PumpNews::TraceEnded(self.shell));
         }
-        Departed { written, handed }
+        Departed {
+            written,
+            handed,
+            at: now,
+        }
     }
 
     fn publish(&mut self) {
@@ -694,8 +700,10 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         let taken = model.take_arrivals(ARRIVAL_BATCH);
         let departed = model.depart(shared);
         wrote |= departed.written > 0;
-        if let Some(budget) = budget.as_mut().filter(|_| departed.written > 0) {
-            budget.departed(monotonic_now());
+        if let Some(budget) = budget.as_mut() {
+            if departed.written > 0 || departed.handed {
+                budget.departed(departed.at);
+            }
         }
         loaded |= taken > 0;
         if departed.handed {

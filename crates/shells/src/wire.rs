@@ -183,35 +183,7 @@ pub fn write_due(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A TCP/IPv4 packet behind a virtio-net header that asks for GSO
-    /// (`gso_size` > 0) or not, its checksum left partial as a sender with
-    /// offload leaves it.
-    fn read_of(payload: usize, gso_size: u16) -> Vec<u8> {
-        let mut read = vec![0u8; VNET_HDR_LEN];
-        read[0] = 1; // needs checksum
-        read[1] = if gso_size > 0 { 1 } else { 0 }; // TCPv4 or none
-        read[4..6].copy_from_slice(&gso_size.to_le_bytes());
-        read[6..8].copy_from_slice(&20u16.to_le_bytes());
-        read[8..10].copy_from_slice(&16u16.to_le_bytes());
-        let mut p = vec![0u8; 40 + payload];
-        p[0] = 0x45;
-        let total = p.len() as u16;
-        p[2..4].copy_from_slice(&total.to_be_bytes());
-        p[8] = 64;
-        p[9] = 6;
-        p[12..16].copy_from_slice(&[10, 0, 0, 2]);
-        p[16..20].copy_from_slice(&[10, 0, 0, 1]);
-        p[20..22].copy_from_slice(&40000u16.to_be_bytes());
-        p[22..24].copy_from_slice(&5201u16.to_be_bytes());
-        p[32] = 5 << 4;
-        p[33] = 0x18;
-        for (i, b) in p[40..].iter_mut().enumerate() {
-            *b = (i * 7 % 251) as u8;
-        }
-        read.extend_from_slice(&p);
-        read
-    }
+    use emu_core::offload::fixtures::{plain_read, tcp_v4, tso_read};
 
     /// Each read as a device gives it, one message per packet, through a
     /// socket pair that keeps message boundaries.
@@ -248,12 +220,13 @@ mod tests {
     /// what comes out.
     #[test]
     fn a_scattered_read_gives_the_packets_of_a_contiguous_one() {
+        const ACK_PSH: u8 = 0x18;
         let reads = [
-            read_of(12, 0),
-            read_of(1460, 0),
-            read_of(PLAIN + 500, 0),
-            read_of(1448 * 3 + 100, 1448),
-            read_of(1460, 0),
+            plain_read(&tcp_v4(12, ACK_PSH)),
+            plain_read(&tcp_v4(1448, ACK_PSH)),
+            plain_read(&tcp_v4(PLAIN + 500, ACK_PSH)),
+            tso_read(1448, &tcp_v4(1448 * 3 + 100, ACK_PSH)),
+            plain_read(&tcp_v4(1448, ACK_PSH)),
             vec![0u8; 4],
         ];
         let got = received(&reads);
