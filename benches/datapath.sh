@@ -20,9 +20,18 @@
 #    how often emu's threads woke per ping.
 # A benchmark, not a test: it asserts nothing.
 #
-# Usage: sudo [EMU=path] [EMU_BEFORE=path] benches/datapath.sh [SECONDS]
+# Usage: sudo [EMU=path] [EMU_BEFORE=path] benches/datapath.sh [SECONDS [ROUNDS]]
 #   SECONDS per throughput row (default 3: the short mode; 10 for a
 #   careful run). Needs iperf3, ping and python3 (scripts/install-deps).
+#   ROUNDS (default 1) measures everything that many times, the veth pair,
+#   emu and the emu before interleaved (which binary goes first alternates
+#   from round to round, so a drift in the host's load falls on both), and
+#   prints each row's median with its range over the rounds: on a shared
+#   virtual machine one run of a row swings by tens of percent, and a
+#   change smaller than that shows only across rounds. With EMU_BEFORE and
+#   more than one round, each row gets the p-value of an exact rank test
+#   of after against before (5 rounds can show p = 0.008; 3 rounds no
+#   less than 0.1).
 # On a machine shared with builds or tests, give EMU_BENCH_LOCK=FILE: the
 # bench holds that lock exclusively while it measures, so whatever else
 # takes it (shared) waits instead of disturbing the figures.
@@ -33,6 +42,11 @@ if [ -n "${EMU_BENCH_LOCK:-}" ] && [ -z "${EMU_BENCH_LOCKED:-}" ]; then
   exec flock -x "$EMU_BENCH_LOCK" "$0" "$@"
 fi
 seconds=${1:-3}
+rounds=${2:-1}
+case "$seconds$rounds" in
+  *[!0-9]*) echo "datapath.sh: SECONDS and ROUNDS are whole numbers (given: '$seconds' '$rounds')" >&2; exit 2 ;;
+esac
+[ "$rounds" -ge 1 ] || { echo "datapath.sh: ROUNDS must be at least 1" >&2; exit 2; }
 after=${EMU:-$PWD/target/release/emu}
 before=${EMU_BEFORE:-}
 [ -x "$after" ] || { echo "datapath.sh: no emu binary at $after: build it with cargo build --release, or set EMU=path" >&2; exit 2; }
@@ -148,6 +162,18 @@ pings=$((seconds * 400))
 ping_args="-c $pings -i 0.002"
 veth_ping() { ip netns exec $nsa ping $ping_args 10.250.0.2 > "$work/ping-veth"; rtt "$work/ping-veth"; }
 veth_tcp() { ip netns exec $nsa iperf3 -c 10.250.0.2 -p $port -t "$seconds" $1 -J > "$work/veth.json"; tput "$work/veth.json"; }
+veth_receiver_drops() { ip netns exec $nsb bash -c "$(declare -f udp_buffer_drops); udp_buffer_drops"; }
+
+# measure_veth ROUND: the baseline's rows; writes KEY=value lines.
+measure_veth() {
+  local out=$work/veth-$1.vals
+  echo "up=$(veth_tcp "")" > "$out"
+  echo "down=$(veth_tcp -R)" >> "$out"
+  echo "rtt=$(veth_ping)" >> "$out"
+  local drops=$(veth_receiver_drops)
+  ip netns exec $nsa iperf3 -c 10.250.0.2 -p $port -t "$seconds" -u -b 0 -l 1472 -J > "$work/veth.json" 2>/dev/null
+  echo "udp=$(udp "$work/veth.json") $(( $(veth_receiver_drops) - drops ))" >> "$out"
+}
 
 # measure BIN KEY: runs every emu row with one binary; writes KEY=value lines.
 measure() {
@@ -200,90 +226,108 @@ measure() {
 }
 printf "1\n%.0s" $(seq 1000) > "$work/12gbit.trace"
 
-echo "# emu data path, $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), ${seconds}s per throughput row, $pings pings at 500/s"
+echo "# emu data path, $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), ${seconds}s per throughput row, $pings pings at 500/s, $rounds round(s)"
 echo "# after:  $after"
 [ -n "$before" ] && echo "# before: $before"
-veth_up=$(veth_tcp "")
-veth_down=$(veth_tcp -R)
-ip netns exec $nsa ping $ping_args 10.250.0.2 > "$work/ping-veth"
-veth_rtt=$(rtt "$work/ping-veth")
-veth_receiver_drops=$(ip netns exec $nsb bash -c "$(declare -f udp_buffer_drops); udp_buffer_drops")
-ip netns exec $nsa iperf3 -c 10.250.0.2 -p $port -t "$seconds" -u -b 0 -l 1472 -J > "$work/veth.json" 2>/dev/null
-veth_udp="$(udp "$work/veth.json") $(( $(ip netns exec $nsb bash -c "$(declare -f udp_buffer_drops); udp_buffer_drops") - veth_receiver_drops ))"
-measure "$after" after
-[ -n "$before" ] && measure "$before" before
-# The veth RTT again, after the emu rows: the baseline is the mean of both.
-ip netns exec $nsa ping $ping_args 10.250.0.2 > "$work/ping-veth"
-veth_rtt2=$(rtt "$work/ping-veth")
+for round in $(seq "$rounds"); do
+  measure_veth "$round"
+  if [ -n "$before" ] && [ $((round % 2)) -eq 0 ]; then
+    measure "$before" "before-$round"
+    measure "$after" "after-$round"
+  else
+    measure "$after" "after-$round"
+    [ -n "$before" ] && measure "$before" "before-$round"
+  fi
+  [ "$rounds" -gt 1 ] && echo "# round $round of $rounds measured" >&2
+done
+# The veth RTT again, after the emu rows: the baseline is the median of
+# every veth ping (with one round, the mean of the two).
+echo "rtt=$(veth_ping)" > "$work/veth-end.vals"
 
-python3 - "$work" "$seconds" "${before:+1}" "$veth_up" "$veth_down" "$veth_rtt" "$veth_rtt2" "$veth_udp" <<'PY'
+python3 - "$work" "$rounds" "${before:+1}" <<'PY'
 import sys
-work, seconds, has_before = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
-veth_up, veth_down = float(sys.argv[4]), float(sys.argv[5])
-r1, r2 = [list(map(float, a.split())) for a in sys.argv[6:8]]
-veth_rtt = [(a + b) / 2 for a, b in zip(r1, r2)]
-veth_udp = sys.argv[8].split()
+from itertools import combinations
+from math import comb, erfc
+from statistics import median
+work, rounds, has_before = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 
-def load(key):
+def load(name):
     vals = {}
-    for line in open(f"{work}/{key}.vals"):
+    for line in open(f"{work}/{name}.vals"):
         k, v = line.rstrip("\n").split("=", 1)
         vals[k] = v.split()
     return vals
 
-runs = [("after", load("after"))]
-if has_before:
-    runs.insert(0, ("before", load("before")))
-
-rows = []  # (label, veth, [per-run value], unit, better)
 def num(v, i=0):
     try:
         return float(v[i])
     except (ValueError, IndexError):
         return float("nan")
-def row(label, veth, key, i=0, unit="", better="high", f=lambda x: x):
-    rows.append((label, veth, [f(num(r[key], i)) for _, r in runs], unit, better))
+
+# Each run: its values per round.
+veth = [load(f"veth-{r}") for r in range(1, rounds + 1)]
+runs = [("after", [load(f"after-{r}") for r in range(1, rounds + 1)])]
+if has_before:
+    runs.insert(0, ("before", [load(f"before-{r}") for r in range(1, rounds + 1)]))
+
+def middle(values):
+    """The median of the figures that were measured (nan if none was)."""
+    values = [v for v in values if v == v]
+    return median(values) if values else float("nan")
+
+def veth_figure(key, i=0):
+    return middle(num(v[key], i) for v in veth)
+
+veth_up, veth_down = veth_figure("up"), veth_figure("down")
+veth_rtt = [middle([num(v["rtt"], i) for v in veth] + [num(load("veth-end")["rtt"], i)])
+            for i in range(3)]
+veth_udp = [veth_figure("udp", i) for i in range(4)]
+
+rows = []  # (label, veth figure or None, [per run: its figure in each round])
+def figures(f):
+    return [[f(vals) for vals in per_round] for _, per_round in runs]
+def row(label, veth, key, i=0):
+    rows.append((label, veth, figures(lambda vals: num(vals[key], i))))
 
 row("TCP up, delay 0 (Gbit/s)", veth_up, "tcp_up_1")
 row("TCP down, delay 0 (Gbit/s)", veth_down, "tcp_down")
 for i, name in enumerate(["min", "mean", "p99"]):
     rows.append((f"RTT added by delay 0, {name} (us)", veth_rtt[i],
-                 [num(r["rtt_1"], i) - veth_rtt[i] for _, r in runs], "", "low"))
+                 figures(lambda vals, i=i: num(vals["rtt_1"], i) - veth_rtt[i])))
 for i, name in enumerate(["min", "mean"]):
     rows.append((f"RTT beyond 40 ms through delay 20, {name} (us)", veth_rtt[i],
-                 [num(r["rtt_40ms"], i) - 40000 for _, r in runs], "", "low"))
-row("CPU, 10 Mbit/s bulk TCP via link 10mbit (% core)", None, "cpu_10mbit", better="low")
-row("CPU, same with --spin 0 (% core)", None, "cpu_nospin", better="low")
-row("lateness p99, same with --spin 0 (us)", None, "late_nospin", 1, better="low")
-row("CPU, 100 Mbit/s bulk TCP via link 100mbit (% core)", None, "cpu_100mbit", better="low")
-row("CPU, 1 Gbit/s bulk TCP via link 1gbit (% core)", None, "cpu_1gbit", better="low")
-row("CPU, idle delay 0 shell (% core)", None, "cpu_idle", better="low")
-row("UDP -b 0 -l 1472 received (Gbit/s)", num(veth_udp), "udp")
-row("UDP datagrams sent", num(veth_udp, 2), "udp", 2)
-row("UDP loss seen by iperf3 (%)", num(veth_udp, 1), "udp", 1, better="low")
-row("UDP dropped by the receiver's full socket", num(veth_udp, 3), "udp_receiver_drops", better="low")
+                 figures(lambda vals, i=i: num(vals["rtt_40ms"], i) - 40000)))
+row("CPU, 10 Mbit/s bulk TCP via link 10mbit (% core)", None, "cpu_10mbit")
+row("CPU, same with --spin 0 (% core)", None, "cpu_nospin")
+row("lateness p99, same with --spin 0 (us)", None, "late_nospin", 1)
+row("CPU, 100 Mbit/s bulk TCP via link 100mbit (% core)", None, "cpu_100mbit")
+row("CPU, 1 Gbit/s bulk TCP via link 1gbit (% core)", None, "cpu_1gbit")
+row("CPU, idle delay 0 shell (% core)", None, "cpu_idle")
+row("UDP -b 0 -l 1472 received (Gbit/s)", veth_udp[0], "udp")
+row("UDP datagrams sent", veth_udp[2], "udp", 2)
+row("UDP loss seen by iperf3 (%)", veth_udp[1], "udp", 1)
+row("UDP dropped by the receiver's full socket", veth_udp[3], "udp_receiver_drops")
 rows.append(("UDP sent - read by emu (kernel drops)", None,
-             [num(r["udp"], 2) - num(r["udp_reads"], 0) for _, r in runs], "", "low"))
-rows.append(("UDP kernel drops emu reports", None,
-             [num(r["udp_reads"], 1) for _, r in runs], "", "low"))
+             figures(lambda vals: num(vals["udp"], 2) - num(vals["udp_reads"], 0))))
+row("UDP kernel drops emu reports", None, "udp_reads", 1)
 row("TCP --no-offload, delay 0 (Gbit/s)", veth_up, "tcp_nooffload")
 row("TCP --no-offload via a 12 Gbit/s trace (Gbit/s)", veth_up, "tcp_trace12")
 row("TCP via link 10gbit (Gbit/s)", None, "link_10gbit")
 row("TCP via link 1gbit (Gbit/s)", None, "link_1gbit")
 row("TCP via link 100mbit (Gbit/s)", None, "link_100mbit")
 for rate in ["10mbit", "100mbit", "1gbit", "10gbit"]:
-    row(f"lateness mean at link {rate} (us)", None, f"late_{rate}", 0, better="low")
-    row(f"lateness p99 at link {rate} (us)", None, f"late_{rate}", 1, better="low")
+    row(f"lateness mean at link {rate} (us)", None, f"late_{rate}", 0)
+    row(f"lateness p99 at link {rate} (us)", None, f"late_{rate}", 1)
 for rate in ["10mbit", "100mbit"]:
-    row(f"lateness p99 of the ACKs at link {rate} (us)", None, f"late_{rate}", 3, better="low")
-row("lateness p99, UDP flood (us)", None, "late_udp", 1, better="low")
-row("lateness p99, TCP --no-offload (us)", None, "late_nooffload", 1, better="low")
+    row(f"lateness p99 of the ACKs at link {rate} (us)", None, f"late_{rate}", 3)
+row("lateness p99, UDP flood (us)", None, "late_udp", 1)
+row("lateness p99, TCP --no-offload (us)", None, "late_nooffload", 1)
 for d in [1, 2, 3]:
     row(f"{d} nested delay 0: TCP up (Gbit/s)", veth_up, f"tcp_up_{d}")
     rows.append((f"{d} nested delay 0: RTT added, mean (us)", veth_rtt[1],
-                 [num(r[f"rtt_{d}"], 1) - veth_rtt[1] for _, r in runs], "", "low"))
-    row(f"{d} nested delay 0: CPU at full TCP (% core)", None, f"cpu_up_{d}", better="low")
-    row(f"{d} nested delay 0: emu wake-ups per ping", None, f"wakes_{d}", better="low")
+                 figures(lambda vals, d=d: num(vals[f"rtt_{d}"], 1) - veth_rtt[1])))
+    row(f"{d} nested delay 0: CPU at full TCP (% core)", None, f"cpu_up_{d}")
+    row(f"{d} nested delay 0: emu wake-ups per ping", None, f"wakes_{d}")
 
 def fmt(x):
     if x is None:
@@ -291,31 +335,89 @@ def fmt(x):
     if x != x:
         return "n/a"
     return f"{x:.2f}" if abs(x) < 10 else f"{x:.0f}"
-head = ["", "veth"] + [name for name, _ in runs]
+def fmt_p(p):
+    return "n/a" if p != p else f"{p:.3f}"
+def spread(values):
+    values = [v for v in values if v == v]
+    return f"{fmt(min(values))}..{fmt(max(values))}" if values else "n/a"
+
+def rank_p(before, after):
+    """The p-value of an exact two-sided rank-sum test:
+    had nothing changed, every way of sharing the pooled rounds between the
+    two binaries would be as likely; p is the share of those ways whose
+    rank sum for 'after' lies at least as far from its mean as the one
+    measured. Ties share their mean rank."""
+    before = [v for v in before if v == v]
+    after = [v for v in after if v == v]
+    if len(before) < 2 or len(after) < 2:
+        return float("nan")
+    pooled = before + after
+    order = sorted(range(len(pooled)), key=pooled.__getitem__)
+    ranks = [0.0] * len(pooled)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and pooled[order[j + 1]] == pooled[order[i]]:
+            j += 1
+        for k in order[i:j + 1]:
+            ranks[k] = (i + j) / 2 + 1
+        i = j + 1
+    n, m = len(pooled), len(after)
+    mean = m * (n + 1) / 2
+    far = abs(sum(ranks[len(before):]) - mean) - 1e-9
+    if comb(n, m) > 200_000:
+        # Past 10 rounds a side: the normal approximation (no tie correction).
+        sd = (m * (n - m) * (n + 1) / 12) ** 0.5
+        return erfc(far / sd / 2 ** 0.5) if sd else 1.0
+    splits = [sum(ranks[k] for k in chosen) for chosen in combinations(range(n), m)]
+    return sum(abs(total - mean) >= far for total in splits) / len(splits)
+
+compare = has_before and rounds > 1
+head = ["", "veth"]
+for name, _ in runs:
+    head += [name] + ([f"{name} range"] if rounds > 1 else [])
 if has_before:
     head.append("after/before")
+if compare:
+    head.append("p")
 width = max(len(r[0]) for r in rows) + 2
-print(f"{head[0]:<{width}}" + "".join(f"{h:>14}" for h in head[1:]))
-for label, veth, vals, _, _ in rows:
-    line = f"{label:<{width}}{fmt(veth):>14}" + "".join(f"{fmt(v):>14}" for v in vals)
+if rounds > 1:
+    print(f"Medians over {rounds} rounds; each range is the lowest..highest round.")
+if compare:
+    print("p: how likely, had nothing changed, after's rounds would rank at least this far from before's")
+    print(f"(an exact rank test; {rounds} rounds cannot give less than {2 / comb(2 * rounds, rounds):.3f}). "
+          f"Of {len(rows)} rows, a few fall below 0.05 by chance:")
+    print("it speaks for the row a change was made for, chosen before the run.")
+widths = {"p": 8}
+print(f"{head[0]:<{width}}" + "".join(f"{h:>{widths.get(h, 18 if h.endswith('range') else 14)}}" for h in head[1:]))
+for label, veth_value, per_run in rows:
+    line = f"{label:<{width}}{fmt(veth_value):>14}"
+    for values in per_run:
+        line += f"{fmt(middle(values)):>14}"
+        if rounds > 1:
+            line += f"{spread(values):>18}"
     if has_before:
-        b, a = vals
+        b, a = (middle(values) for values in per_run)
         ratio = a / b if b == b and a == a and b != 0 else float("nan")
         line += f"{fmt(ratio):>14}"
+    if compare:
+        line += f"{fmt_p(rank_p(*per_run)):>8}"
     print(line)
 
 after = runs[-1][1]
+def after_figure(key, i):
+    return middle(num(vals[key], i) for vals in after)
 print()
-print("Timing (lateness p99 <= 100 us):")
+print("Timing (lateness p99 <= 100 us" + (", medians over the rounds" if rounds > 1 else "") + "):")
 for rate in ["10mbit", "100mbit", "1gbit", "10gbit"]:
-    p99 = num(after[f"late_{rate}"], 1)
-    gbit = num(after[f"link_{rate}"])
+    p99 = after_figure(f"late_{rate}", 1)
+    gbit = after_figure(f"link_{rate}", 0)
     print(f"  link {rate:<7} carrying {gbit:6.2f} Gbit/s: p99 {fmt(p99)} us -> {'met' if p99 <= 100 else 'NOT met'}")
 for rate in ["10mbit", "100mbit"]:
-    p99 = num(after[f"late_{rate}"], 3)
+    p99 = after_figure(f"late_{rate}", 3)
     print(f"  link {rate:<7} ACKs: p99 {fmt(p99)} us -> {'met' if p99 <= 100 else 'NOT met'}")
 for key, what in [("late_udp", "UDP flood through delay 0"), ("late_nooffload", "TCP --no-offload through delay 0"),
                   ("late_trace12", "TCP --no-offload through a 12 Gbit/s trace")]:
-    p99 = num(after[key], 1)
+    p99 = after_figure(key, 1)
     print(f"  {what}: p99 {fmt(p99)} us -> {'met' if p99 <= 100 else 'NOT met'}")
 PY
