@@ -32,6 +32,10 @@
 #   more than one round, each row gets the p-value of an exact rank test
 #   of after against before (5 rounds can show p = 0.008; 3 rounds no
 #   less than 0.1).
+#   EMU_BENCH_ONLY=GROUP,... measures only those groups of rows, for more
+#   rounds of what a change is about: nested (1-3 nested delay 0 shells),
+#   rtt40 (delay 20), down, idle, links (10 Mbit/s to 10 Gbit/s, and
+#   --spin 0), udp, nooffload.
 # On a machine shared with builds or tests, give EMU_BENCH_LOCK=FILE: the
 # bench holds that lock exclusively while it measures, so whatever else
 # takes it (shared) waits instead of disturbing the figures.
@@ -43,6 +47,11 @@ if [ -n "${EMU_BENCH_LOCK:-}" ] && [ -z "${EMU_BENCH_LOCKED:-}" ]; then
 fi
 seconds=${1:-3}
 rounds=${2:-1}
+only=${EMU_BENCH_ONLY:-}
+groups=nested,rtt40,down,idle,links,udp,nooffload
+for group in ${only//,/ }; do
+  [[ ",$groups," == *",$group,"* ]] || { echo "datapath.sh: EMU_BENCH_ONLY names '$group', which is not a group of rows: give some of $groups" >&2; exit 2; }
+done
 case "$seconds$rounds" in
   *[!0-9]*) echo "datapath.sh: SECONDS and ROUNDS are whole numbers (given: '$seconds' '$rounds')" >&2; exit 2 ;;
 esac
@@ -175,13 +184,19 @@ measure_veth() {
   echo "udp=$(udp "$work/veth.json") $(( $(veth_receiver_drops) - drops ))" >> "$out"
 }
 
+# want GROUP: whether EMU_BENCH_ONLY (a comma-separated list of groups;
+# empty: all) asks for GROUP's rows.
+want() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+
 # measure BIN KEY: runs every emu row with one binary; writes KEY=value lines.
 measure() {
   local emu=$1 out=$work/$2.vals
   : > "$out"
   local iperf="iperf3 -c \$EMU_BASE -p $port -t $seconds"
   local shells=(delay 0 --)
-  for depth in 1 2 3; do
+  local depths=""
+  want nested && depths="1 2 3"
+  for depth in $depths; do
     [ $depth -gt 1 ] && shells+=(delay 0 --)
     "$emu" --stats "${shells[@]}" sh -c "$iperf -J > $work/j.json" 2> "$work/s"
     echo "tcp_up_$depth=$(tput $work/j.json)" >> "$out"
@@ -192,28 +207,49 @@ measure() {
   done
   # A sparse flow through a real delay: what the pumps' lateness and the
   # readers' wake-ups add to a 40 ms round trip.
-  "$emu" --stats delay 20 -- sh -c "ping -q -c $((seconds * 100)) -i 0.01 \$EMU_BASE > $work/p" 2> "$work/s"
-  echo "rtt_40ms=$(rtt_exact $work/p)" >> "$out"
-  "$emu" --stats delay 0 -- sh -c "$iperf -R -J > $work/j.json" 2> "$work/s"
-  echo "tcp_down=$(tput $work/j.json)" >> "$out"
-  "$emu" --stats delay 0 -- sleep "$seconds" 2> "$work/s"
-  echo "cpu_idle=$(cpu $work/s)" >> "$out"
-  for rate in 10mbit 100mbit 1gbit 10gbit; do
+  if want rtt40; then
+    "$emu" --stats delay 20 -- sh -c "ping -q -c $((seconds * 100)) -i 0.01 \$EMU_BASE > $work/p" 2> "$work/s"
+    echo "rtt_40ms=$(rtt_exact $work/p)" >> "$out"
+  fi
+  if want down; then
+    "$emu" --stats delay 0 -- sh -c "$iperf -R -J > $work/j.json" 2> "$work/s"
+    echo "tcp_down=$(tput $work/j.json)" >> "$out"
+  fi
+  if want idle; then
+    "$emu" --stats delay 0 -- sleep "$seconds" 2> "$work/s"
+    echo "cpu_idle=$(cpu $work/s)" >> "$out"
+  fi
+  local rates=""
+  want links && rates="10mbit 100mbit 1gbit 10gbit"
+  for rate in $rates; do
     "$emu" --stats link $rate -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
     echo "link_$rate=$(tput $work/j.json)" >> "$out"
     echo "cpu_$rate=$(cpu $work/s)" >> "$out"
     echo "late_$rate=$(late $work/s)" >> "$out"
   done
   # Without the spin: what exactness costs at a low rate.
-  "$emu" --stats --spin 0 link 10mbit -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
-  echo "cpu_nospin=$(cpu $work/s)" >> "$out"
-  echo "late_nospin=$(late $work/s)" >> "$out"
-  local receiver_drops=$(udp_buffer_drops)
-  "$emu" --stats delay 0 -- sh -c "$iperf -u -b 0 -l 1472 -J > $work/j.json 2>/dev/null" 2> "$work/s"
-  echo "udp=$(udp $work/j.json)" >> "$out"
-  echo "udp_receiver_drops=$(( $(udp_buffer_drops) - receiver_drops ))" >> "$out"
-  echo "udp_reads=$(reads $work/s)" >> "$out"
-  echo "late_udp=$(late $work/s)" >> "$out"
+  if want links; then
+    "$emu" --stats --spin 0 link 10mbit -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
+    echo "cpu_nospin=$(cpu $work/s)" >> "$out"
+    echo "late_nospin=$(late $work/s)" >> "$out"
+  fi
+  if want udp; then
+    local receiver_drops=$(udp_buffer_drops)
+    "$emu" --stats delay 0 -- sh -c "$iperf -u -b 0 -l 1472 -J > $work/j.json 2>/dev/null" 2> "$work/s"
+    echo "udp=$(udp $work/j.json)" >> "$out"
+    echo "udp_receiver_drops=$(( $(udp_buffer_drops) - receiver_drops ))" >> "$out"
+    echo "udp_reads=$(reads $work/s)" >> "$out"
+    echo "late_udp=$(late $work/s)" >> "$out"
+  fi
+  if want nooffload; then
+    measure_nooffload "$emu" "$out"
+  fi
+}
+
+# measure_nooffload BIN FILE: the rows of MTU-sized TCP packets.
+measure_nooffload() {
+  local emu=$1 out=$2
+  local iperf="iperf3 -c \$EMU_BASE -p $port -t $seconds"
   "$emu" --stats --no-offload delay 0 -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
   echo "tcp_nooffload=$(tput $work/j.json)" >> "$out"
   echo "late_nooffload=$(late $work/s)" >> "$out"
@@ -287,16 +323,16 @@ rows = []  # (label, veth figure or None, [per run: its figure in each round])
 def figures(f):
     return [[f(vals) for vals in per_round] for _, per_round in runs]
 def row(label, veth, key, i=0):
-    rows.append((label, veth, figures(lambda vals: num(vals[key], i))))
+    rows.append((label, veth, figures(lambda vals: num(vals.get(key, []), i))))
 
 row("TCP up, delay 0 (Gbit/s)", veth_up, "tcp_up_1")
 row("TCP down, delay 0 (Gbit/s)", veth_down, "tcp_down")
 for i, name in enumerate(["min", "mean", "p99"]):
     rows.append((f"RTT added by delay 0, {name} (us)", veth_rtt[i],
-                 figures(lambda vals, i=i: num(vals["rtt_1"], i) - veth_rtt[i])))
+                 figures(lambda vals, i=i: num(vals.get("rtt_1", []), i) - veth_rtt[i])))
 for i, name in enumerate(["min", "mean"]):
     rows.append((f"RTT beyond 40 ms through delay 20, {name} (us)", veth_rtt[i],
-                 figures(lambda vals, i=i: num(vals["rtt_40ms"], i) - 40000)))
+                 figures(lambda vals, i=i: num(vals.get("rtt_40ms", []), i) - 40000)))
 row("CPU, 10 Mbit/s bulk TCP via link 10mbit (% core)", None, "cpu_10mbit")
 row("CPU, same with --spin 0 (% core)", None, "cpu_nospin")
 row("lateness p99, same with --spin 0 (us)", None, "late_nospin", 1)
@@ -308,7 +344,7 @@ row("UDP datagrams sent", veth_udp[2], "udp", 2)
 row("UDP loss seen by iperf3 (%)", veth_udp[1], "udp", 1)
 row("UDP dropped by the receiver's full socket", veth_udp[3], "udp_receiver_drops")
 rows.append(("UDP sent - read by emu (kernel drops)", None,
-             figures(lambda vals: num(vals["udp"], 2) - num(vals["udp_reads"], 0))))
+             figures(lambda vals: num(vals.get("udp", []), 2) - num(vals.get("udp_reads", []), 0))))
 row("UDP kernel drops emu reports", None, "udp_reads", 1)
 row("TCP --no-offload, delay 0 (Gbit/s)", veth_up, "tcp_nooffload")
 row("TCP --no-offload via a 12 Gbit/s trace (Gbit/s)", veth_up, "tcp_trace12")
@@ -325,9 +361,12 @@ row("lateness p99, TCP --no-offload (us)", None, "late_nooffload", 1)
 for d in [1, 2, 3]:
     row(f"{d} nested delay 0: TCP up (Gbit/s)", veth_up, f"tcp_up_{d}")
     rows.append((f"{d} nested delay 0: RTT added, mean (us)", veth_rtt[1],
-                 figures(lambda vals, d=d: num(vals[f"rtt_{d}"], 1) - veth_rtt[1])))
+                 figures(lambda vals, d=d: num(vals.get(f"rtt_{d}", []), 1) - veth_rtt[1])))
     row(f"{d} nested delay 0: CPU at full TCP (% core)", None, f"cpu_up_{d}")
     row(f"{d} nested delay 0: emu wake-ups per ping", None, f"wakes_{d}")
+
+# Rows of groups left out (EMU_BENCH_ONLY) have no figure in any run.
+rows = [r for r in rows if any(v == v for values in r[2] for v in values)]
 
 def fmt(x):
     if x is None:
@@ -336,7 +375,7 @@ def fmt(x):
         return "n/a"
     return f"{x:.2f}" if abs(x) < 10 else f"{x:.0f}"
 def fmt_p(p):
-    return "n/a" if p != p else f"{p:.3f}"
+    return "n/a" if p != p else "<0.001" if p < 0.001 else f"{p:.3f}"
 def spread(values):
     values = [v for v in values if v == v]
     return f"{fmt(min(values))}..{fmt(max(values))}" if values else "n/a"
@@ -385,8 +424,8 @@ if rounds > 1:
     print(f"Medians over {rounds} rounds; each range is the lowest..highest round.")
 if compare:
     print("p: how likely, had nothing changed, after's rounds would rank at least this far from before's")
-    print(f"(an exact rank test; {rounds} rounds cannot give less than {2 / comb(2 * rounds, rounds):.3f}). "
-          f"Of {len(rows)} rows, a few fall below 0.05 by chance:")
+    print(f"(an exact rank test; {rounds} rounds cannot give less than {2 / comb(2 * rounds, rounds):.2g}). "
+          "Among many rows some fall below 0.05 by chance:")
     print("it speaks for the row a change was made for, chosen before the run.")
 widths = {"p": 8}
 print(f"{head[0]:<{width}}" + "".join(f"{h:>{widths.get(h, 18 if h.endswith('range') else 14)}}" for h in head[1:]))
@@ -406,18 +445,21 @@ for label, veth_value, per_run in rows:
 
 after = runs[-1][1]
 def after_figure(key, i):
-    return middle(num(vals[key], i) for vals in after)
-print()
-print("Timing (lateness p99 <= 100 us" + (", medians over the rounds" if rounds > 1 else "") + "):")
+    return middle(num(vals.get(key, []), i) for vals in after)
+timing = []
 for rate in ["10mbit", "100mbit", "1gbit", "10gbit"]:
     p99 = after_figure(f"late_{rate}", 1)
     gbit = after_figure(f"link_{rate}", 0)
-    print(f"  link {rate:<7} carrying {gbit:6.2f} Gbit/s: p99 {fmt(p99)} us -> {'met' if p99 <= 100 else 'NOT met'}")
+    timing.append((f"link {rate:<7} carrying {gbit:6.2f} Gbit/s", p99))
 for rate in ["10mbit", "100mbit"]:
-    p99 = after_figure(f"late_{rate}", 3)
-    print(f"  link {rate:<7} ACKs: p99 {fmt(p99)} us -> {'met' if p99 <= 100 else 'NOT met'}")
+    timing.append((f"link {rate:<7} ACKs", after_figure(f"late_{rate}", 3)))
 for key, what in [("late_udp", "UDP flood through delay 0"), ("late_nooffload", "TCP --no-offload through delay 0"),
                   ("late_trace12", "TCP --no-offload through a 12 Gbit/s trace")]:
-    p99 = after_figure(key, 1)
-    print(f"  {what}: p99 {fmt(p99)} us -> {'met' if p99 <= 100 else 'NOT met'}")
+    timing.append((what, after_figure(key, 1)))
+timing = [(what, p99) for what, p99 in timing if p99 == p99]
+if timing:
+    print()
+    print("Timing (lateness p99 <= 100 us" + (", medians over the rounds" if rounds > 1 else "") + "):")
+    for what, p99 in timing:
+        print(f"  {what}: p99 {fmt(p99)} us -> {'met' if p99 <= 100 else 'NOT met'}")
 PY
