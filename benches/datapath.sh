@@ -173,20 +173,24 @@ veth_ping() { ip netns exec $nsa ping $ping_args 10.250.0.2 > "$work/ping-veth";
 veth_tcp() { ip netns exec $nsa iperf3 -c 10.250.0.2 -p $port -t "$seconds" $1 -J > "$work/veth.json"; tput "$work/veth.json"; }
 veth_receiver_drops() { ip netns exec $nsb bash -c "$(declare -f udp_buffer_drops); udp_buffer_drops"; }
 
-# measure_veth ROUND: the baseline's rows; writes KEY=value lines.
-measure_veth() {
-  local out=$work/veth-$1.vals
-  echo "up=$(veth_tcp "")" > "$out"
-  echo "down=$(veth_tcp -R)" >> "$out"
-  echo "rtt=$(veth_ping)" >> "$out"
-  local drops=$(veth_receiver_drops)
-  ip netns exec $nsa iperf3 -c 10.250.0.2 -p $port -t "$seconds" -u -b 0 -l 1472 -J > "$work/veth.json" 2>/dev/null
-  echo "udp=$(udp "$work/veth.json") $(( $(veth_receiver_drops) - drops ))" >> "$out"
-}
-
 # want GROUP: whether EMU_BENCH_ONLY (a comma-separated list of groups;
 # empty: all) asks for GROUP's rows.
 want() { [ -z "$only" ] || [[ ",$only," == *",$1,"* ]]; }
+
+# measure_veth FILE: the baseline's rows the groups asked for need;
+# writes KEY=value lines.
+measure_veth() {
+  local out=$1
+  : > "$out"
+  if want nested || want nooffload; then echo "up=$(veth_tcp "")" >> "$out"; fi
+  if want down; then echo "down=$(veth_tcp -R)" >> "$out"; fi
+  if want nested || want rtt40; then echo "rtt=$(veth_ping)" >> "$out"; fi
+  if want udp; then
+    local drops=$(veth_receiver_drops)
+    ip netns exec $nsa iperf3 -c 10.250.0.2 -p $port -t "$seconds" -u -b 0 -l 1472 -J > "$work/veth.json" 2>/dev/null
+    echo "udp=$(udp "$work/veth.json") $(( $(veth_receiver_drops) - drops ))" >> "$out"
+  fi
+}
 
 # measure BIN KEY: runs every emu row with one binary; writes KEY=value lines.
 measure() {
@@ -241,15 +245,7 @@ measure() {
     echo "udp_reads=$(reads $work/s)" >> "$out"
     echo "late_udp=$(late $work/s)" >> "$out"
   fi
-  if want nooffload; then
-    measure_nooffload "$emu" "$out"
-  fi
-}
-
-# measure_nooffload BIN FILE: the rows of MTU-sized TCP packets.
-measure_nooffload() {
-  local emu=$1 out=$2
-  local iperf="iperf3 -c \$EMU_BASE -p $port -t $seconds"
+  want nooffload || return 0
   "$emu" --stats --no-offload delay 0 -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
   echo "tcp_nooffload=$(tput $work/j.json)" >> "$out"
   echo "late_nooffload=$(late $work/s)" >> "$out"
@@ -266,7 +262,7 @@ echo "# emu data path, $(date -u +%FT%TZ), $(nproc) cores, load average $(cut -d
 echo "# after:  $after"
 [ -n "$before" ] && echo "# before: $before"
 for round in $(seq "$rounds"); do
-  measure_veth "$round"
+  measure_veth "$work/veth-$round.vals"
   if [ -n "$before" ] && [ $((round % 2)) -eq 0 ]; then
     measure "$before" "before-$round"
     measure "$after" "after-$round"
@@ -278,7 +274,8 @@ for round in $(seq "$rounds"); do
 done
 # The veth RTT again, after the emu rows: the baseline is the median of
 # every veth ping (with one round, the mean of the two).
-echo "rtt=$(veth_ping)" > "$work/veth-end.vals"
+: > "$work/veth-end.vals"
+if want nested || want rtt40; then echo "rtt=$(veth_ping)" > "$work/veth-end.vals"; fi
 
 python3 - "$work" "$rounds" "${before:+1}" <<'PY'
 import sys
@@ -312,10 +309,10 @@ def middle(values):
     return median(values) if values else float("nan")
 
 def veth_figure(key, i=0):
-    return middle(num(v[key], i) for v in veth)
+    return middle(num(v.get(key, []), i) for v in veth)
 
 veth_up, veth_down = veth_figure("up"), veth_figure("down")
-veth_rtt = [middle([num(v["rtt"], i) for v in veth] + [num(load("veth-end")["rtt"], i)])
+veth_rtt = [middle([num(v.get("rtt", []), i) for v in veth + [load("veth-end")]])
             for i in range(3)]
 veth_udp = [veth_figure("udp", i) for i in range(4)]
 
