@@ -36,6 +36,9 @@
 #   rounds of what a change is about: nested (1-3 nested delay 0 shells),
 #   rtt40 (delay 20), down, idle, links (10 Mbit/s to 10 Gbit/s, and
 #   --spin 0), udp, nooffload.
+#   EMU_BENCH_KEEP=DIR keeps each round's raw figures there
+#   ({veth,after,before}-ROUND.vals, one KEY=VALUE a line), to look into a
+#   round that stands out or to set runs side by side.
 # On a machine shared with builds or tests, give EMU_BENCH_LOCK=FILE: the
 # bench holds that lock exclusively while it measures, so whatever else
 # takes it (shared) waits instead of disturbing the figures.
@@ -276,6 +279,10 @@ done
 # every veth ping (with one round, the mean of the two).
 : > "$work/veth-end.vals"
 if want nested || want rtt40; then echo "rtt=$(veth_ping)" > "$work/veth-end.vals"; fi
+
+if [ -n "${EMU_BENCH_KEEP:-}" ]; then
+  mkdir -p "$EMU_BENCH_KEEP" && cp "$work"/*.vals "$EMU_BENCH_KEEP"/
+fi
 
 python3 - "$work" "$rounds" "${before:+1}" <<'PY'
 import sys

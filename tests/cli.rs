@@ -71,6 +71,7 @@ fn the_top_level_help_lists_every_shell_and_tool_and_report_its_options() {
         "--stats",
         "--mtu",
         "--spin",
+        "--slack",
         "--busy-poll",
         "--no-offload",
         "--status",
@@ -183,6 +184,7 @@ fn bad_input_gives_one_line_naming_it() {
         (vec!["--frob", "delay", "1"], "unknown option '--frob'"),
         (vec!["--mtu", "9", "delay", "1"], "--mtu '9'"),
         (vec!["--spin"], "--spin needs a value"),
+        (vec!["--slack", "soon", "delay", "1"], "--slack 'soon'"),
         (vec!["tunnel"], "'tunnel' is not a shell"),
         (vec![], "nothing to run"),
         (

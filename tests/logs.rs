@@ -149,6 +149,8 @@ fn datagrams_a_full_receiver_drops_are_counted_past_the_path() {
     // A spin the user fixed is the spin reported, budget or not.
     for direction in summary["directions"].as_array().unwrap() {
         assert_eq!(direction["spin_ns"], 25_000, "{direction}");
+        // Nor does slack apply to it.
+        assert!(direction["slack_ns"].is_null(), "{direction}");
     }
     assert!(
         text(&out.stderr).contains(&format!(

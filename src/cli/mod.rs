@@ -64,6 +64,12 @@ struct GlobalArgs {
     /// default it follows this machine's measured wake-up lateness.
     #[arg(long, value_name = "TIME", value_parser = duration)]
     spin: Option<u64>,
+    /// How late a write may be, at the 99th percentile, before emu spins to
+    /// prevent it: the adaptive spin covers only this machine's wake-up
+    /// lateness beyond it. 0 spins for every microsecond (more CPU while
+    /// packets are in flight) [default: 20us].
+    #[arg(long, value_name = "TIME", value_parser = duration)]
+    slack: Option<u64>,
     /// Never let the packet threads sleep: the lowest added latency, but they
     /// keep the cores busy while emu runs.
     #[arg(long)]
@@ -291,6 +297,8 @@ pub struct Globals {
     pub mtu: u32,
     /// None: adapt to the machine (see `shells::Timing`).
     pub spin: Option<u64>,
+    /// The lateness accepted before spinning (see `shells::Timing`).
+    pub slack: u64,
     pub offload: bool,
     pub busy_poll: bool,
     /// The live status line: forced on or off, or None to decide from
@@ -312,6 +320,7 @@ impl Default for Globals {
             stats: false,
             mtu: 1500,
             spin: None,
+            slack: shells::DEFAULT_SLACK,
             offload: true,
             busy_poll: false,
             status: None,
@@ -331,6 +340,7 @@ impl From<GlobalArgs> for Globals {
             stats: a.stats,
             mtu: a.mtu,
             spin: a.spin,
+            slack: a.slack.unwrap_or(shells::DEFAULT_SLACK),
             offload: !a.no_offload,
             busy_poll: a.busy_poll,
             status: match (a.status, a.no_status) {
@@ -496,6 +506,7 @@ pub fn run_chain(
         log_dir: globals.log_dir,
         timing: shells::Timing {
             spin: globals.spin,
+            slack: globals.slack,
             busy_poll: globals.busy_poll,
         },
         mtu: globals.mtu,
@@ -549,6 +560,21 @@ mod tests {
 
     fn words(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
+    }
+
+    /// The help states the slack's default in words; it must be the one
+    /// the shells use, and a chosen slack must reach them.
+    #[test]
+    fn the_slack_default_in_the_help_is_the_one_used() {
+        let help = Cli::command().render_long_help().to_string();
+        let default = format!("[default: {}us]", shells::DEFAULT_SLACK / 1_000);
+        assert!(help.contains(&default), "{help}");
+        let parse = |args: &[&str]| -> Globals {
+            Cli::try_parse_from(args).expect("parses").globals.into()
+        };
+        assert_eq!(parse(&["emu"]).slack, shells::DEFAULT_SLACK);
+        assert_eq!(parse(&["emu", "--slack", "5us"]).slack, 5_000);
+        assert_eq!(parse(&["emu", "--slack", "0"]).slack, 0);
     }
 
     #[test]

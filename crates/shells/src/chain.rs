@@ -176,7 +176,7 @@ fn run_guarded(
                 .map(|(_, pump)| pump.input())
                 .collect();
             let name = format!("emu{depth}{}-read", &direction.name()[..1]);
-            Reader::start(&name, inputs, options.timing.busy_poll)
+            Reader::start(&name, inputs, options.timing)
                 .map_err(|e| ShellError::os("starting a reader thread", e))
         })
         .collect::<Result<Vec<Reader>>>()?;

@@ -148,9 +148,11 @@ pub(crate) fn follow(turn: Turn) {
 /// due one serialization time after it was read) would be written late if
 /// handed to the pump, while the thread that ran the model is awake
 /// already. So that thread keeps the departure and runs the model when it
-/// is due, watching its inputs meanwhile. Measured at 10 Mbit/s bulk TCP,
-/// where each acknowledgement is due 53 µs after it is read: see the
-/// README's Performance section.
+/// is due, watching its inputs meanwhile: asleep until its own spin before
+/// the departure (a reader learns its wake-up lateness as a pump does, see
+/// `crate::reader`), then looking without sleeping. Measured at 10 Mbit/s
+/// bulk TCP, where each acknowledgement is due 53 µs after it is read: see
+/// the README's Performance section.
 #[derive(Default)]
 pub(crate) struct Waits {
     /// When each model is next due, and the direction it belongs to.

@@ -38,5 +38,5 @@ mod wire;
 
 pub use chain::run;
 pub use error::ShellError;
-pub use pump::Timing;
+pub use pump::{Timing, DEFAULT_SLACK};
 pub use spec::{DirectionSpec, Finished, Pcap, RunOptions, ShellSpec};

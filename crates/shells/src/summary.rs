@@ -74,9 +74,14 @@ pub(crate) fn summarize(
             },
             r.lateness.mean_ns() / 1e3,
             r.lateness.quantile_ns(0.99) as f64 / 1e3,
-            match r.spin {
-                Some(spin) => format!("spin {:.0} us", spin as f64 / 1e3),
-                None => "busy poll".to_string(),
+            match (r.spin, r.slack) {
+                (Some(spin), Some(slack)) => format!(
+                    "spin {:.0} us, slack {:.0} us",
+                    spin as f64 / 1e3,
+                    slack as f64 / 1e3
+                ),
+                (Some(spin), None) => format!("spin {:.0} us", spin as f64 / 1e3),
+                (None, _) => "busy poll".to_string(),
             },
         );
         text += &kernel_line(&r.kernel);
@@ -114,6 +119,7 @@ pub(crate) fn summarize(
             "queue": r.link.queue_description(),
             "departure_lateness": r.lateness.to_json(),
             "spin_ns": r.spin,
+            "slack_ns": r.slack,
             "overload": {
                 "windows": r.overload.windows,
                 "overloaded_windows": r.overload.overloaded,
@@ -271,7 +277,8 @@ mod tests {
             write_errors: 0,
             lateness: Lateness::default(),
             overload: Default::default(),
-            spin: Some(0),
+            spin: Some(3_000),
+            slack: Some(20_000),
             kernel: KernelDrops {
                 known: true,
                 ring: 5,
@@ -297,6 +304,8 @@ mod tests {
         assert_eq!(parsed["directions"][0]["departure_lateness"]["packets"], 0);
         assert_eq!(parsed["directions"][0]["kernel"]["dropped_before_read"], 5);
         assert!(summary.text.contains("the kernel dropped 5 on the way in"));
+        assert_eq!(parsed["directions"][0]["slack_ns"], 20_000);
+        assert!(summary.text.contains("(spin 3 us, slack 20 us)"));
         assert_eq!(parsed["receivers"]["udp_buffer_drops_outside"], 7);
         assert!(summary
             .text
