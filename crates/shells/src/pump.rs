@@ -32,7 +32,7 @@ use crate::input::{follow, Input, Waits};
 use crate::lateness::Lateness;
 use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
 use crate::overload::Overload;
-use crate::spin::{Spin, SpinBudget, SHORTEST_SLEEP};
+use crate::spin::{sleep_before, Spin, SpinBudget};
 use crate::wire::{write_due, MERGED_BUFFER};
 use emu_core::ring::{spsc, Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
@@ -796,8 +796,10 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
                 || shared.reader_runs.load(Ordering::SeqCst) != runs
                 || shared.stop.load(Ordering::Acquire)
         };
+        // A timed sleep shorter than a wake-up is worth is not taken.
+        let spins = |w: Nanos| sleep_before(w, spin_now).is_none();
         match wait {
-            Some(w) if waits.is_empty() && w <= spin_now && spin.probe_due(now, w) => {
+            Some(w) if waits.is_empty() && spins(w) && spin.probe_due(now, w) => {
                 let target = now + w / 2;
                 match sleep_announced(shared, Some(target), stale) {
                     Slept::Timer { woke } => spin.observe_probe(target, woke),
@@ -805,10 +807,9 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
                 }
             }
             // The next departure, its own or one waited for (see
-            // `Waits`), is within the spin: no sleep. Nor for a departure
-            // waited for when the sleep before its spin would be shorter
-            // than a wake-up is worth, as a reader would not.
-            Some(w) if w <= spin_now || (!waits.is_empty() && w < spin_now + SHORTEST_SLEEP) => {
+            // `Waits`), is within the spin (and a sleep worth taking): no
+            // sleep.
+            Some(w) if spins(w) => {
                 let deadline = now + w;
                 // Yielding while spinning lets a reader or the command that
                 // shares this core run; with nothing else runnable, the

@@ -45,7 +45,7 @@
 
 use crate::input::{Input, Reading, Waits};
 use crate::pump::{realtime_priority, Timing};
-use crate::spin::{Spin, SHORTEST_SLEEP};
+use crate::spin::{sleep_before, Spin};
 use crate::tun::readable;
 use emu_core::time::{monotonic_now, Nanos};
 use std::io;
@@ -236,9 +236,8 @@ fn plan(earliest: Option<Nanos>, now: Nanos, timers: &Spin, busy_poll: bool) -> 
         return Plan::Idle;
     };
     let wait = at.saturating_sub(now);
-    let spin = timers.current();
-    if wait >= spin.saturating_add(SHORTEST_SLEEP) {
-        Plan::Timed(at - spin)
+    if let Some(sleep) = sleep_before(wait, timers.current()) {
+        Plan::Timed(now + sleep)
     } else if timers.probe_due(now, wait) {
         Plan::Probe(now + wait / 2)
     } else {
@@ -347,6 +346,7 @@ impl Drop for Epoll {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spin::SHORTEST_SLEEP;
 
     /// A reader keeping an acknowledgement due 53 µs on sleeps until its
     /// spin before it; one due within the spin (and a short sleep more)

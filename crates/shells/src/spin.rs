@@ -226,6 +226,17 @@ const FREE_SPIN: Nanos = SHORTEST_SLEEP;
 /// costs, and ends late.
 pub(crate) const SHORTEST_SLEEP: Nanos = 10_000;
 
+/// How long a thread with a departure `wait` away sleeps before spinning
+/// `spin`: the rest of the wait, unless that is shorter than
+/// [`SHORTEST_SLEEP`] (None: spin the whole wait). With slack the spin can
+/// be a few microseconds, and pumps 12 µs apart (1 Gbit/s) would sleep
+/// through every gap: the budget's floor ([`FREE_SPIN`]) kept them from
+/// that, and without it they woke more often and fell behind.
+pub(crate) fn sleep_before(wait: Nanos, spin: Nanos) -> Option<Nanos> {
+    wait.checked_sub(spin)
+        .filter(|&sleep| sleep >= SHORTEST_SLEEP)
+}
+
 /// What an adaptive pump may still spin: a token bucket filled at
 /// [`BUDGET_SHARE`] of the time that passes, drawn by the time spun.
 #[derive(Debug, Clone)]
@@ -529,6 +540,19 @@ mod tests {
         assert_eq!(spin.current(), MIN_SPIN);
         let fixed = Spin::new(Some(30_000), &[]).accepting(20_000);
         assert_eq!(fixed.current(), 30_000);
+    }
+
+    #[test]
+    fn sleeps_shorter_than_a_wake_up_is_worth_are_spun() {
+        assert_eq!(sleep_before(53_000, 20_000), Some(33_000));
+        assert_eq!(
+            sleep_before(20_000 + SHORTEST_SLEEP, 20_000),
+            Some(SHORTEST_SLEEP)
+        );
+        assert_eq!(sleep_before(20_000 + SHORTEST_SLEEP - 1, 20_000), None);
+        // 1 Gbit/s: 12 µs apart, a 3 µs spin after slack.
+        assert_eq!(sleep_before(12_000, 3_000), None);
+        assert_eq!(sleep_before(5_000, 20_000), None);
     }
 
     #[test]
