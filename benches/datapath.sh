@@ -93,8 +93,10 @@ ip -n $nsa link set bench-a-$$ up
 ip -n $nsb link set bench-b-$$ up
 ip -n $nsa link set lo up
 ip -n $nsb link set lo up
-ip netns exec $nsb iperf3 -s -p $port >/dev/null 2>&1 &
-iperf3 -s -p $port >/dev/null 2>&1 &
+# A server left busy by a test whose client vanished restarts once idle
+# for 5 s, rather than refuse every row after it.
+ip netns exec $nsb iperf3 -s -p $port --idle-timeout 5 >/dev/null 2>&1 &
+iperf3 -s -p $port --idle-timeout 5 >/dev/null 2>&1 &
 server=$!
 sleep 0.5
 
@@ -127,6 +129,28 @@ import re,sys
 m=re.search(r"= ([0-9.]+)/([0-9.]+)/", open(sys.argv[1]).read())
 print("%.1f %.1f" % (float(m[1])*1000, float(m[2])*1000) if m else "nan nan")
 ' "$1"; }
+# checked LABEL: after an emu run whose command ran iperf3 into
+# $work/j.json, leaves its figures out if iperf3 failed (a server still
+# busy with a test whose client vanished, say): its throughput is empty
+# already, and emptying emu's output makes CPU and lateness nan too, where
+# they would be those of a run that carried nothing.
+checked() {
+  local error
+  error=$(python3 -c '
+import json,sys
+try:
+    e=json.load(open(sys.argv[1]))
+except Exception as x:
+    print("no result: %s" % x); sys.exit()
+end=e.get("end",{})
+if e.get("error") or not (end.get("sum_received") or end.get("sum")):
+    print(e.get("error","no result"))
+' "$work/j.json")
+  if [ -n "$error" ]; then
+    echo "datapath.sh: $1 with $emu: iperf3 failed ($error); this round leaves its figures out" >&2
+    : > "$work/s"
+  fi
+}
 # emu --stats output -> CPU % of one core
 cpu() { python3 -c '
 import re,sys
@@ -206,6 +230,7 @@ measure() {
   for depth in $depths; do
     [ $depth -gt 1 ] && shells+=(delay 0 --)
     "$emu" --stats "${shells[@]}" sh -c "$iperf -J > $work/j.json" 2> "$work/s"
+    checked "$depth nested delay 0"
     echo "tcp_up_$depth=$(tput $work/j.json)" >> "$out"
     echo "cpu_up_$depth=$(cpu $work/s)" >> "$out"
     "$emu" --stats "${shells[@]}" sh -c "ping $ping_args \$EMU_BASE > $work/p" 2> "$work/s"
@@ -220,6 +245,7 @@ measure() {
   fi
   if want down; then
     "$emu" --stats delay 0 -- sh -c "$iperf -R -J > $work/j.json" 2> "$work/s"
+    checked "TCP down"
     echo "tcp_down=$(tput $work/j.json)" >> "$out"
   fi
   if want idle; then
@@ -230,6 +256,7 @@ measure() {
   want links && rates="10mbit 100mbit 1gbit 10gbit"
   for rate in $rates; do
     "$emu" --stats link $rate -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
+    checked "link $rate"
     echo "link_$rate=$(tput $work/j.json)" >> "$out"
     echo "cpu_$rate=$(cpu $work/s)" >> "$out"
     echo "late_$rate=$(late $work/s)" >> "$out"
@@ -237,12 +264,14 @@ measure() {
   # Without the spin: what exactness costs at a low rate.
   if want links; then
     "$emu" --stats --spin 0 link 10mbit -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
+    checked "--spin 0 link 10mbit"
     echo "cpu_nospin=$(cpu $work/s)" >> "$out"
     echo "late_nospin=$(late $work/s)" >> "$out"
   fi
   if want udp; then
     local receiver_drops=$(udp_buffer_drops)
     "$emu" --stats delay 0 -- sh -c "$iperf -u -b 0 -l 1472 -J > $work/j.json 2>/dev/null" 2> "$work/s"
+    checked "UDP flood"
     echo "udp=$(udp $work/j.json)" >> "$out"
     echo "udp_receiver_drops=$(( $(udp_buffer_drops) - receiver_drops ))" >> "$out"
     echo "udp_reads=$(reads $work/s)" >> "$out"
@@ -250,12 +279,14 @@ measure() {
   fi
   want nooffload || return 0
   "$emu" --stats --no-offload delay 0 -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
+  checked "--no-offload delay 0"
   echo "tcp_nooffload=$(tput $work/j.json)" >> "$out"
   echo "late_nooffload=$(late $work/s)" >> "$out"
   # MTU-sized packets through a 12 Gbit/s delivery trace (1000 opportunities
   # each millisecond), the path a trace-driven emulator without offload sees.
   "$emu" --stats --no-offload link --uplink-trace "$work/12gbit.trace" \
     --downlink-trace "$work/12gbit.trace" -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
+  checked "--no-offload 12 Gbit/s trace"
   echo "tcp_trace12=$(tput $work/j.json)" >> "$out"
   echo "late_trace12=$(late $work/s)" >> "$out"
 }

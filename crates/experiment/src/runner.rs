@@ -27,9 +27,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How long before a due time the fabric thread stops sleeping and spins
-/// (the shells' longest).
-const SPIN: Nanos = 500_000;
 /// Time the receivers get to start listening before the first flow.
 const RECEIVER_HEAD_START: Duration = Duration::from_millis(300);
 /// How long a flow's program may run past its end before it is killed.
@@ -301,7 +298,7 @@ fn run_with_hosts(
     let topology = topology(plan).map_err(RunError::Failed)?;
     let fabric = Fabric::new(topology, models).map_err(|e| RunError::Failed(e.to_string()))?;
     writer.start();
-    let thread = FabricThread::start(fabric, hosts, SPIN)?;
+    let thread = FabricThread::start(fabric, hosts, shells::DEFAULT_SLACK)?;
 
     let ControlPlane {
         runtime,

@@ -16,6 +16,13 @@
 //! as one super-packet, so a system call carries tens of packets at high
 //! rates.
 //!
+//! How long it spins before a due time adapts as a pump's spin does (see
+//! [`crate::spin`]): the high quantile of its own timed wake-ups'
+//! lateness, less the slack. It spun a fixed 500 µs before, the shells'
+//! longest spin, and a bottleneck whose packets leave less than that
+//! apart (20 Mbit/s: 600 µs) kept it spinning most of the time, on the
+//! same two cores as the hosts' senders.
+//!
 //! Unlike the shells' pumps it stays in the ordinary scheduling class:
 //! spinning in the real-time class, it keeps the hosts' senders off its
 //! core for the whole spin. Tried with offload on, two cubic flows through
@@ -26,6 +33,7 @@ use crate::error::{Result, ShellError};
 use crate::guardian::Guardian;
 use crate::lateness::Lateness;
 use crate::netns::NetNs;
+use crate::spin::{sleep_before, Spin};
 use crate::tun::Tun;
 use crate::wire::{write_due, Reception, MERGED_BUFFER};
 use emu_core::time::{monotonic_now, Nanos};
@@ -44,6 +52,10 @@ pub const HOST_DEVICE: &str = "emu0";
 const READ_BATCH: usize = 64;
 /// Longest sleep, so a stop request is seen promptly.
 const MAX_SLEEP: Nanos = 20_000_000;
+/// Short timed waits taken before the first packet to learn how late this
+/// thread wakes (as a pump's calibration).
+const CALIBRATION_WAITS: usize = 16;
+const CALIBRATION_WAIT: Nanos = 100_000;
 
 /// A host as the experiment asks for it.
 #[derive(Debug, Clone)]
@@ -163,9 +175,9 @@ pub struct FabricThread {
 
 impl FabricThread {
     /// Starts carrying packets between `hosts` (in the fabric's host order)
-    /// through `fabric`. `spin`: how long before a due time the thread
-    /// stops sleeping and spins.
-    pub fn start(fabric: Fabric, hosts: &[Host], spin: Nanos) -> Result<FabricThread> {
+    /// through `fabric`. `slack`: the lateness its adaptive spin accepts
+    /// (see [`crate::pump::Timing::slack`]).
+    pub fn start(fabric: Fabric, hosts: &[Host], slack: Nanos) -> Result<FabricThread> {
         if hosts.len() != fabric.topology().hosts() {
             return Err(ShellError::new(format!(
                 "{} hosts for a fabric of {}",
@@ -179,7 +191,7 @@ impl FabricThread {
             let stop = stop.clone();
             std::thread::Builder::new()
                 .name("emu-fabric".into())
-                .spawn(move || carry(fabric, devices, stop, spin))
+                .spawn(move || carry(fabric, devices, stop, slack))
                 .map_err(|e| ShellError::os("starting the fabric thread", e))?
         };
         Ok(FabricThread { handle, stop })
@@ -199,7 +211,7 @@ fn carry(
     mut fabric: Fabric,
     devices: Vec<RawFd>,
     stop: Arc<AtomicBool>,
-    spin: Nanos,
+    slack: Nanos,
 ) -> FabricResult {
     // Wake-ups to the nanosecond instead of the default 50 µs slack.
     // SAFETY: prctl on the calling thread.
@@ -221,6 +233,8 @@ fn carry(
             revents: 0,
         })
         .collect();
+    let samples = calibration_waits(&mut polls);
+    let mut timers = Spin::new(None, &samples).accepting(slack);
     loop {
         let mut took = 0;
         for (host, &fd) in devices.iter().enumerate() {
@@ -269,15 +283,38 @@ fn carry(
             Some((due, _)) => due - now,
             None => MAX_SLEEP,
         };
-        if wait <= spin {
-            let deadline = now + wait;
-            while monotonic_now() < deadline && !any_readable(&mut polls, 0) {
-                std::thread::yield_now();
+        match sleep_before(wait, timers.current()) {
+            Some(sleep) => {
+                let sleep = sleep.min(MAX_SLEEP);
+                if !any_readable(&mut polls, sleep) {
+                    timers.observe(now + sleep, monotonic_now());
+                }
             }
-        } else {
-            any_readable(&mut polls, (wait - spin).min(MAX_SLEEP));
+            None if timers.probe_due(now, wait) => {
+                if !any_readable(&mut polls, wait / 2) {
+                    timers.observe_probe(now + wait / 2, monotonic_now());
+                }
+            }
+            None => {
+                let deadline = now + wait;
+                while monotonic_now() < deadline && !any_readable(&mut polls, 0) {
+                    std::thread::yield_now();
+                }
+            }
         }
     }
+}
+
+/// The lateness of a few short timed waits on the hosts' devices, taken
+/// before the first packet, where the adaptive spin starts (see
+/// [`crate::spin::calibration_estimate`]); a device ready ends them.
+fn calibration_waits(polls: &mut [libc::pollfd]) -> Vec<Nanos> {
+    (0..CALIBRATION_WAITS)
+        .map_while(|_| {
+            let target = monotonic_now() + CALIBRATION_WAIT;
+            (!any_readable(polls, CALIBRATION_WAIT)).then(|| monotonic_now().saturating_sub(target))
+        })
+        .collect()
 }
 
 /// Writes the packets that reached their hosts: each host's in the order
