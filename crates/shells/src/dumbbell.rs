@@ -33,7 +33,7 @@ use crate::error::{Result, ShellError};
 use crate::guardian::Guardian;
 use crate::lateness::Lateness;
 use crate::netns::NetNs;
-use crate::spin::{sleep_before, Spin};
+use crate::spin::{sleep_before, Spin, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
 use crate::tun::Tun;
 use crate::wire::{write_due, Reception, MERGED_BUFFER};
 use emu_core::time::{monotonic_now, Nanos};
@@ -52,10 +52,6 @@ pub const HOST_DEVICE: &str = "emu0";
 const READ_BATCH: usize = 64;
 /// Longest sleep, so a stop request is seen promptly.
 const MAX_SLEEP: Nanos = 20_000_000;
-/// Short timed waits taken before the first packet to learn how late this
-/// thread wakes (as a pump's calibration).
-const CALIBRATION_WAITS: usize = 16;
-const CALIBRATION_WAIT: Nanos = 100_000;
 
 /// A host as the experiment asks for it.
 #[derive(Debug, Clone)]
@@ -309,10 +305,11 @@ fn carry(
 /// before the first packet, where the adaptive spin starts (see
 /// [`crate::spin::calibration_estimate`]); a device ready ends them.
 fn calibration_waits(polls: &mut [libc::pollfd]) -> Vec<Nanos> {
-    (0..CALIBRATION_WAITS)
+    (0..CALIBRATION_SLEEPS)
         .map_while(|_| {
-            let target = monotonic_now() + CALIBRATION_WAIT;
-            (!any_readable(polls, CALIBRATION_WAIT)).then(|| monotonic_now().saturating_sub(target))
+            let target = monotonic_now() + CALIBRATION_SLEEP;
+            (!any_readable(polls, CALIBRATION_SLEEP))
+                .then(|| monotonic_now().saturating_sub(target))
         })
         .collect()
 }

@@ -32,7 +32,7 @@ use crate::input::{follow, Input, Waits};
 use crate::lateness::Lateness;
 use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
 use crate::overload::Overload;
-use crate::spin::{sleep_before, Spin, SpinBudget};
+use crate::spin::{sleep_before, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
 use crate::wire::{write_due, MERGED_BUFFER};
 use emu_core::ring::{spsc, Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
@@ -892,11 +892,6 @@ fn sleep_announced(shared: &Shared, target: Option<Nanos>, stale: impl Fn() -> b
     slept
 }
 
-/// Timed sleeps taken before the first packet to learn how late this
-/// thread, in its final class and timer slack, wakes on this machine.
-const CALIBRATION_SLEEPS: usize = 16;
-const CALIBRATION_SLEEP_NS: Nanos = 100_000;
-
 /// The wake-up lateness of each calibration sleep: 16 sleeps of 100 µs,
 /// under 3 ms while the command starts. The sleeps are announced like any
 /// other, so a reader with a packet for the pump ends the calibration with
@@ -905,7 +900,7 @@ fn calibration_sleeps(shared: &Shared) -> Vec<Nanos> {
     let stale = || shared.pending.load(Ordering::Acquire) || shared.stop.load(Ordering::Acquire);
     (0..CALIBRATION_SLEEPS)
         .map_while(|_| {
-            let target = monotonic_now() + CALIBRATION_SLEEP_NS;
+            let target = monotonic_now() + CALIBRATION_SLEEP;
             match sleep_announced(shared, Some(target), stale) {
                 Slept::Timer { woke } => Some(woke.saturating_sub(target)),
                 _ => None,

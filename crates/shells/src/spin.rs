@@ -300,6 +300,13 @@ impl SpinBudget {
     }
 }
 
+/// Timed sleeps a thread takes before the first packet to learn how late
+/// it wakes on this machine, in its final class and timer slack (a pump,
+/// the experiments' fabric thread): 16 of 100 µs, under 3 ms while the
+/// command starts.
+pub(crate) const CALIBRATION_SLEEPS: usize = 16;
+pub(crate) const CALIBRATION_SLEEP: Nanos = 100_000;
+
 /// Where the adaptive spin starts, from the lateness of a few short timed
 /// sleeps taken before the first packet: the second largest (about the
 /// 90th percentile of sixteen), so that one sleep stretched by the setup
