@@ -24,6 +24,15 @@ pub fn realtime_now() -> Nanos {
     clock_ns(libc::CLOCK_REALTIME)
 }
 
+/// A span of `ns` nanoseconds as the kernel's timeouts take it (ppoll,
+/// epoll_pwait2).
+pub fn timespec(ns: Nanos) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / NS_PER_SEC) as libc::time_t,
+        tv_nsec: (ns % NS_PER_SEC) as libc::c_long,
+    }
+}
+
 fn clock_ns(clock: libc::clockid_t) -> Nanos {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -75,6 +84,14 @@ pub fn format_duration(ns: Nanos) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timespec_splits_seconds_from_nanoseconds() {
+        let t = timespec(2 * NS_PER_SEC + 500_000_001);
+        assert_eq!((t.tv_sec, t.tv_nsec), (2, 500_000_001));
+        let t = timespec(999);
+        assert_eq!((t.tv_sec, t.tv_nsec), (0, 999));
+    }
 
     #[test]
     fn bare_numbers_are_milliseconds() {

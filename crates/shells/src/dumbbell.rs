@@ -33,10 +33,10 @@ use crate::error::{Result, ShellError};
 use crate::guardian::Guardian;
 use crate::lateness::Lateness;
 use crate::netns::NetNs;
-use crate::spin::{sleep_before, Spin, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
+use crate::spin::{Plan, Spin, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
 use crate::tun::Tun;
 use crate::wire::{write_due, Reception, MERGED_BUFFER};
-use emu_core::time::{monotonic_now, Nanos};
+use emu_core::time::{monotonic_now, timespec, Nanos};
 use emu_core::Packet;
 use fabric::{Delivery, Fabric, HostId};
 use std::io;
@@ -274,26 +274,19 @@ fn carry(
             continue;
         }
         let now = monotonic_now();
-        let wait = match fabric.next_event() {
+        let due = match fabric.next_event() {
             Some((due, _)) if due <= now => continue,
-            Some((due, _)) => due - now,
-            None => MAX_SLEEP,
+            Some((due, _)) => due,
+            None => now + MAX_SLEEP,
         };
-        match sleep_before(wait, timers.current()) {
-            Some(sleep) => {
-                let sleep = sleep.min(MAX_SLEEP);
-                if !any_readable(&mut polls, sleep) {
-                    timers.observe(now + sleep, monotonic_now());
+        match timers.plan(Some(due), now) {
+            plan @ (Plan::Timed(until) | Plan::Probe(until)) => {
+                if !any_readable(&mut polls, (until - now).min(MAX_SLEEP)) {
+                    timers.learn(plan, monotonic_now());
                 }
             }
-            None if timers.probe_due(now, wait) => {
-                if !any_readable(&mut polls, wait / 2) {
-                    timers.observe_probe(now + wait / 2, monotonic_now());
-                }
-            }
-            None => {
-                let deadline = now + wait;
-                while monotonic_now() < deadline && !any_readable(&mut polls, 0) {
+            _ => {
+                while monotonic_now() < due && !any_readable(&mut polls, 0) {
                     std::thread::yield_now();
                 }
             }
@@ -339,10 +332,7 @@ fn deliver(
 
 /// Waits up to `timeout` for any device to become readable.
 fn any_readable(polls: &mut [libc::pollfd], timeout: Nanos) -> bool {
-    let timeout = libc::timespec {
-        tv_sec: (timeout / 1_000_000_000) as libc::time_t,
-        tv_nsec: (timeout % 1_000_000_000) as libc::c_long,
-    };
+    let timeout = timespec(timeout);
     // SAFETY: valid pollfds and timespec for the length given.
     let n = unsafe {
         libc::ppoll(

@@ -35,7 +35,7 @@ use crate::overload::Overload;
 use crate::spin::{sleep_before, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
 use crate::wire::{write_due, MERGED_BUFFER};
 use emu_core::ring::{spsc, Consumer, Producer};
-use emu_core::time::{monotonic_now, Nanos};
+use emu_core::time::{monotonic_now, timespec, Nanos};
 use emu_core::Packet;
 use link::Link;
 use std::io;
@@ -938,13 +938,7 @@ fn sleep(wake: &Wake, until: Option<Nanos>, since: Nanos) -> Slept {
         events: libc::POLLIN,
         revents: 0,
     }];
-    let timeout = until.map(|t| {
-        let ns = t.saturating_sub(monotonic_now());
-        libc::timespec {
-            tv_sec: (ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-        }
-    });
+    let timeout = until.map(|t| timespec(t.saturating_sub(monotonic_now())));
     let timeout_ptr = timeout
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);

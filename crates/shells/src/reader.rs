@@ -45,9 +45,9 @@
 
 use crate::input::{Input, Reading, Waits};
 use crate::pump::{realtime_priority, Timing};
-use crate::spin::{sleep_before, Spin};
+use crate::spin::{Plan, Spin};
 use crate::tun::readable;
-use emu_core::time::{monotonic_now, Nanos};
+use emu_core::time::{monotonic_now, timespec, Nanos};
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -161,18 +161,15 @@ fn read_loop(epoll: &Epoll, inputs: &[Arc<Input>], timing: Timing, stop: &Atomic
     // 40.21 ms against 40.15), and one look every 50 ms costs nothing.
     while !stop.load(Ordering::Acquire) {
         let plan = plan(waits.earliest(), monotonic_now(), &timers, timing.busy_poll);
-        let ready = match epoll.wait(&mut events, plan.timeout()) {
+        let ready = match epoll.wait(&mut events, plan) {
             Ok(ready) => ready,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
         };
-        if ready == 0 {
-            match plan {
-                Plan::Look => std::thread::yield_now(),
-                Plan::Timed(target) => timers.observe(target, monotonic_now()),
-                Plan::Probe(target) => timers.observe_probe(target, monotonic_now()),
-                Plan::Idle => {}
-            }
+        // A look, or a timed wait this kernel could not take (no
+        // `epoll_pwait2`), yields rather than poll in the real-time class.
+        if ready == 0 && plan != Plan::Idle && !timers.learn(plan, monotonic_now()) {
+            std::thread::yield_now();
         }
         for event in &events[..ready] {
             let tag = event.u64;
@@ -201,59 +198,13 @@ fn read_loop(epoll: &Epoll, inputs: &[Arc<Input>], timing: Timing, stop: &Atomic
     }
 }
 
-/// How a reader waits next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Plan {
-    /// Nothing kept: until input (or the periodic look, see `read_loop`).
-    Idle,
-    /// Asleep until the spin before the first departure kept.
-    Timed(Nanos),
-    /// Asleep for half the wait, to learn the timer (see
-    /// `Spin::probe_due`).
-    Probe(Nanos),
-    /// Not at all: the departure is within the spin (or busy polling).
-    Look,
-}
-
-impl Plan {
-    fn timeout(self) -> Timeout {
-        match self {
-            Plan::Idle => Timeout::Millis(WAIT_MS),
-            Plan::Timed(at) | Plan::Probe(at) => Timeout::Until(at),
-            Plan::Look => Timeout::Look,
-        }
-    }
-}
-
 /// How a reader keeping departures due from `earliest` on waits at `now`:
-/// as a pump would, asleep until `timers`' spin before the first, unless
-/// that sleep would be shorter than a wake-up is worth.
+/// as [`Spin::plan`] says, unless it busy polls.
 fn plan(earliest: Option<Nanos>, now: Nanos, timers: &Spin, busy_poll: bool) -> Plan {
-    if busy_poll {
-        return Plan::Look;
+    match busy_poll {
+        true => Plan::Look,
+        false => timers.plan(earliest, now),
     }
-    let Some(at) = earliest else {
-        return Plan::Idle;
-    };
-    let wait = at.saturating_sub(now);
-    if let Some(sleep) = sleep_before(wait, timers.current()) {
-        Plan::Timed(now + sleep)
-    } else if timers.probe_due(now, wait) {
-        Plan::Probe(now + wait / 2)
-    } else {
-        Plan::Look
-    }
-}
-
-/// How long a reader's wait for input may last.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Timeout {
-    /// Not at all: look and return.
-    Look,
-    /// Up to so many milliseconds.
-    Millis(i32),
-    /// Until the monotonic time given, to the nanosecond.
-    Until(Nanos),
 }
 
 /// Whether the kernel has `epoll_pwait2` (5.11 and later), which waits to
@@ -296,23 +247,19 @@ impl Epoll {
         Ok(())
     }
 
-    /// Waits for ready descriptors as `timeout` says; how many were
-    /// filled in.
-    fn wait(&self, events: &mut [libc::epoll_event], timeout: Timeout) -> io::Result<usize> {
+    /// Waits for ready descriptors as `plan` says (a timed wait to the
+    /// nanosecond); how many were filled in.
+    fn wait(&self, events: &mut [libc::epoll_event], plan: Plan) -> io::Result<usize> {
         let (events_ptr, capacity) = (events.as_mut_ptr(), events.len() as libc::c_int);
         let millis = |ms: i32| {
             // SAFETY: the buffer holds `capacity` entries.
             unsafe { libc::epoll_wait(self.fd, events_ptr, capacity, ms) }
         };
-        let n = match timeout {
-            Timeout::Look => millis(0),
-            Timeout::Millis(ms) => millis(ms),
-            Timeout::Until(at) if PRECISE_WAITS.load(Ordering::Relaxed) => {
-                let ns = at.saturating_sub(monotonic_now());
-                let span = libc::timespec {
-                    tv_sec: (ns / 1_000_000_000) as libc::time_t,
-                    tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-                };
+        let n = match plan {
+            Plan::Look => millis(0),
+            Plan::Idle => millis(WAIT_MS),
+            Plan::Timed(at) | Plan::Probe(at) if PRECISE_WAITS.load(Ordering::Relaxed) => {
+                let span = timespec(at.saturating_sub(monotonic_now()));
                 // SAFETY: the buffer holds `capacity` entries; a valid
                 // timespec, and no signal mask.
                 let n = unsafe {
@@ -327,7 +274,7 @@ impl Epoll {
                     n
                 }
             }
-            Timeout::Until(_) => millis(0),
+            Plan::Timed(_) | Plan::Probe(_) => millis(0),
         };
         if n < 0 {
             return Err(io::Error::last_os_error());
@@ -391,7 +338,7 @@ mod tests {
         epoll.add(fd, 7).unwrap();
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
         let at = monotonic_now() + 2_000_000;
-        assert_eq!(epoll.wait(&mut events, Timeout::Until(at)).unwrap(), 0);
+        assert_eq!(epoll.wait(&mut events, Plan::Timed(at)).unwrap(), 0);
         assert!(monotonic_now() >= at, "woke before its time");
         // Input ends a long wait at once.
         let one: u64 = 1;
@@ -401,12 +348,12 @@ mod tests {
             8
         );
         let far = monotonic_now() + 10_000_000_000;
-        assert_eq!(epoll.wait(&mut events, Timeout::Until(far)).unwrap(), 1);
+        assert_eq!(epoll.wait(&mut events, Plan::Timed(far)).unwrap(), 1);
         let tag = events[0].u64;
         assert_eq!(tag, 7);
         assert!(monotonic_now() < far);
         // A look returns at once, input or not.
-        assert_eq!(epoll.wait(&mut events, Timeout::Look).unwrap(), 1);
+        assert_eq!(epoll.wait(&mut events, Plan::Look).unwrap(), 1);
         // SAFETY: closing the descriptor created above.
         unsafe { libc::close(fd) };
     }

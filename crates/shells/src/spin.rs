@@ -300,6 +300,54 @@ impl SpinBudget {
     }
 }
 
+/// How a thread that sleeps on a timer and also watches its devices (a
+/// reader keeping a departure, the experiments' fabric thread) waits for
+/// a departure; see [`Spin::plan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Plan {
+    /// Nothing due: until input.
+    Idle,
+    /// Asleep until the spin before the departure.
+    Timed(Nanos),
+    /// Asleep for half the wait, to learn the timer (see
+    /// [`Spin::probe_due`]).
+    Probe(Nanos),
+    /// Not at all: the departure is within the spin.
+    Look,
+}
+
+impl Spin {
+    /// How to wait at `now` for a departure due at `at` (None: none):
+    /// asleep until the spin before it, unless that sleep would be shorter
+    /// than a wake-up is worth ([`sleep_before`]); a spin stuck long is
+    /// probed.
+    pub(crate) fn plan(&self, at: Option<Nanos>, now: Nanos) -> Plan {
+        let Some(at) = at else {
+            return Plan::Idle;
+        };
+        let wait = at.saturating_sub(now);
+        if let Some(sleep) = sleep_before(wait, self.current()) {
+            Plan::Timed(now + sleep)
+        } else if self.probe_due(now, wait) {
+            Plan::Probe(now + wait / 2)
+        } else {
+            Plan::Look
+        }
+    }
+
+    /// Learns from a wait planned as `plan` that ended with nothing to
+    /// read, the thread running again at `woke`. False if it taught
+    /// nothing: a look, or a timed wait that ended before its time.
+    pub(crate) fn learn(&mut self, plan: Plan, woke: Nanos) -> bool {
+        match plan {
+            Plan::Timed(target) if woke >= target => self.observe(target, woke),
+            Plan::Probe(target) if woke >= target => self.observe_probe(target, woke),
+            _ => return false,
+        }
+        true
+    }
+}
+
 /// Timed sleeps a thread takes before the first packet to learn how late
 /// it wakes on this machine, in its final class and timer slack (a pump,
 /// the experiments' fabric thread): 16 of 100 µs, under 3 ms while the
@@ -547,6 +595,19 @@ mod tests {
         assert_eq!(spin.current(), MIN_SPIN);
         let fixed = Spin::new(Some(30_000), &[]).accepting(20_000);
         assert_eq!(fixed.current(), 30_000);
+    }
+
+    /// A timed wait that ran out teaches the estimate; one that ended
+    /// before its time (a kernel without nanosecond waits), or a look,
+    /// teaches nothing.
+    #[test]
+    fn only_waits_that_ran_their_time_are_learnt_from() {
+        let mut spin = adaptive(10_000.0);
+        assert!(!spin.learn(Plan::Timed(1_000_000), 999_999));
+        assert!(!spin.learn(Plan::Look, 2_000_000));
+        assert_eq!(spin.current(), 10_000 + MARGIN);
+        assert!(spin.learn(Plan::Timed(1_000_000), 1_200_000));
+        assert!(spin.current() > 10_000 + MARGIN, "{}", spin.current());
     }
 
     #[test]
