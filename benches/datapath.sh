@@ -151,6 +151,17 @@ if e.get("error") or not (end.get("sum_received") or end.get("sum")):
     : > "$work/s"
   fi
 }
+# iperf_through LABEL IPERF_ARGS EMU_ARGS...: one emu row, `$emu --stats
+# EMU_ARGS sh -c "$iperf IPERF_ARGS"` (EMU_ARGS end with the shells' `--`),
+# iperf3's JSON in $work/j.json (its stderr in $work/iperf.err), emu's
+# summary in $work/s, then `checked LABEL`. `$emu` and `$iperf` are those of
+# the measure() that calls it.
+iperf_through() {
+  local label=$1 args=$2
+  shift 2
+  "$emu" --stats "$@" sh -c "$iperf $args -J > $work/j.json 2> $work/iperf.err" 2> "$work/s"
+  checked "$label"
+}
 # emu --stats output -> CPU % of one core
 cpu() { python3 -c '
 import re,sys
@@ -229,8 +240,7 @@ measure() {
   want nested && depths="1 2 3"
   for depth in $depths; do
     [ $depth -gt 1 ] && shells+=(delay 0 --)
-    "$emu" --stats "${shells[@]}" sh -c "$iperf -J > $work/j.json" 2> "$work/s"
-    checked "$depth nested delay 0"
+    iperf_through "$depth nested delay 0" "" "${shells[@]}"
     echo "tcp_up_$depth=$(tput $work/j.json)" >> "$out"
     echo "cpu_up_$depth=$(cpu $work/s)" >> "$out"
     "$emu" --stats "${shells[@]}" sh -c "ping $ping_args \$EMU_BASE > $work/p" 2> "$work/s"
@@ -244,8 +254,7 @@ measure() {
     echo "rtt_40ms=$(rtt_exact $work/p)" >> "$out"
   fi
   if want down; then
-    "$emu" --stats delay 0 -- sh -c "$iperf -R -J > $work/j.json" 2> "$work/s"
-    checked "TCP down"
+    iperf_through "TCP down" -R delay 0 --
     echo "tcp_down=$(tput $work/j.json)" >> "$out"
   fi
   if want idle; then
@@ -255,38 +264,33 @@ measure() {
   local rates=""
   want links && rates="10mbit 100mbit 1gbit 10gbit"
   for rate in $rates; do
-    "$emu" --stats link $rate -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
-    checked "link $rate"
+    iperf_through "link $rate" "" link $rate --
     echo "link_$rate=$(tput $work/j.json)" >> "$out"
     echo "cpu_$rate=$(cpu $work/s)" >> "$out"
     echo "late_$rate=$(late $work/s)" >> "$out"
   done
   # Without the spin: what exactness costs at a low rate.
   if want links; then
-    "$emu" --stats --spin 0 link 10mbit -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
-    checked "--spin 0 link 10mbit"
+    iperf_through "--spin 0 link 10mbit" "" --spin 0 link 10mbit --
     echo "cpu_nospin=$(cpu $work/s)" >> "$out"
     echo "late_nospin=$(late $work/s)" >> "$out"
   fi
   if want udp; then
     local receiver_drops=$(udp_buffer_drops)
-    "$emu" --stats delay 0 -- sh -c "$iperf -u -b 0 -l 1472 -J > $work/j.json 2>/dev/null" 2> "$work/s"
-    checked "UDP flood"
+    iperf_through "UDP flood" "-u -b 0 -l 1472" delay 0 --
     echo "udp=$(udp $work/j.json)" >> "$out"
     echo "udp_receiver_drops=$(( $(udp_buffer_drops) - receiver_drops ))" >> "$out"
     echo "udp_reads=$(reads $work/s)" >> "$out"
     echo "late_udp=$(late $work/s)" >> "$out"
   fi
   want nooffload || return 0
-  "$emu" --stats --no-offload delay 0 -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
-  checked "--no-offload delay 0"
+  iperf_through "--no-offload delay 0" "" --no-offload delay 0 --
   echo "tcp_nooffload=$(tput $work/j.json)" >> "$out"
   echo "late_nooffload=$(late $work/s)" >> "$out"
   # MTU-sized packets through a 12 Gbit/s delivery trace (1000 opportunities
   # each millisecond), the path a trace-driven emulator without offload sees.
-  "$emu" --stats --no-offload link --uplink-trace "$work/12gbit.trace" \
-    --downlink-trace "$work/12gbit.trace" -- sh -c "$iperf -J > $work/j.json" 2> "$work/s"
-  checked "--no-offload 12 Gbit/s trace"
+  iperf_through "--no-offload 12 Gbit/s trace" "" --no-offload link \
+    --uplink-trace "$work/12gbit.trace" --downlink-trace "$work/12gbit.trace" --
   echo "tcp_trace12=$(tput $work/j.json)" >> "$out"
   echo "late_trace12=$(late $work/s)" >> "$out"
 }
