@@ -96,6 +96,12 @@ pub struct RunSection {
     /// less fair (the figures are in the README, under Experiments).
     #[serde(default)]
     pub offload: bool,
+    /// The lateness accepted for a write into a host, as the shells'
+    /// `--slack`: the fabric thread spins only for its wake-ups' lateness
+    /// beyond it. `0us` makes deliveries exact to a few microseconds, at
+    /// the CPU of a spin before each.
+    #[serde(default = "default_slack")]
+    pub slack: Duration,
 }
 
 impl Default for RunSection {
@@ -109,6 +115,7 @@ impl Default for RunSection {
             out: None,
             mtu: default_mtu(),
             offload: false,
+            slack: default_slack(),
         }
     }
 }
@@ -127,6 +134,9 @@ fn default_sample_interval() -> Duration {
 }
 fn default_mtu() -> u32 {
     1500
+}
+fn default_slack() -> Duration {
+    Duration(shells::DEFAULT_SLACK)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -1115,6 +1125,18 @@ reverse = { rate = "10mbit" }
             (FIRST_PORT, FIRST_PORT + 1)
         );
         assert_eq!(plan.flows[1].duration, 10 * NS_PER_SEC);
+    }
+
+    /// The fabric's slack is the shells' by default, and `[run]` sets it.
+    #[test]
+    fn the_runs_slack_defaults_to_the_shells_and_can_be_set() {
+        let flows = "\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n";
+        let plan = plan_of(&format!("{TWO_HOSTS}{flows}")).unwrap();
+        assert_eq!(plan.run.slack.0, shells::DEFAULT_SLACK);
+        let plan = plan_of(&format!("[run]\nslack = \"0us\"\n{TWO_HOSTS}{flows}")).unwrap();
+        assert_eq!(plan.run.slack.0, 0);
+        let plan = plan_of(&format!("[run]\nslack = \"5us\"\n{TWO_HOSTS}{flows}")).unwrap();
+        assert_eq!(plan.run.slack.0, 5_000);
     }
 
     /// A namespace other than the first may only default to an allowed

@@ -298,7 +298,7 @@ fn run_with_hosts(
     let topology = topology(plan).map_err(RunError::Failed)?;
     let fabric = Fabric::new(topology, models).map_err(|e| RunError::Failed(e.to_string()))?;
     writer.start();
-    let thread = FabricThread::start(fabric, hosts, shells::DEFAULT_SLACK)?;
+    let thread = FabricThread::start(fabric, hosts, plan.run.slack.0)?;
 
     let ControlPlane {
         runtime,
