@@ -26,10 +26,11 @@ pub const RECORD_SIZE: usize = 48;
 
 /// Which way a packet travels. Uplink leaves the shell (from the command
 /// towards the host), downlink enters it, as in Mahimahi.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[repr(u8)]
 pub enum Direction {
+    #[default]
     Uplink = 0,
     Downlink = 1,
 }
@@ -46,10 +47,11 @@ impl Direction {
 }
 
 /// What happened to the packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Event {
     /// Read from the device (stamped by the reader thread).
+    #[default]
     Arrive = 0,
     /// Accepted by the queue.
     Enqueue = 1,
@@ -249,8 +251,10 @@ impl Change {
     }
 }
 
-/// One event in a packet's life. Encoded little-endian in 48 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One event in a packet's life. Encoded little-endian in 48 bytes. The
+/// default is what 48 zero bytes decode to (an uplink arrival at time 0),
+/// for records built field by field.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Record {
     /// CLOCK_MONOTONIC (real runs) or virtual time, in ns.
     pub time: Nanos,
@@ -677,6 +681,20 @@ pub fn write_header(out: &mut impl Write, header: &LogHeader) -> io::Result<()> 
     out.write_all(&MAGIC)?;
     out.write_all(&(json.len() as u32).to_le_bytes())?;
     out.write_all(&json)
+}
+
+/// Writes a whole log at `path`: the header, then `records` in their
+/// order. For logs made at once (tests, converters); a running shell
+/// writes through a [`LogWriter`].
+pub fn write_log_file(path: &Path, header: &LogHeader, records: &[Record]) -> io::Result<()> {
+    let mut out = Vec::with_capacity(records.len() * RECORD_SIZE + 512);
+    write_header(&mut out, header)?;
+    for r in records {
+        let mut bytes = [0u8; RECORD_SIZE];
+        r.encode(&mut bytes);
+        out.extend_from_slice(&bytes);
+    }
+    std::fs::write(path, out)
 }
 
 /// Rewrites the header of the finished log at `path` in place (the records
@@ -1211,6 +1229,14 @@ mod tests {
             detail: DropReason::Aqm as u8,
             ecn: 3,
         }
+    }
+
+    #[test]
+    fn the_default_record_is_what_zero_bytes_decode_to() {
+        assert_eq!(Record::decode(&[0; RECORD_SIZE]), Ok(Record::default()));
+        let mut bytes = [1u8; RECORD_SIZE];
+        Record::default().encode(&mut bytes);
+        assert_eq!(bytes, [0; RECORD_SIZE]);
     }
 
     #[test]
