@@ -242,6 +242,25 @@ omit = "2s"
     assert_eq!(flow(&result, "one")["congestion_control"], "cubic");
     assert_eq!(flow(&result, "two")["congestion_control"], "cubic");
     assert!(result["jain_index"].as_f64().unwrap() > 0.999);
+    // Every CE mark the links made is one flow's, counted once: the
+    // flows' counts add up to the links' own.
+    let links = dir.join("out/cake/cell-0/run-0/links.json");
+    let links: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(links).unwrap()).unwrap();
+    let marked: u64 = links["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["marked_ce"].as_u64().unwrap())
+        .sum();
+    let marks = |name: &str| flow(&result, name)["ce_marks"].as_u64().unwrap();
+    eprintln!(
+        "CE marks: {} and {} of {marked}",
+        marks("one"),
+        marks("two")
+    );
+    assert!(marked > 0, "cake marked nothing: {links:#}");
+    assert_eq!(marks("one") + marks("two"), marked);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

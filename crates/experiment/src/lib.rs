@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod flows;
+pub mod marks;
 pub mod merge;
 pub mod results;
 pub mod runner;

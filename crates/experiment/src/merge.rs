@@ -221,6 +221,7 @@ mod tests {
                 ..FlowResult::default()
             }],
             jain_index: None,
+            jain_flows: Vec::new(),
             accounting_ok: true,
         };
         std::fs::write(

@@ -10,6 +10,7 @@
 
 use crate::config::{kind_name, DirectionPlan, FlowKind, FlowPlan, PantheonSide, Plan, Side};
 use crate::flows;
+use crate::marks::{self, FlowEnds};
 use crate::results::{Distribution, FlowResult, RunResult};
 use emu_core::log::{Direction, DropReason, LogWriter};
 use emu_core::time::{monotonic_now, realtime_now, NS_PER_SEC};
@@ -24,6 +25,7 @@ use shells::receiver_drops::udp_buffer_drops;
 use shells::tcp_info::{DiagSocket, TcpSample};
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -261,7 +263,7 @@ fn build_links(plan: &Plan, dir: &Path, seed: u64) -> Result<Links, RunError> {
             realtime_now(),
             copy_traces(&link_dir, "0", &directions)?,
         );
-        let path = link_dir.join("0-link.emulog");
+        let path = link_log(dir, &link.name);
         let file = writer
             .add_file(&path, &header)
             .map_err(io_error("creating", &path))?;
@@ -322,7 +324,16 @@ fn run_with_hosts(
         .map_err(|e| RunError::Failed(format!("writing the packet logs: {e}")))?
         .records_lost;
     let accounting_ok = write_accounting(plan, dir, (&names, start), &result, lost, hosts)?;
-    let flows = control?;
+    let mut flows = control?;
+    let marked: u64 = (0..2 * names.len())
+        .map(|id| result.fabric.link(id).counters().marked_ce)
+        .sum();
+    count_path_marks(plan, dir, &names, marked, &mut flows)?;
+    let left_to_right: Vec<bool> = plan
+        .flows
+        .iter()
+        .map(|f| plan.hosts[f.from].side == Side::Left)
+        .collect();
     Ok(RunResult {
         cell: info.cell,
         cell_label: info.cell_label.clone(),
@@ -330,9 +341,58 @@ fn run_with_hosts(
         seed: info.seed,
         flows,
         jain_index: None,
+        jain_flows: Vec::new(),
         accounting_ok,
     }
-    .with_jain())
+    .with_jain(&left_to_right))
+}
+
+/// Where the packet log of link `name` of a run in `dir` goes.
+fn link_log(dir: &Path, name: &str) -> PathBuf {
+    dir.join("links").join(name).join("0-link.emulog")
+}
+
+/// Gives each TCP and UDP flow the CE marks the links put on its packets
+/// (see [`crate::marks`]); the logs are read only if a link marked any
+/// (`marked`, the links' own count).
+fn count_path_marks(
+    plan: &Plan,
+    dir: &Path,
+    names: &[(String, [usize; 2])],
+    marked: u64,
+    flows: &mut [FlowResult],
+) -> Result<(), RunError> {
+    let counted: Vec<(usize, FlowEnds)> = plan
+        .flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| matches!(f.kind, FlowKind::Tcp | FlowKind::Udp))
+        .filter_map(|(i, f)| {
+            let to = f.to?;
+            let hosts = [f.from, to].map(|h| IpAddr::V4(plan.hosts[h].address));
+            Some((
+                i,
+                FlowEnds {
+                    hosts,
+                    port: f.port,
+                },
+            ))
+        })
+        .collect();
+    let counts = if marked == 0 {
+        vec![0; counted.len()]
+    } else {
+        let logs: Vec<PathBuf> = names.iter().map(|(name, _)| link_log(dir, name)).collect();
+        let ends: Vec<FlowEnds> = counted.iter().map(|(_, e)| *e).collect();
+        marks::ce_marks(&logs, &ends)
+            .map_err(|e| RunError::Failed(format!("counting the flows' CE marks: {e}")))?
+    };
+    for ((i, _), n) in counted.iter().zip(counts) {
+        if let Some(flow) = flows.iter_mut().find(|r| r.name == plan.flows[*i].name) {
+            flow.ce_marks = Some(n);
+        }
+    }
+    Ok(())
 }
 
 /// Per link direction: read or arrived = delivered + dropped + queued.
@@ -744,7 +804,7 @@ fn flow_result(
             result.srtt_ms = Distribution::of(&srtts);
             if let Some(last) = own.last() {
                 result.min_rtt_ms = Some(last.min_rtt_us as f64 / 1e3);
-                result.ce_marks = Some(last.delivered_ce as u64);
+                result.ece_acked = Some(last.delivered_ce as u64);
                 result.congestion_control = Some(last.congestion_control.clone());
                 result.retransmits = result.retransmits.or(Some(last.total_retrans as u64));
             }

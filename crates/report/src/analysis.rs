@@ -107,8 +107,12 @@ impl Totals {
         Marks::of(self.ce, self.ect1, self.delivered)
     }
 
+    /// Dropped of what was delivered or dropped: a packet the log ends on
+    /// while it is still in flight (a run stops with packets on the wire)
+    /// is neither, and counted lost it made a lossless path look lossy.
     fn loss(&self) -> Option<f64> {
-        (self.arrivals > 0).then(|| 1.0 - self.delivered as f64 / self.arrivals as f64)
+        let done = self.delivered + self.dropped();
+        (done > 0).then(|| self.dropped() as f64 / done as f64)
     }
 }
 
@@ -677,6 +681,16 @@ fn flows_and_fairness(
             }
         })
         .collect();
+    // Who Jain's index takes: the selected flows that compete for the
+    // path, unless the user named the flows.
+    let fair: Vec<bool> = flows
+        .iter()
+        .zip(&selected)
+        .map(|((id, t), &chosen)| {
+            chosen
+                && (matches!(selection, FlowSelection::Matching(_)) || competes(t, names.get(id)))
+        })
+        .collect();
     let mut rows = Vec::new();
     let mut lines = Vec::new();
     let mut other = OtherFlows {
@@ -688,8 +702,8 @@ fn flows_and_fairness(
     let common = common_window(
         flows
             .iter()
-            .zip(&selected)
-            .filter(|(_, chosen)| **chosen)
+            .zip(&fair)
+            .filter(|(_, fair)| **fair)
             .map(|((_, t), _)| t.delivered_bins.span()),
         bins,
     );
@@ -698,7 +712,7 @@ fn flows_and_fairness(
     let common_total = common_bytes(&total.delivered_bins.dense(bins));
     let window_s = window.seconds();
     let mut common_rates = Vec::new();
-    for ((id, t), chosen) in flows.iter().zip(&selected) {
+    for (((id, t), chosen), &fair) in flows.iter().zip(&selected).zip(&fair) {
         if !chosen {
             other.count += 1;
             other.delivered_bytes += t.delivered_bytes;
@@ -712,7 +726,9 @@ fn flows_and_fairness(
         let common_rate = in_common
             .filter(|_| common_s > 0.0)
             .map(|bytes| bytes as f64 * 8.0 / common_s / 1e6);
-        common_rates.extend(common_rate);
+        if fair {
+            common_rates.extend(common_rate);
+        }
         rows.push(FlowSummary {
             flow: format!("{id:08x}"),
             name: named.map(FlowName::label),
@@ -736,15 +752,17 @@ fn flows_and_fairness(
             loss: t.loss(),
             one_way_delay: DelayStats::of(&t.delay),
             marks: t.marks(),
+            in_fairness: fair,
         });
-        if let Some(tput) = t.throughput_mbps() {
-            shares.push(tput);
-        }
-        if let Some(span) = t.delivered_bins.span() {
-            active_bins.push((span, dense.clone()));
+        if fair {
+            shares.extend(t.throughput_mbps());
+            if let Some(span) = t.delivered_bins.span() {
+                active_bins.push((span, dense.clone()));
+            }
         }
         lines.push((name, window.rates(dense)));
     }
+    let fair_flows = fair.iter().filter(|&&f| f).count();
     // Jain's index per bin over the flows active in that bin; with
     // several flows, only bins where two or more share the path count
     // (a flow alone is trivially fair to itself).
@@ -761,12 +779,12 @@ fn flows_and_fairness(
         .collect();
     let defined: Vec<f64> = jain_bins.iter().flatten().copied().collect();
     let fairness = Fairness {
-        flows: rows.len(),
+        flows: fair_flows,
         common_from_s: common.map(|(a, _)| (a as u64 * window.bin) as f64 / NS_PER_S),
         common_to_s: common.map(|(_, b)| {
             ((b as u64 * window.bin + window.bin).min(window.to - from)) as f64 / NS_PER_S
         }),
-        jain: (common_rates.len() == rows.len())
+        jain: (common_rates.len() == fair_flows)
             .then(|| jain(common_rates.iter().copied()))
             .flatten(),
         jain_over_own_spans: jain(shares.iter().copied()),
@@ -780,6 +798,24 @@ fn flows_and_fairness(
         fairness,
         jain_bins,
     }
+}
+
+/// The longest pure TCP acknowledgement: an IPv6 header (40 bytes), a TCP
+/// header (20) and the most options (40).
+const LONGEST_PURE_ACK: u64 = 100;
+
+/// Whether a flow competes for the path, and so takes a place in Jain's
+/// index: it carries data of its own. Not a probe (ICMP: a ping shares the
+/// path but asks for no share of it), and not an acknowledgement stream
+/// (its packets no bigger than a pure acknowledgement, on average): a
+/// reverse flow's acknowledgements, a few hundred kbit/s beside bulk flows
+/// of tens of Mbit/s, counted as a starved third flow and took two equal
+/// flows' index from 1.00 to 0.69 (and shortened the common window to the
+/// reverse flow's life).
+fn competes(t: &Totals, name: Option<&FlowName>) -> bool {
+    let probe = name.is_some_and(|n| matches!(n.entry.protocol, 1 | 58));
+    let acknowledgements = t.delivered > 0 && t.delivered_bytes <= LONGEST_PURE_ACK * t.delivered;
+    !probe && !acknowledgements
 }
 
 /// The bins where every flow of `spans` (first and last bin with a

@@ -32,7 +32,10 @@ impl Default for Options {
     }
 }
 
-/// Which flows get their own rows, lines and a place in Jain's index.
+/// Which flows get their own rows and lines. Jain's index takes those of
+/// them that compete for the path (not pings, not streams of
+/// acknowledgements; see `FlowSummary::in_fairness`), or all of them when
+/// the user named them ([`FlowSelection::Matching`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum FlowSelection {
     /// Flows that carried at least 1% of the direction's delivered bytes:

@@ -273,7 +273,11 @@ fn flows_table(d: &DirectionSummary) -> String {
             html,
             "<tr><td>{}</td><td>{}</td><td>{} packets, {} bytes</td><td>{} – {}</td><td>{}</td>\
              <td>{}</td><td>{}, {}</td><td>{}</td><td>{} / {} / {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(f.name.as_deref().unwrap_or("(not named in the log)")),
+            escape(&format!(
+                "{}{}",
+                f.name.as_deref().unwrap_or("(not named in the log)"),
+                if f.in_fairness { "" } else { " (not in Jain's index)" }
+            )),
             f.flow,
             f.delivered,
             f.delivered_bytes,

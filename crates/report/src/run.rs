@@ -202,6 +202,17 @@ fn emu_run(
         }),
         None => Vec::new(),
     };
+    // One link of an experiment: the hosts' side links (and their delays)
+    // are in logs of their own, so the round trip beside srtt is this
+    // link's, not the connection's whole path.
+    if !sockets.is_empty() && !log_dir.join("tcp").is_dir() {
+        warnings.push(format!(
+            "{} is one link of an experiment: its \"path round trip\" beside srtt is this \
+             link's alone, without the other links' delays (the hosts' side links), which \
+             srtt includes",
+            log_dir.display()
+        ));
+    }
     let mut result = Run {
         summary: RunSummary {
             name,

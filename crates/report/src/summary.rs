@@ -89,7 +89,9 @@ pub struct PathSummary {
     /// Packets that left the path without having entered at its first
     /// shell (sent from between two shells); not in the other figures.
     pub entered_mid_path: u64,
-    /// 1 − delivered/arrived, in packets.
+    /// Dropped / (delivered + dropped), in packets: what the path lost of
+    /// what it was done with. Packets still in flight when the log ends
+    /// are not lost (`in_flight_at_end`); Pantheon's figure counts them.
     pub loss: Option<f64>,
     /// Delivered bits over the first-to-last delivery span (as Pantheon).
     pub throughput_mbps: Option<f64>,
@@ -165,7 +167,8 @@ pub struct FlowSummary {
     /// direction's window throughput.
     pub window_throughput_mbps: Option<f64>,
     /// Delivered bits over the common window (see
-    /// [`Fairness::common_from_s`]), where every selected flow is active:
+    /// [`Fairness::common_from_s`]), where every flow in Jain's index is
+    /// active:
     /// these add up to at most the capacity, and Jain's index takes them.
     pub common_window_throughput_mbps: Option<f64>,
     /// This flow's part of everything delivered in the common window.
@@ -173,14 +176,17 @@ pub struct FlowSummary {
     pub loss: Option<f64>,
     pub one_way_delay: Option<DelayStats>,
     pub marks: Marks,
+    /// Whether Jain's index takes this flow: it competes for the path (not
+    /// a ping, not a stream of acknowledgements), or the user named it.
+    pub in_fairness: bool,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Fairness {
-    /// Flows the index is taken over.
+    /// Flows the index is taken over (see [`FlowSummary::in_fairness`]).
     pub flows: usize,
     /// The common window: the bins from the latest first delivery of the
-    /// selected flows to the earliest last one (whole bins, so it starts at
+    /// flows in the index to the earliest last one (whole bins, so it starts at
     /// a bin's start and ends at a bin's end); None if the flows never
     /// were all active at once.
     pub common_from_s: Option<f64>,
@@ -192,7 +198,7 @@ pub struct Fairness {
     pub jain_over_own_spans: Option<f64>,
     /// Jain's index per bin over the flows active in it (between their
     /// first and last delivery), averaged over the bins where at least two
-    /// selected flows are active (all bins with one flow selected).
+    /// of the index's flows are active (all bins with one flow in it).
     pub jain_mean_over_bins: Option<f64>,
 }
 

@@ -210,6 +210,10 @@ pub fn parse_csv(text: &str, offset_s: f64) -> Result<Vec<TcpSocket>, String> {
         if socket.inode == 0 {
             socket.inode = socket_inode;
         }
+        // The last sample's: a program sets its congestion control on the
+        // socket after the kernel made it with the default, and a sample
+        // taken in between named the default.
+        socket.congestion_control = get(cc)?.to_string();
         let srtt_us = number(srtt)?;
         if srtt_us > 0.0 {
             socket.samples.push((
@@ -322,6 +326,21 @@ mod tests {
             "the ACK direction is the same connection"
         );
         assert!(!sockets[1].is_flow(&tuple));
+    }
+
+    /// The first sample can predate the program's choice of congestion
+    /// control (the kernel's default, bbr here); the connection ran cubic.
+    #[test]
+    fn the_congestion_control_is_the_last_samples() {
+        let text = [
+            HEADER.to_string(),
+            row(0.0, 7, 40000, 0, 10).replace(",cubic,", ",bbr,"),
+            row(0.1, 7, 40000, 81_000, 10),
+            row(0.2, 7, 40000, 85_000, 14),
+        ]
+        .join("\n");
+        let sockets = parse_csv(&text, 0.0).unwrap();
+        assert_eq!(sockets[0].congestion_control, "cubic");
     }
 
     #[test]
