@@ -367,6 +367,34 @@ fn log_dump_writes_json_lines_and_keeps_json_as_an_alias() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `emu log header` prints what the log's header says, clock origins
+/// included (what aligns dumped record times with wall-clock time).
+#[test]
+fn log_header_prints_the_header_as_json() {
+    let dir = std::env::temp_dir().join(format!("emu-log-header-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("0-link.emulog");
+    write_synthetic_log(&log);
+    let output = emu(&["log", "header", &log.display().to_string()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let header: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(header["description"], "link 12mbit seed 0");
+    assert_eq!(header["monotonic_origin_ns"], 10_000_000_000u64);
+    assert_eq!(header["rate_bps"][1], 12_000_000);
+    // Not a log: one line naming the file, and a failure.
+    let garbage = dir.join("garbage");
+    std::fs::write(&garbage, "not a log").unwrap();
+    let output = emu(&["log", "header", &garbage.display().to_string()]);
+    assert_eq!(output.status.code(), Some(1));
+    let message = stderr(&output);
+    assert!(
+        message.contains("garbage") && message.contains("not an emu log"),
+        "{message}"
+    );
+    assert_eq!(message.lines().count(), 1, "{message}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The progress line of `emu report`, with its threshold lowered so a
 /// small log shows it (by default it needs logs of 256 MB or more).
 #[test]

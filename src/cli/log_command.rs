@@ -1,11 +1,12 @@
-//! `emu log dump FILE [--format csv|jsonl]`: a binary packet log as text.
+//! `emu log dump FILE [--format csv|jsonl]`: a binary packet log as text;
+//! `emu log header FILE`: what the log says of the shell that wrote it.
 //! (Figures and plots of logs are `emu report`'s; numpy reads the binary
 //! log directly, see docs/log-format.md.)
 
 use super::UsageError;
 use clap::{Args, Subcommand, ValueEnum};
 use emu_core::log::{dump, DumpFormat, LogReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct LogArgs {
@@ -25,6 +26,13 @@ enum LogAction {
         #[arg(long, value_enum, default_value = "csv")]
         format: Format,
     },
+    /// Print a log's header as JSON: the shell, its queues and rates, and
+    /// the clock origins that turn record times into wall-clock times.
+    Header {
+        /// A log file (`N-KIND.emulog` in the directory given to --log).
+        #[arg(value_hint = clap::ValueHint::FilePath)]
+        file: PathBuf,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -35,7 +43,10 @@ enum Format {
 }
 
 pub fn run(args: LogArgs) -> Result<i32, UsageError> {
-    let LogAction::Dump { file, format } = args.action;
+    let (file, format) = match args.action {
+        LogAction::Dump { file, format } => (file, format),
+        LogAction::Header { file } => return Ok(header(&file)),
+    };
     let reader = match LogReader::open(&file) {
         Ok(r) => r,
         Err(e) => {
@@ -62,6 +73,21 @@ pub fn run(args: LogArgs) -> Result<i32, UsageError> {
             }
             eprintln!("emu: {e}");
             Ok(1)
+        }
+    }
+}
+
+/// Prints the header of the log at `file`; the exit status.
+fn header(file: &Path) -> i32 {
+    match LogReader::open(file) {
+        Ok(reader) => {
+            let json = serde_json::to_string_pretty(&reader.header).expect("headers serialize");
+            println!("{json}");
+            0
+        }
+        Err(e) => {
+            eprintln!("emu: {e}");
+            1
         }
     }
 }

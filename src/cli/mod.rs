@@ -29,7 +29,7 @@ pub const SHELL_NAMES: [&str; 3] = ["delay", "link", "loss"];
     override_usage = "emu [OPTIONS] SHELL ARGS [-- SHELL ARGS]... [-- COMMAND [ARGS...]]\n       \
                       emu report RUN... [OPTIONS]\n       \
                       emu run EXPERIMENT.toml [OPTIONS]\n       \
-                      emu log dump FILE [--format csv|jsonl]\n       \
+                      emu log dump FILE [--format csv|jsonl] | log header FILE\n       \
                       emu queues | completions SHELL | man\n       \
                       emu setup-setuid [--copy-to DIR]   (as root, once: run emu without sudo)",
     after_help = "Each shell runs what follows it inside a new network namespace. Run `emu SHELL --help` \
