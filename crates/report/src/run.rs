@@ -46,9 +46,19 @@ impl Run {
     /// their one-way delays. `emu report` calls it for the `tcp/` samples
     /// next to the logs; a caller with samples of its own (an experiment
     /// runner) may call it too.
+    ///
+    /// A connection none of whose packets are among the flows shown (the
+    /// control connection beside an iperf3 test, under the default
+    /// `--flows significant`) is left out, as its packets are; where the
+    /// log names no flows (older logs), every connection stays.
     pub fn attach_tcp(&mut self, sockets: Vec<TcpSocket>) {
-        for socket in &sockets {
-            let mut summary = TcpSummary::of(socket);
+        let named = self
+            .summary
+            .directions
+            .iter()
+            .any(|d| d.flows.iter().any(|f| f.tuple.is_some()));
+        for socket in sockets {
+            let mut summary = TcpSummary::of(&socket);
             let mut medians = Vec::new();
             for d in &self.summary.directions {
                 for f in &d.flows {
@@ -70,12 +80,15 @@ impl Run {
                     }
                 }
             }
+            if named && summary.flows.is_empty() {
+                continue;
+            }
             // Both directions' packets matched: their medians add up to the
             // round trip the path alone gave the connection.
             summary.path_rtt_p50_ms = (medians.len() == 2).then(|| medians.iter().sum());
             self.summary.tcp.push(summary);
+            self.tcp.push(socket);
         }
-        self.tcp.extend(sockets);
     }
 }
 

@@ -1,8 +1,11 @@
 //! A link's log in an experiment's run (`RUN/links/NAME/`) takes the run's
 //! TCP samples, and the report says the round trip set beside srtt is that
-//! link's alone; a shell run's own samples cover its whole path.
+//! link's alone; a shell run's own samples cover its whole path. Either
+//! way, a connection none of whose packets the log shows (iperf3's control
+//! connection) is left out.
 
-use emu_core::log::{write_log_file, Event, LogHeader, Record};
+use emu_core::flow::FlowTuple;
+use emu_core::log::{write_log_file, Direction, Event, LogHeader, Record};
 use emu_core::Nanos;
 use report::Options;
 use std::path::{Path, PathBuf};
@@ -17,10 +20,18 @@ fn write(run: &Path, logs: &Path) {
     std::fs::create_dir_all(logs).unwrap();
     let clock = format!("{{\"flows_started_monotonic_ns\": {ORIGIN}}}");
     std::fs::write(run.join("clock.json"), clock).unwrap();
-    let row = |t: f64| {
-        format!("{t},7,10.0.0.1,40000,10.0.0.2,5201,1,cubic,41000,0,40000,10,0,1448,0,0,0,0,0,1000,0,0,0,0,0,0,0")
+    // The test's connection (port 40000), and its control connection
+    // (40001), none of whose packets are in the log.
+    let row = |t: f64, port: u16| {
+        format!("{t},7,10.0.0.1,{port},10.0.0.2,5201,1,cubic,41000,0,40000,10,0,1448,0,0,0,0,0,1000,0,0,0,0,0,0,0")
     };
-    let csv = [CSV_HEADER.to_string(), row(0.1), row(0.2)].join("\n");
+    let csv = [
+        CSV_HEADER.to_string(),
+        row(0.1, 40000),
+        row(0.1, 40001),
+        row(0.2, 40000),
+    ]
+    .join("\n");
     std::fs::write(run.join("tcp/flow.csv"), csv).unwrap();
     let record = |time: Nanos, event: Event| Record {
         time: ORIGIN + time,
@@ -30,11 +41,20 @@ fn write(run: &Path, logs: &Path) {
         event,
         ..Record::default()
     };
-    let records = [
+    let tuple = FlowTuple {
+        protocol: 6,
+        source: "10.0.0.1".parse().unwrap(),
+        destination: "10.0.0.2".parse().unwrap(),
+        source_port: 40000,
+        destination_port: 5201,
+    };
+    let (named, n) = tuple.records(ORIGIN, 1, 0, Direction::Uplink);
+    let mut records = named[..n].to_vec();
+    records.extend([
         record(0, Event::Arrive),
         record(0, Event::Enqueue),
         record(MS, Event::Depart),
-    ];
+    ]);
     let header = LogHeader {
         description: "link 20mbit".into(),
         monotonic_origin_ns: ORIGIN,
