@@ -257,6 +257,41 @@ fn a_setuid_emu_runs_the_command_as_the_user_and_writes_only_where_the_user_may(
         text(&out.stderr)
     );
     assert!(!copied.exists());
+    // Nor is it a delay trace, a rate trace or a jitter distribution, whose
+    // errors would quote its first line.
+    std::fs::write(&secret, "root:secret-line\n").unwrap();
+    for args in [
+        vec!["delay", "--delay-trace"],
+        vec!["link", "10mbit", "--rate-trace"],
+        vec!["delay", "10", "--jitter", "1ms", "--distribution"],
+    ] {
+        let out = user
+            .command(&emu)
+            .args(&args)
+            .arg(&secret)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(stderr.contains("Permission denied"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("secret-line"), "{args:?}: {stderr}");
+    }
+
+    // An experiment's programs and results would be root's: a setuid emu
+    // refuses to run one, before reading the file.
+    let experiment = home.join("x.toml");
+    std::fs::write(&experiment, "[[flows]]\nkind = \"command\"\n").unwrap();
+    let out = user
+        .command(&emu)
+        .arg("run")
+        .arg(&experiment)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("sudo emu run"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
 
     // Subcommands that need no privilege run as the user: a root-only log
     // cannot be read through emu.

@@ -231,7 +231,9 @@ impl DelayDynamicsArgs {
                 "delay: --once needs --steps or --delay-trace".into(),
             ));
         }
-        self.options().parse(base).map_err(usage("delay"))
+        as_invoker("delay", || {
+            self.options().parse(base).map_err(usage("delay"))
+        })
     }
 }
 
@@ -253,7 +255,7 @@ impl LinkDynamicsArgs {
     }
 
     pub fn parse(&self, once: bool) -> Result<LinkDynamics, UsageError> {
-        self.options().parse(once).map_err(usage("link"))
+        as_invoker("link", || self.options().parse(once).map_err(usage("link")))
     }
 }
 
@@ -271,7 +273,7 @@ impl LossDynamicsArgs {
     /// The loss pattern given `mean` (PROB, the mean loss rate), and the
     /// duplicate and corrupt probabilities.
     pub fn parse(&self, mean: Option<f64>) -> Result<LossDynamics, UsageError> {
-        self.options().parse(mean).map_err(usage("loss"))
+        as_invoker("loss", || self.options().parse(mean).map_err(usage("loss")))
     }
 
     pub fn is_markov(&self) -> bool {
@@ -282,4 +284,19 @@ impl LossDynamicsArgs {
     pub fn words(&self) -> Vec<String> {
         self.options().words()
     }
+}
+
+/// Parses with the file access of the user behind sudo or a setuid emu:
+/// options that name a file (`--delay-trace`, `--rate-trace`,
+/// `--distribution`) must never read a file the user may not, and an
+/// error quoting its first line would hand it over.
+fn as_invoker<T>(
+    shell: &str,
+    parse: impl FnOnce() -> Result<T, UsageError>,
+) -> Result<T, UsageError> {
+    shells::privilege::as_invoker(parse).map_err(|e| {
+        UsageError(format!(
+            "{shell}: reading its files as the invoking user: {e}"
+        ))
+    })?
 }

@@ -13,6 +13,7 @@ mod shell_args;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use emu_core::time::parse_duration;
+use shells::privilege;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -408,6 +409,13 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         )),
         Some(TopCommand::Shell(first)) => run_shells(first, globals, command_line),
         Some(TopCommand::Report(report)) => report_command::run(report),
+        Some(TopCommand::Run(_)) if shells::privilege::origin() == privilege::Origin::Setuid => {
+            Err(UsageError(
+                "run: a setuid emu runs shells only: an experiment's programs and results \
+                 would run and be written as root; run it with sudo (sudo emu run FILE)"
+                    .into(),
+            ))
+        }
         Some(TopCommand::Run(run)) => run_command::run(run),
         Some(TopCommand::Log(log)) => log_command::run(log),
         Some(TopCommand::SetupSetuid(setup)) => setup_setuid::run(setup),
