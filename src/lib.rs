@@ -15,5 +15,29 @@ pub fn start() -> i32 {
         eprintln!("emu: {message}");
         return 1;
     }
-    cli::main(std::env::args().skip(1).collect())
+    match utf8_arguments(std::env::args_os().skip(1)) {
+        Ok(args) => cli::main(args),
+        Err(message) => {
+            eprintln!("emu: {message}");
+            2
+        }
+    }
+}
+
+/// The arguments as text, or which one is not. emu's options, shells and
+/// the command it passes on are all read as UTF-8 (`std::env::args` would
+/// panic on the first that is not).
+fn utf8_arguments(args: impl Iterator<Item = std::ffi::OsString>) -> Result<Vec<String>, String> {
+    args.enumerate()
+        .map(|(i, arg)| {
+            arg.into_string().map_err(|arg| {
+                format!(
+                    "argument {} ({:?}) is not valid UTF-8; emu takes UTF-8 arguments only \
+                     (give such bytes to the command in a script or an environment variable)",
+                    i + 1,
+                    arg
+                )
+            })
+        })
+        .collect()
 }

@@ -442,3 +442,46 @@ fn report_shows_progress_on_large_inputs() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Output into a pipe whose reader has gone (`emu --help | true`) ends
+/// emu quietly, as it ends other tools: no panic, no backtrace.
+#[test]
+fn a_closed_pipe_on_stdout_ends_emu_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    for args in [vec!["queues"], vec!["--help"], vec!["completions", "zsh"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_emu"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let message = stderr(&out);
+        assert!(!message.contains("panicked"), "{args:?}: {message}");
+        assert!(
+            out.status.success() || out.status.signal() == Some(libc::SIGPIPE),
+            "{args:?}: {:?} {message}",
+            out.status
+        );
+    }
+}
+
+/// An argument that is not UTF-8 gets one line naming it, not a panic.
+#[test]
+fn an_argument_that_is_not_utf8_is_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"a\xffb");
+    let out = Command::new(env!("CARGO_BIN_EXE_emu"))
+        .args(["delay", "10", "--", "echo"])
+        .arg(bad)
+        .output()
+        .unwrap();
+    let message = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains("argument 5") && message.contains("not valid UTF-8"),
+        "{message}"
+    );
+    assert_eq!(message.lines().count(), 1, "{message}");
+}

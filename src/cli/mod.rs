@@ -363,7 +363,7 @@ impl From<GlobalArgs> for Globals {
 
 pub fn main(args: Vec<String>) -> i32 {
     // Called as mm-delay, mm-link, ...: Mahimahi's commands.
-    let program = std::env::args().next().unwrap_or_default();
+    let program = std::env::args_os().next().unwrap_or_default();
     let name = std::path::Path::new(&program)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -381,6 +381,7 @@ pub fn main(args: Vec<String>) -> i32 {
 }
 
 fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
+    closed_pipe_ends_quietly(true);
     let command_line = std::iter::once("emu".to_string())
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
@@ -396,10 +397,12 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
             Err(e) => return Err(clap_error(&e, &args)),
         };
     let globals = Globals::from(cli.globals);
-    if !matches!(
+    let builds = matches!(
         cli.command,
         Some(TopCommand::Shell(_) | TopCommand::Run(_) | TopCommand::SetupSetuid(_))
-    ) {
+    );
+    closed_pipe_ends_quietly(!builds);
+    if !builds {
         // A setuid emu needs root only to build shells and experiments.
         shells::privilege::drop_for_good().map_err(UsageError)?;
     }
@@ -429,6 +432,22 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         }
         Some(TopCommand::Man { dir }) => man_page(dir),
     }
+}
+
+/// Whether writing into a closed pipe (`emu report --json | head -c1`,
+/// `emu --help | true`) ends emu at once and quietly, as it ends other
+/// tools (SIGPIPE's default), instead of a panic in `println!`. Only for
+/// what builds nothing: the shells and experiments must always tear down
+/// their namespaces and rules, so there the write fails instead (the
+/// runtime's SIG_IGN).
+fn closed_pipe_ends_quietly(quietly: bool) {
+    let action = if quietly {
+        libc::SIG_DFL
+    } else {
+        libc::SIG_IGN
+    };
+    // SAFETY: setting a signal's disposition to a constant one.
+    unsafe { libc::signal(libc::SIGPIPE, action) };
 }
 
 /// `emu man`: the page of `emu` itself on stdout, or with `--dir` one page
