@@ -133,6 +133,44 @@ fn a_pantheon_scheme_runs_through_mm_delay_and_mm_link() {
     );
 }
 
+/// A text log mm-link cannot write stops it with status 1, and leaves
+/// nothing behind: not the log it did open, not its scratch directory
+/// (whether the log fails to open, or fails as it is written after the
+/// run).
+#[test]
+fn mm_link_leaves_nothing_when_a_log_cannot_be_written() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("mmlogs");
+    let trace = dir.join("1.trace");
+    std::fs::write(&trace, "1\n").unwrap();
+    let ok = dir.join("ok.log");
+    for logs in [
+        vec![
+            format!("--uplink-log={}", ok.display()),
+            format!("--downlink-log={}", dir.join("none/d.log").display()),
+        ],
+        vec!["--uplink-log=/dev/full".to_string()],
+    ] {
+        let child = Command::new(env!("CARGO_BIN_EXE_mm-link"))
+            .arg(&trace)
+            .arg(&trace)
+            .args(&logs)
+            .args(["--", "true"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{logs:?}: {stderr}");
+        assert!(leftovers(pid, "mm-link").is_empty(), "{logs:?}");
+        let scratch = std::env::temp_dir().join(format!("emu-mm-link-{pid}"));
+        assert!(!scratch.exists(), "{logs:?}: {} left", scratch.display());
+        assert!(!ok.exists(), "{logs:?}: the log it opened was left");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Mahimahi's trace errors, named with the file, exit status 1, nothing
 /// left behind.
 #[test]

@@ -348,6 +348,7 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
         directions: [directions.remove(0), directions.remove(0)],
         seed: NO_RANDOMNESS,
     };
+    open_text_logs(&o.logs)?;
     let wants_text = o.logs.iter().any(Option::is_some);
     // The text logs are written from emu's binary log after the run.
     let scratch = (wants_text && o.log_dir.is_none())
@@ -361,10 +362,7 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
             ))
         })?;
     }
-    for path in o.logs.iter().flatten() {
-        shells::privilege::io_as_invoker(|| std::fs::File::create(path))
-            .map_err(|e| UsageError(format!("{path}: error opening for writing ({e})")))?;
-    }
+    let _scratch = scratch.map(ScratchDir);
     let prefix = std::env::var("MAHIMAHI_SHELL_PREFIX").ok();
     let line = command_line(name, args);
     let finished = run(spec, o.command.clone(), log_dir.clone(), line.clone())?;
@@ -391,10 +389,42 @@ fn link(name: &str, args: &[String]) -> Result<i32, UsageError> {
             }
         }
     }
-    if let Some(dir) = scratch {
-        let _ = shells::privilege::as_invoker(|| std::fs::remove_dir_all(dir));
-    }
     Ok(finished.status)
+}
+
+/// Opens (creates or empties) the text logs before anything is built, as
+/// Mahimahi does, so a log that cannot be written stops mm-link at once.
+/// If one fails, those this call created go again: a failed mm-link
+/// leaves nothing behind.
+fn open_text_logs(logs: &[Option<String>]) -> Result<(), UsageError> {
+    let mut created: Vec<&str> = Vec::new();
+    for path in logs.iter().flatten() {
+        let existed = Path::new(path).exists();
+        match shells::privilege::io_as_invoker(|| std::fs::File::create(path)) {
+            Ok(_) if !existed => created.push(path),
+            Ok(_) => {}
+            Err(e) => {
+                for path in created {
+                    let _ = shells::privilege::as_invoker(|| std::fs::remove_file(path));
+                }
+                return Err(UsageError(format!(
+                    "{path}: error opening for writing ({e})"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The log directory mm-link makes for itself when only text logs were
+/// asked for: removed however the run ends (a text log that cannot be
+/// written, too).
+struct ScratchDir(PathBuf);
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = shells::privilege::as_invoker(|| std::fs::remove_dir_all(&self.0));
+    }
 }
 
 #[cfg(test)]
