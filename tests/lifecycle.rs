@@ -40,8 +40,13 @@ fn nothing_is_left_after_a_run_even_a_background_child() {
 fn nothing_is_left_after_kill_9() {
     let Some(_serial) = start() else { return };
     let marker = "27.1828";
+    // An outside program (on the host, with a background child of its
+    // own) goes too.
+    let outside = format!("sleep {marker} & sleep {marker}");
     let mut child = emu()
         .args([
+            "--outside",
+            &outside,
             "delay",
             "1",
             "--",

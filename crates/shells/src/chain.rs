@@ -90,7 +90,7 @@ fn run_guarded(
         guardian.watch_namespace(host.identity()?);
     }
     // Started first, so a server has the time the shells take to come up.
-    let outside = Outside::start(&host, &options.outside)?;
+    let outside = Outside::start(&host, &options.outside, guardian)?;
     let depth: usize = std::env::var("EMU_SHELL_DEPTH")
         .ok()
         .and_then(|d| d.parse().ok())

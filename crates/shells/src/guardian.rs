@@ -57,6 +57,14 @@ impl Guardian {
         let _ = writeln!(self.pipe, "ns {} {}", identity.0, identity.1);
     }
 
+    /// A process group emu started outside its namespaces (`--outside`),
+    /// in session `session`, whose members must die with emu. The session
+    /// is checked too: a group id taken again after the group ended names
+    /// someone else's processes, in another session as a rule.
+    pub fn watch_group(&mut self, group: i32, session: i32) {
+        let _ = writeln!(self.pipe, "group {group} {session}");
+    }
+
     /// A host rule to delete if emu dies: the program and its -A arguments.
     pub fn watch_rule(&mut self, program: &str, spec: &[String]) {
         let _ = writeln!(self.pipe, "rule {program} {}", spec.join(" "));
@@ -88,6 +96,7 @@ fn guard(pipe: File) -> ! {
     // SAFETY: prctl with a static, NUL-terminated name.
     unsafe { libc::prctl(libc::PR_SET_NAME, c"emu-guardian".as_ptr()) };
     let mut namespaces = Vec::new();
+    let mut groups: Vec<(i32, i32)> = Vec::new();
     let mut rules: Vec<(String, Vec<String>)> = Vec::new();
     for line in BufReader::new(pipe).lines() {
         let Ok(line) = line else { break };
@@ -99,6 +108,11 @@ fn guard(pipe: File) -> ! {
                     namespaces.push((dev, ino));
                 }
             }
+            ["group", group, session] => {
+                if let (Ok(group), Ok(session)) = (group.parse(), session.parse()) {
+                    groups.push((group, session));
+                }
+            }
             ["rule", program, spec @ ..] => rules.push((
                 program.to_string(),
                 spec.iter().map(|s| s.to_string()).collect(),
@@ -108,9 +122,47 @@ fn guard(pipe: File) -> ! {
     }
     // emu is gone without saying "done": clean up what it left.
     crate::netns::kill_processes_in(&namespaces);
+    stop_groups(&groups);
     for (program, spec) in rules {
         let args = crate::nat::with_action(&spec, "-D");
         let _ = std::process::Command::new(&program).args(&args).output();
     }
     std::process::exit(0)
+}
+
+/// Stops the members of each (process group, session): SIGTERM, a second
+/// to end, then SIGKILL, as emu itself stops its outside commands.
+fn stop_groups(groups: &[(i32, i32)]) {
+    let members = || -> Vec<i32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|&pid| {
+                // SAFETY: plain queries of another process's ids.
+                let (group, session) = unsafe { (libc::getpgid(pid), libc::getsid(pid)) };
+                groups.contains(&(group, session))
+            })
+            .collect()
+    };
+    let start = std::time::Instant::now();
+    loop {
+        let left = members();
+        let waited = start.elapsed();
+        if left.is_empty() || waited > std::time::Duration::from_secs(3) {
+            return;
+        }
+        let signal = if waited < std::time::Duration::from_secs(1) {
+            libc::SIGTERM
+        } else {
+            libc::SIGKILL
+        };
+        for pid in left {
+            // SAFETY: sending a signal.
+            unsafe { libc::kill(pid, signal) };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }

@@ -2,10 +2,12 @@
 //! shell (the host, or with `--rootless` the experiment's own) for as long
 //! as the command does, typically the server the command talks to at
 //! `$EMU_BASE`. They run as the user the command runs as, each in a process
-//! group of its own, and are stopped (SIGTERM, then SIGKILL) when emu ends.
+//! group of its own, and are stopped (SIGTERM, then SIGKILL) when emu ends,
+//! by emu's guardian if emu is killed.
 
 use crate::command::{self, CommandSpec};
 use crate::error::Result;
+use crate::guardian::Guardian;
 use crate::netns::NetNs;
 use crate::privilege;
 use std::process::Child;
@@ -17,7 +19,9 @@ pub struct Outside {
 }
 
 impl Outside {
-    pub fn start(ns: &NetNs, commands: &[String]) -> Result<Outside> {
+    /// Starts `commands` in `ns`; `guardian` stops them should emu be
+    /// killed before it can.
+    pub fn start(ns: &NetNs, commands: &[String], guardian: &mut Guardian) -> Result<Outside> {
         let mut outside = Outside {
             children: Vec::new(),
         };
@@ -37,6 +41,9 @@ impl Outside {
             };
             // On failure, those already started are stopped by the drop.
             let child = command::spawn(ns, &spec)?;
+            // Its own group, in emu's session.
+            // SAFETY: getsid(0) asks for this process's session.
+            guardian.watch_group(child.id() as i32, unsafe { libc::getsid(0) });
             outside.children.push((text.clone(), child));
         }
         Ok(outside)
