@@ -93,6 +93,54 @@ fn sigterm_reaches_the_command_and_its_status_is_emus() {
     assert!(left.is_empty(), "left behind after SIGTERM: {left:?}");
 }
 
+/// `kill -INT emu` is a Ctrl-C: it reaches what the command runs in the
+/// foreground, not the command alone (a shell waiting for its sleep never
+/// saw it, and the run went on).
+#[test]
+fn sigint_reaches_what_the_command_waits_for() {
+    let Some(_serial) = start() else { return };
+    let seconds = format!("31.{}", std::process::id());
+    let mut command = emu();
+    command
+        .args(["delay", "1", "--", "sh", "-c"])
+        .arg(format!("sleep {seconds}; echo after"))
+        .stdout(std::process::Stdio::piped());
+    // A test run started in the background by a script has SIGINT ignored,
+    // and emu would inherit that: give it the default, as a terminal would.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    let pid = child.id();
+    wait_for_device(pid);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("emu still runs 10 s after SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(128 + libc::SIGINT));
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    assert!(
+        !out.contains("after"),
+        "the shell went on after its sleep: {out}"
+    );
+    let left = wait_until_clean(pid, &format!("sleep {seconds}"));
+    assert!(left.is_empty(), "left behind after SIGINT: {left:?}");
+}
+
 #[test]
 fn once_stops_the_command_at_the_end_of_the_trace() {
     let Some(_serial) = start() else { return };

@@ -212,6 +212,7 @@ fn run_guarded(
         },
     )?;
     let child_pid = child.id() as i32;
+    let command_namespace = outer.identity().ok();
     {
         let news = news_tx.clone();
         std::thread::spawn(move || {
@@ -260,14 +261,15 @@ fn run_guarded(
         };
         match news {
             Ok(News::Exited(status)) => break command::status_code(status),
+            Ok(News::Signal(libc::SIGINT)) => signals::interrupt(command_namespace, child_pid),
             Ok(News::Signal(signal)) => {
                 // SAFETY: sending a signal to our own child.
                 unsafe { libc::kill(child_pid, signal) };
                 // emu was told to end: a command that ignores it is
                 // killed after a grace period, or emu would never end
-                // and never clean up. SIGINT is only passed on (an
-                // interactive shell rightly ignores it).
-                if signal != libc::SIGINT && kill_at.is_none() {
+                // and never clean up. SIGINT (above) is only passed on
+                // (an interactive shell rightly ignores it).
+                if kill_at.is_none() {
                     kill_at = Some(std::time::Instant::now() + STOP_GRACE);
                 }
             }

@@ -49,3 +49,25 @@ pub(crate) fn spawn_forwarder(forward: impl Fn(i32) -> bool + Send + 'static) {
         }
     });
 }
+
+/// Passes on a SIGINT sent to emu with kill() as a terminal's Ctrl-C
+/// would: to every process of emu's process group in the command's
+/// network namespace `namespace` (the command, and what it runs in the
+/// foreground), not to the command alone. `sh -c 'sleep 60'` waits for
+/// its sleep, which a SIGINT to the shell alone never reached, so the run
+/// went on. Falls back to `command` alone where the namespace is unknown.
+pub(crate) fn interrupt(namespace: Option<(u64, u64)>, command: i32) {
+    let Some(namespace) = namespace else {
+        // SAFETY: sending a signal to our own child.
+        unsafe { libc::kill(command, libc::SIGINT) };
+        return;
+    };
+    // SAFETY: getpgid(0) asks for this process's group.
+    let group = unsafe { libc::getpgid(0) };
+    for pid in crate::netns::processes_in(&[namespace]) {
+        // SAFETY: asking for a process's group, then signalling it.
+        if unsafe { libc::getpgid(pid) } == group {
+            unsafe { libc::kill(pid, libc::SIGINT) };
+        }
+    }
+}
