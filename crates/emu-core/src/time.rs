@@ -43,6 +43,12 @@ fn clock_ns(clock: libc::clockid_t) -> Nanos {
     ts.tv_sec as Nanos * NS_PER_SEC + ts.tv_nsec as Nanos
 }
 
+/// The longest span emu takes (a delay, a trace's timestamps, a time in a
+/// schedule): a hundred years. The clock plus such a span stays within a
+/// u64 of nanoseconds (584 years); a delay of 18446744000 s wrapped around
+/// to no delay at all.
+pub const LONGEST_SPAN: Nanos = 100 * 365 * 86_400 * NS_PER_SEC;
+
 const DURATION_HELP: &str =
     "a duration such as 40, 0.25ms, 500us, 2s or 100ns (a bare number is milliseconds)";
 
@@ -61,7 +67,10 @@ pub fn parse_duration(text: &str) -> Result<Nanos, ParseError> {
     };
     let value =
         scaled_decimal(number, scale).ok_or_else(|| ParseError::new(text, DURATION_HELP))?;
-    Nanos::try_from(value).map_err(|_| ParseError::new(text, "a duration under 584 years"))
+    Nanos::try_from(value)
+        .ok()
+        .filter(|&ns| ns <= LONGEST_SPAN)
+        .ok_or_else(|| ParseError::new(text, "a duration of at most 100 years"))
 }
 
 /// Writes a duration in the largest unit that keeps it short and exact
@@ -107,6 +116,18 @@ mod tests {
         assert_eq!(parse_duration("7ns").unwrap(), 7);
         assert_eq!(parse_duration("0.0000001ms").unwrap(), 0);
         assert_eq!(parse_duration(".5ms").unwrap(), 500_000);
+    }
+
+    /// Past a hundred years, a span plus the clock could wrap a u64 of
+    /// nanoseconds around to a time long past.
+    #[test]
+    fn a_duration_is_at_most_a_hundred_years() {
+        let years = 100 * 365 * 86_400u64;
+        assert_eq!(parse_duration(&format!("{years}s")).unwrap(), LONGEST_SPAN);
+        let err = parse_duration(&format!("{}s", years + 1)).unwrap_err();
+        assert!(err.to_string().contains("100 years"), "{err}");
+        assert!(parse_duration("18446744000s").is_err());
+        assert!(monotonic_now().checked_add(LONGEST_SPAN).is_some());
     }
 
     #[test]

@@ -31,7 +31,7 @@
 //! assert_eq!(trace.opportunities(0, false).count(), 3);
 //! ```
 
-use crate::time::{Nanos, NS_PER_MS, NS_PER_US};
+use crate::time::{Nanos, LONGEST_SPAN, NS_PER_MS, NS_PER_US};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -144,7 +144,11 @@ impl Trace {
             })?;
             let time = value
                 .checked_mul(fine_unit.unwrap_or(NS_PER_MS))
-                .ok_or((Some(number), format!("timestamp {value} is too large")))?;
+                .filter(|&t| t <= LONGEST_SPAN)
+                .ok_or((
+                    Some(number),
+                    format!("timestamp {value} is too large (a trace lasts at most 100 years)"),
+                ))?;
             if let Some(&previous) = times.last() {
                 if time < previous {
                     return Err((Some(number), "timestamps must be nondecreasing".into()));
@@ -367,6 +371,8 @@ mod tests {
         assert!(err("1\nabc\n").1.contains("'abc'"));
         assert!(err("1\n2\n\n").1.contains("empty line"));
         assert!(err("-1\n").1.contains("'-1'"));
+        // A period the clock would wrap around with.
+        assert!(err("1\n18446744073000\n").1.contains("100 years"));
     }
 
     #[test]
