@@ -432,6 +432,34 @@ fn an_unavailable_congestion_control_fails_before_anything_starts() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A flow whose program fails is named on stderr with how it ended (the
+/// table only shows a dash); one that succeeds is not.
+#[test]
+fn a_failed_flow_is_said() {
+    let Some(_serial) = start() else { return };
+    let (dir, file) = experiment_file(
+        "failed",
+        "failed",
+        format!(
+            "{TWO_HOSTS}\n[[flows]]\nname = \"fails\"\nkind = \"command\"\nfrom = \"a\"\ncommand = \"exit 3\"\n[[flows]]\nname = \"fine\"\nkind = \"command\"\nfrom = \"a\"\ncommand = \"true\"\n"
+        ),
+    );
+    let output = emu_run(&file, &dir.join("out"), &[]);
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("ended with"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains("flow fails ended with exit 3"),
+        "{stderr}"
+    );
+    nothing_left();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_malformed_file_is_reported_with_its_line_and_key() {
     let Some(_serial) = start() else { return };

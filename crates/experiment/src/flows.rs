@@ -275,6 +275,15 @@ fn spawn_with(
     })
 }
 
+/// How a flow's program that did its work ends (see [`describe`] and the
+/// runner): by itself with status 0, or stopped at its end (a command).
+pub fn ended_well(ended: &str) -> bool {
+    ended == "exit 0" || ended == STOPPED_AT_ITS_END
+}
+
+/// How a command stopped when its time was up is said to have ended.
+pub const STOPPED_AT_ITS_END: &str = "stopped at its end";
+
 /// How a program ended, in words.
 pub fn describe(status: std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;

@@ -549,7 +549,7 @@ async fn run_flows(
                 _ = tokio::time::sleep_until(deadline) => {
                     let _ = child.start_kill();
                     let _ = child.wait().await;
-                    if is_command { "stopped at its end".to_string() } else { "killed: ran past its end".to_string() }
+                    if is_command { flows::STOPPED_AT_ITS_END.to_string() } else { "killed: ran past its end".to_string() }
                 }
             };
             (index, ended)

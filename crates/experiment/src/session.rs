@@ -6,6 +6,7 @@
 //! `--cell K` for each K that `--list-cells` prints.
 
 use crate::config::{self, Experiment, ExperimentError, Plan, Source};
+use crate::flows;
 use crate::results::{self, CellSummary, RunResult};
 use crate::runner::{self, ControlPlane, RunError, RunInfo};
 use crate::sweep::{Cell, Grid};
@@ -226,6 +227,17 @@ fn run_cells(
                             "emu run: warning: cell {} run {run}: a link's packet accounting does not add up; see {}",
                             planned.cell.index,
                             dir.join("links.json").display()
+                        );
+                    }
+                    // A flow whose program failed has no figures, or
+                    // wrong ones: say so, where the table shows a dash.
+                    for flow in result.flows.iter().filter(|f| !flows::ended_well(&f.ended)) {
+                        eprintln!(
+                            "emu run: warning: cell {} run {run}: flow {} ended with {}; see {}",
+                            planned.cell.index,
+                            flow.name,
+                            flow.ended,
+                            dir.join("flows").display()
                         );
                     }
                     results.push(result);
