@@ -274,6 +274,15 @@ fn parse_quantum(text: &str) -> Result<u32, String> {
     }
 }
 
+/// A count of flow queues: 1 to 65536, as Linux takes for fq_codel.
+fn flow_count(text: &str) -> Result<usize, String> {
+    match parse_count(text) {
+        Ok(n) if (1..=65_536).contains(&n) => Ok(n as usize),
+        Ok(_) => Err(format!("'{text}' is not from 1 to 65536")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// Handles a flow-queue keyword (limit, flows, quantum, memory_limit) of
 /// fq_codel or fq_pie; false if it is not one.
 pub(crate) fn option(
@@ -283,7 +292,8 @@ pub(crate) fn option(
 ) -> Result<bool, SpecError> {
     match keyword {
         "limit" => *limit = words.value(keyword, parse_count)?,
-        "flows" => *flows = words.value(keyword, parse_count)?.clamp(1, 65_536) as usize,
+        // As Linux: 1 to 65536 flow queues, anything else refused.
+        "flows" => *flows = words.value(keyword, flow_count)?,
         "quantum" => *quantum = words.value(keyword, parse_quantum)?,
         "memory_limit" => *memory_limit = words.value(keyword, parse_size)?,
         _ => return Ok(false),

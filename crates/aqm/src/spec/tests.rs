@@ -208,3 +208,18 @@ fn a_quantum_beyond_linux_limit_is_refused_not_wrapped() {
         assert!(queue.dequeue(0, &mut outcome).is_some());
     }
 }
+
+/// As Linux refuses them: no flow queues, or more than 65536, is an
+/// error naming the value, where it was quietly made 1 or 65536.
+#[test]
+fn a_count_of_flow_queues_outside_linux_range_is_refused() {
+    for discipline in ["fq_codel", "fq_pie"] {
+        for flows in ["0", "65537", "99999999999"] {
+            let err = QueueSpec::parse(&format!("{discipline} flows {flows}")).unwrap_err();
+            assert!(err.0.contains(flows) && err.0.contains("65536"), "{err}");
+        }
+        for flows in ["1", "65536"] {
+            assert!(QueueSpec::parse(&format!("{discipline} flows {flows}")).is_ok());
+        }
+    }
+}
