@@ -749,6 +749,10 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         let runs = shared.reader_runs.load(Ordering::SeqCst);
         drop(model);
         let now = monotonic_now();
+        let spin_now = match budget.as_mut() {
+            Some(budget) => budget.allow(spin.current(), now),
+            None => spin.current(),
+        };
         // Before it would sleep, the pump takes what its writes caused at
         // once (a ping's reply, a TCP acknowledgement), as a reader does
         // after its writes (see `input::follow`): the packet is read, and
@@ -757,14 +761,15 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         // microseconds on a virtual machine), each one added to the
         // emulated path's round trip. A departure of the other direction
         // due too soon to wake its pump for is then this pump's to wait
-        // for. Not when its own next departure is closer than its spin:
-        // then it would not sleep, and the other direction's reader is as
-        // near. Nor under load (the reader hands packets over): the
-        // other reader is awake then, and a third thread reading would
-        // only contend with it (without this, TCP through `delay 0` ran
+        // for. Not when it would not sleep (its own next departure is too
+        // close, by the same rule as below): then the other direction's
+        // reader is as near. Nor under load (the reader hands packets
+        // over): the other reader is awake then, and a third thread
+        // reading would only contend with it (without this, TCP through `delay 0` ran
         // about 7% slower in interleaved runs, within this VM's spread).
         let follows = wrote && !loaded && !timing.busy_poll;
-        if follows && deadline.is_none_or(|d| d > now + spin.current()) {
+        let sleeps = |d: Nanos| sleep_before(d.saturating_sub(now), spin_now).is_some();
+        if follows && deadline.is_none_or(sleeps) {
             wrote = false;
             follow(Turn {
                 writers: vec![shared.clone()],
@@ -780,10 +785,6 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
             Some(d) if d <= now => continue,
             Some(d) => Some(d - now),
             None => None,
-        };
-        let spin_now = match budget.as_mut() {
-            Some(budget) => budget.allow(spin.current(), now),
-            None => spin.current(),
         };
         if wait.is_some() {
             allowed += u128::from(spin_now);
