@@ -404,7 +404,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
     closed_pipe_ends_quietly(!builds);
     if !builds {
         // A setuid emu needs root only to build shells and experiments.
-        shells::privilege::drop_for_good().map_err(UsageError)?;
+        privilege::drop_for_good().map_err(UsageError)?;
     }
     match cli.command {
         None => Err(UsageError(
@@ -412,7 +412,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         )),
         Some(TopCommand::Shell(first)) => run_shells(first, globals, command_line),
         Some(TopCommand::Report(report)) => report_command::run(report),
-        Some(TopCommand::Run(_)) if shells::privilege::origin() == privilege::Origin::Setuid => {
+        Some(TopCommand::Run(_)) if privilege::origin() == privilege::Origin::Setuid => {
             Err(UsageError(
                 "run: a setuid emu runs shells only: an experiment's programs and results \
                  would run and be written as root; run it with sudo (sudo emu run FILE)"

@@ -525,6 +525,12 @@ impl LogReader {
             message,
         };
         let file = File::open(path).map_err(|e| fail(0, format!("cannot open: {e}")))?;
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(fail(
+                0,
+                "is a directory, not a log: give one of its .emulog files".into(),
+            ));
+        }
         // A buffer of 1 MiB reads a long log in few system calls; a short
         // file gets one its own size, because the buffer is zero-filled on
         // first use (`Counted` only implements `read`), and a report opening
@@ -1456,5 +1462,8 @@ mod tests {
         let err = LogReader::open(&path).err().unwrap();
         assert!(err.message.contains("not an emu log"));
         std::fs::remove_file(&path).unwrap();
+        // A log directory given for a log: said so, not "too short".
+        let err = LogReader::open(&std::env::temp_dir()).err().unwrap();
+        assert!(err.message.contains("is a directory"), "{}", err.message);
     }
 }

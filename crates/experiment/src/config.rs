@@ -24,7 +24,7 @@
 //! ```
 
 use crate::units::{Bytes, Duration, RateValue};
-use emu_core::time::NS_PER_SEC;
+use emu_core::time::{format_duration, NS_PER_SEC};
 use emu_core::trace::Trace;
 use emu_core::Nanos;
 use link::Server;
@@ -786,7 +786,20 @@ pub fn plan(
             .map(|d| d.0)
             .unwrap_or(run.duration.0 - flow.start.0);
         if duration < NS_PER_SEC && flow.kind != FlowKind::Command && flow.bytes.is_none() {
-            return Err(source.key(&format!("{key}.duration"), "must be at least 1s"));
+            // Without a duration of its own, the flow runs to the run's
+            // end: the run's duration (or the flow's start) is at fault.
+            return Err(match flow.duration {
+                Some(_) => source.key(&format!("{key}.duration"), "must be at least 1s"),
+                None => source.key(
+                    "run.duration",
+                    format!(
+                        "leaves {key}, which runs to the end from its start at {}, {} where \
+                         a flow needs at least 1s (a bare number is milliseconds)",
+                        format_duration(flow.start.0),
+                        format_duration(duration)
+                    ),
+                ),
+            });
         }
         let omit = flow.omit.map_or(0, |o| o.0);
         if omit % NS_PER_SEC != 0 || omit + NS_PER_SEC > duration {
@@ -1202,6 +1215,21 @@ reverse = { rate = "10mbit" }
         .0;
         assert!(error.contains("bottleneck.forward.queue"), "{error}");
         assert!(error.contains("line 13"), "{error}");
+    }
+
+    /// A flow too short is blamed on the key that made it so: its own
+    /// duration, or else the run's (a bare `duration = 2` is 2 ms).
+    #[test]
+    fn a_flow_too_short_names_the_duration_at_fault() {
+        let flows = "\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n";
+        let err = plan_of(&format!("[run]\nduration = 2\n{TWO_HOSTS}{flows}")).unwrap_err();
+        assert!(
+            err.0.contains("key run.duration") && err.0.contains("2 ms"),
+            "{err}"
+        );
+        let own = format!("{TWO_HOSTS}{flows}duration = \"500ms\"\n");
+        let err = plan_of(&own).unwrap_err();
+        assert!(err.0.contains("key flows.0.duration"), "{err}");
     }
 
     #[test]

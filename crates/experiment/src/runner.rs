@@ -325,8 +325,10 @@ fn run_with_hosts(
         .records_lost;
     let accounting_ok = write_accounting(plan, dir, (&names, start), &result, lost, hosts)?;
     let mut flows = control?;
-    let marked: u64 = (0..2 * names.len())
-        .map(|id| result.fabric.link(id).counters().marked_ce)
+    let marked: u64 = names
+        .iter()
+        .flat_map(|(_, ids)| ids)
+        .map(|&id| result.fabric.link(id).counters().marked_ce)
         .sum();
     count_path_marks(plan, dir, &names, marked, &mut flows)?;
     let left_to_right: Vec<bool> = plan

@@ -215,17 +215,6 @@ fn emu_run(
         }),
         None => Vec::new(),
     };
-    // One link of an experiment: the hosts' side links (and their delays)
-    // are in logs of their own, so the round trip beside srtt is this
-    // link's, not the connection's whole path.
-    if !sockets.is_empty() && !log_dir.join("tcp").is_dir() {
-        warnings.push(format!(
-            "{} is one link of an experiment: its \"path round trip\" beside srtt is this \
-             link's alone, without the other links' delays (the hosts' side links), which \
-             srtt includes",
-            log_dir.display()
-        ));
-    }
     let mut result = Run {
         summary: RunSummary {
             name,
@@ -246,6 +235,17 @@ fn emu_run(
         tcp: Vec::new(),
     };
     result.attach_tcp(sockets);
+    // One link of an experiment: the hosts' side links (and their delays)
+    // are in logs of their own, so the round trip beside srtt is this
+    // link's, not the connection's whole path.
+    if !result.summary.tcp.is_empty() && !log_dir.join("tcp").is_dir() {
+        result.summary.warnings.push(format!(
+            "{} is one link of an experiment: its \"path round trip\" beside srtt is this \
+             link's alone, without the other links' delays (the hosts' side links), which \
+             srtt includes",
+            log_dir.display()
+        ));
+    }
     Ok(result)
 }
 
