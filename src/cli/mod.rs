@@ -26,6 +26,7 @@ pub const SHELL_NAMES: [&str; 3] = ["delay", "link", "loss"];
 #[command(
     name = "emu",
     version,
+    allow_negative_numbers = true,
     about = "A packet-level network emulator: nested delay, link and loss shells around a command",
     override_usage = "emu [OPTIONS] SHELL ARGS [-- SHELL ARGS]... [-- COMMAND [ARGS...]]\n       \
                       emu report RUN... [OPTIONS]\n       \
@@ -241,6 +242,33 @@ pub fn clap_error(e: &clap::Error, words: &[String]) -> UsageError {
         ),
         _ => first_line.clone(),
     };
+    // emu's own options (--log, --spin, ...): an error in one given before
+    // the first shell is emu's, not that shell's; one given after a shell
+    // is in the wrong place.
+    let global = text(ContextKind::InvalidArg)
+        .map(option)
+        .and_then(|o| o.strip_prefix("--").map(String::from))
+        .is_some_and(|long| {
+            Cli::command()
+                .get_arguments()
+                .any(|a| a.get_long() == Some(&long))
+        });
+    // An unknown option before the first shell or tool is emu's too.
+    let first = subcommand_path(words).into_iter().next();
+    let before_first = text(ContextKind::InvalidArg)
+        .map(option)
+        .is_some_and(|arg| {
+            let at = |word: &str| words.iter().position(|w| w == word);
+            let given = words
+                .iter()
+                .position(|w| w == &arg || w.starts_with(&format!("{arg}=")));
+            matches!((given, first.as_deref().and_then(at)), (Some(g), Some(f)) if g < f)
+        });
+    if global && e.kind() == ErrorKind::UnknownArgument {
+        message += " (an option of emu itself: give it before the first shell)";
+    } else if global || before_first {
+        return UsageError(format!("{message} (see emu --help)"));
+    }
     let is_shell = SHELL_NAMES.contains(&command.as_str());
     if is_shell
         && words
@@ -623,5 +651,29 @@ mod tests {
         assert!(err("teleport 4").contains("'teleport' is not a shell"));
         assert!(err("--mtu 9 delay 4").contains("--mtu '9'"));
         assert!(err("").contains("nothing to run"));
+    }
+
+    /// emu's own options are emu's: an error in one given before the
+    /// first shell names no shell, one given after a shell says where it
+    /// goes; negative numbers are values, not options.
+    #[test]
+    fn usage_errors_put_the_blame_where_it_belongs() {
+        let err = |s: &str| dispatch(words(s)).err().unwrap().0;
+        let mtu = err("--mtu 9 delay 4");
+        assert!(
+            !mtu.contains("delay") && mtu.contains("see emu --help"),
+            "{mtu}"
+        );
+        let unknown = err("--frobnicate delay 4");
+        assert!(!unknown.contains("delay:"), "{unknown}");
+        let late = err("link 10mbit --stats");
+        assert!(
+            late.contains("link:") && late.contains("before the first shell"),
+            "{late}"
+        );
+        let negative = err("link 10mbit --overhead -100");
+        assert!(negative.contains("--overhead '-100'"), "{negative}");
+        let seed = err("loss 1% --seed -1");
+        assert!(seed.contains("--seed '-1'"), "{seed}");
     }
 }

@@ -30,6 +30,7 @@ pub const DEFAULT_LINK_QUEUE: QueueSpec = QueueSpec::Droptail(aqm::Limits {
 pub enum ShellCommand {
     /// One-way propagation delay in both directions.
     #[command(
+        allow_negative_numbers = true,
         after_help = "TIME is a decimal number with an optional unit ns, us, ms or s; a bare number is milliseconds.\n\
 A packet gets the delay in force when it enters the delay line; packets never overtake each other\n\
 unless --reorder, so a fall in delay empties the line in a burst. Jitter, schedules and the walk\n\
@@ -39,6 +40,7 @@ Examples: emu delay 40 -- ping $EMU_BASE\n          emu delay 40ms --jitter 5ms 
     Delay(DelayArgs),
     /// A bottleneck: a queue drained at a constant rate or along a delivery trace.
     #[command(
+        allow_negative_numbers = true,
         after_help = "Rates are written as tc writes them: 10mbit, 1.5gbit, 800kbit, 12mbps (= bytes/s).\n\
 Traces: Mahimahi's format (one integer millisecond per line, each line one 1500-byte\n\
 delivery opportunity, repeating with the last timestamp as period) or emu's finer format\n\
@@ -50,9 +52,12 @@ Example: emu link 10mbit --queue \"droptail packets 100\" -- iperf3 -c $EMU_BASE
     )]
     Link(LinkArgs),
     /// Random loss: independent, in bursts (Gilbert-Elliott, netem's 4 states); duplication, corruption.
-    #[command(after_help = "PROB is a probability written 1% or 0.01.\n\
+    #[command(
+        allow_negative_numbers = true,
+        after_help = "PROB is a probability written 1% or 0.01.\n\
 Every run with the same --seed loses the same packets.\n\
-Examples: emu loss 1% -- cmd; emu loss 1% --burst 4 -- cmd; emu loss --gemodel 1% 30% -- cmd")]
+Examples: emu loss 1% -- cmd; emu loss 1% --burst 4 -- cmd; emu loss --gemodel 1% 30% -- cmd"
+    )]
     Loss(LossArgs),
 }
 
