@@ -240,6 +240,19 @@ pub fn clap_error(e: &clap::Error, words: &[String]) -> UsageError {
             "'{}' is not a subcommand",
             text(ContextKind::InvalidSubcommand).unwrap_or_default()
         ),
+        (ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand, _)
+            if !command.is_empty() =>
+        {
+            let mut found = Cli::command();
+            for word in command.split(' ') {
+                found = found.find_subcommand(word).cloned().unwrap_or(found);
+            }
+            let names: Vec<String> = found
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .collect();
+            format!("needs a subcommand: {}", names.join(" or "))
+        }
         _ => first_line.clone(),
     };
     // emu's own options (--log, --spin, ...): an error in one given before
@@ -675,5 +688,10 @@ mod tests {
         assert!(negative.contains("--overhead '-100'"), "{negative}");
         let seed = err("loss 1% --seed -1");
         assert!(seed.contains("--seed '-1'"), "{seed}");
+        let log = err("log");
+        assert!(
+            log.contains("log: needs a subcommand: dump or header"),
+            "{log}"
+        );
     }
 }

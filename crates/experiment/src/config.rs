@@ -604,6 +604,16 @@ pub fn plan(
         if available.iter().any(|a| a == cc.get_ref()) {
             return Ok(());
         }
+        if cc.get_ref().trim().is_empty() {
+            return Err(source.at(
+                cc,
+                key,
+                format!(
+                    "is empty: name a congestion control ({}), or leave the key out for the machine's default",
+                    available.join(", ")
+                ),
+            ));
+        }
         Err(source.at(
             cc,
             key,
@@ -1194,6 +1204,16 @@ reverse = { rate = "10mbit" }
         assert!(error.contains("line 19"), "{error}");
         assert!(error.contains("flows.0.cc"), "{error}");
         assert!(error.contains("available: reno, cubic, bbr"), "{error}");
+        // An empty name is said to be empty, with no module to load.
+        let error = plan_of(&format!(
+            "{TWO_HOSTS}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\ncc = \"\"\n"
+        ))
+        .unwrap_err()
+        .0;
+        assert!(
+            error.contains("is empty") && !error.contains("modprobe"),
+            "{error}"
+        );
     }
 
     #[test]
