@@ -506,6 +506,10 @@ pub struct Plan {
     /// Forward (left to right) and reverse, per bottleneck.
     pub bottlenecks: Vec<[DirectionPlan; 2]>,
     pub flows: Vec<FlowPlan>,
+    /// What the file asks for that runs, but likely not as meant (a flow
+    /// between two hosts on the same side, which never crosses the
+    /// bottleneck).
+    pub warnings: Vec<String>,
 }
 
 /// The first port flows receive on.
@@ -899,13 +903,36 @@ pub fn plan(
     if flows.is_empty() {
         return Err(source.key("flows", "an experiment needs at least one flow"));
     }
+    let warnings = flows
+        .iter()
+        .filter_map(|f| {
+            let (from, to) = (&hosts[f.from], &hosts[f.to?]);
+            (from.side == to.side).then(|| {
+                format!(
+                    "flow {}: hosts {} and {} are both on the {} side, so it never crosses the bottleneck",
+                    f.name,
+                    from.name,
+                    to.name,
+                    side_name(from.side)
+                )
+            })
+        })
+        .collect();
     Ok(Plan {
         name: run.name.clone().unwrap_or_else(|| default_name.to_string()),
         run: run.clone(),
         hosts,
         bottlenecks,
         flows,
+        warnings,
     })
+}
+
+fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::Left => "left",
+        Side::Right => "right",
+    }
 }
 
 pub fn kind_name(kind: FlowKind) -> &'static str {
@@ -1235,6 +1262,27 @@ reverse = { rate = "10mbit" }
         .0;
         assert!(error.contains("bottleneck.forward.queue"), "{error}");
         assert!(error.contains("line 13"), "{error}");
+    }
+
+    /// A flow between two hosts of one side runs, but never crosses the
+    /// bottleneck: the plan says so.
+    #[test]
+    fn a_flow_that_never_crosses_the_bottleneck_is_warned_of() {
+        let across = plan_of(&format!(
+            "{TWO_HOSTS}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n"
+        ))
+        .unwrap();
+        assert!(across.warnings.is_empty(), "{:?}", across.warnings);
+        let text = format!(
+            "{TWO_HOSTS}\n[hosts.c]\nside = \"left\"\n[[flows]]\nname = \"side\"\nfrom = \"a\"\nto = \"c\"\n"
+        );
+        let beside = plan_of(&text).unwrap();
+        assert_eq!(beside.warnings.len(), 1);
+        let warning = &beside.warnings[0];
+        assert!(
+            warning.contains("flow side") && warning.contains("both on the left"),
+            "{warning}"
+        );
     }
 
     /// A flow too short is blamed on the key that made it so: its own

@@ -70,6 +70,14 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
             plan,
         });
     }
+    // Said once, not once per cell of a sweep.
+    let mut warned: Vec<&String> = Vec::new();
+    for warning in planned.iter().flat_map(|p| &p.plan.warnings) {
+        if !warned.contains(&warning) {
+            eprintln!("emu run: warning: {warning}");
+            warned.push(warning);
+        }
+    }
     if let Some(k) = options.cell {
         if k >= grid.len() {
             return Err(ExperimentError(format!(
