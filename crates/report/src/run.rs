@@ -202,6 +202,7 @@ fn emu_run(
         analyses.push((analysis, unmatched));
     }
     let (directions, series) = finish_all(analyses, end);
+    warnings.extend(empty_window_warning(&directions, options));
     let first = &run.files[0].1;
     let log_dir = if source.is_dir() {
         source
@@ -272,6 +273,25 @@ fn horizon_warning(analysis: &DirectionAnalysis, options: &Options) -> Option<St
     })
 }
 
+/// Says so when --from/--to leave no packet in the report: its figures
+/// are then all empty, which alone reads like a path that carried nothing.
+fn empty_window_warning(directions: &[DirectionSummary], options: &Options) -> Option<String> {
+    let windowed = options.from > 0 || options.to.is_some();
+    let empty = directions.iter().all(|d| d.path.arrivals == 0);
+    (windowed && empty).then(|| {
+        let time = |t| emu_core::time::format_duration(t).replace(' ', "");
+        let window = match options.to {
+            Some(to) => format!(
+                "between --from {} and --to {}",
+                time(options.from),
+                time(to)
+            ),
+            None => format!("after --from {}", time(options.from)),
+        };
+        format!("no packet arrived {window}: the window lies outside the log")
+    })
+}
+
 fn mahimahi_run(name: String, path: &Path, options: &Options) -> Result<Run, String> {
     let file =
         std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
@@ -298,8 +318,9 @@ fn mahimahi_run(name: String, path: &Path, options: &Options) -> Result<Run, Str
         in_flight,
         entered_mid_path: 0,
     };
-    let warnings = horizon_warning(&analysis, options).into_iter().collect();
+    let mut warnings: Vec<String> = horizon_warning(&analysis, options).into_iter().collect();
     let (directions, series) = finish_all(vec![(analysis, unmatched)], end);
+    warnings.extend(empty_window_warning(&directions, options));
     Ok(Run {
         summary: RunSummary {
             name,

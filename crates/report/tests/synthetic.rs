@@ -478,3 +478,39 @@ fn the_report_draws_the_rate_and_delay_the_change_records_give() {
         .contains("base delay of shell 1 (as logged)"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A window past the log's end leaves every figure empty; the report says
+/// why, where the empty figures alone would read as an idle path. A
+/// window with packets in it says nothing of the kind.
+#[test]
+fn a_window_outside_the_log_is_said() {
+    let dir = scratch("empty-window");
+    write_log(
+        &dir.join("1-link.emulog"),
+        &header(1, "link 12mbit", Some(12_000_000)),
+        &constant_rate_records(),
+    );
+    let said = |run: &report::Run| {
+        run.summary
+            .warnings
+            .iter()
+            .any(|w| w.contains("no packet arrived"))
+    };
+    let past = report(
+        &dir,
+        Options {
+            from: 999 * 1_000_000_000,
+            ..Options::default()
+        },
+    );
+    assert!(said(&past), "{:?}", past.summary.warnings);
+    let inside = report(
+        &dir,
+        Options {
+            from: 100 * MS,
+            ..Options::default()
+        },
+    );
+    assert!(!said(&inside), "{:?}", inside.summary.warnings);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
