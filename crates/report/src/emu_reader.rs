@@ -43,6 +43,26 @@ impl EmuRun {
             }
         }
         files.sort_by_key(|(_, h)| h.shell);
+        // Logs of an earlier run left in the same directory (it had more
+        // shells than this one) started before this run's outermost shell:
+        // read with it, they would make one path of two runs.
+        if let Some((shell, first)) = files.first().map(|(_, h)| (h.shell, h.realtime_origin_ns)) {
+            files.retain(|(path, h)| {
+                let earlier = h.realtime_origin_ns < first;
+                if earlier {
+                    errors.push(LogError {
+                        path: path.clone(),
+                        offset: 0,
+                        message: format!(
+                            "written by an earlier run (it began before shell {}'s log did): \
+                             give each run a --log directory of its own",
+                            shell
+                        ),
+                    });
+                }
+                !earlier
+            });
+        }
         let origin = files
             .iter()
             .map(|(_, h)| h.monotonic_origin_ns)

@@ -514,3 +514,45 @@ fn a_window_outside_the_log_is_said() {
     assert!(!said(&inside), "{:?}", inside.summary.warnings);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A directory reused for a run with fewer shells keeps the earlier run's
+/// deeper logs: they began before this run's outermost shell, and are
+/// left out and named, not read as one path with it. A log that began
+/// later (an emu nested in the command) is this run's.
+#[test]
+fn logs_of_an_earlier_run_in_the_directory_are_left_out() {
+    let dir = scratch("stale");
+    let outer = header(0, "delay 1 ms", None);
+    write_log(&dir.join("0-delay.emulog"), &outer, &[]);
+    let earlier = LogHeader {
+        realtime_origin_ns: outer.realtime_origin_ns - 60 * 1_000_000_000,
+        ..header(1, "link 12mbit", Some(12_000_000))
+    };
+    write_log(
+        &dir.join("1-link.emulog"),
+        &earlier,
+        &constant_rate_records(),
+    );
+    let run = report(&dir, Options::default());
+    assert_eq!(run.summary.shells, ["0: delay 1 ms"]);
+    assert!(
+        run.summary
+            .errors
+            .iter()
+            .any(|e| e.contains("1-link.emulog") && e.contains("earlier run")),
+        "{:?}",
+        run.summary.errors
+    );
+    let nested = LogHeader {
+        realtime_origin_ns: outer.realtime_origin_ns + 1_000_000_000,
+        ..earlier
+    };
+    write_log(
+        &dir.join("1-link.emulog"),
+        &nested,
+        &constant_rate_records(),
+    );
+    let run = report(&dir, Options::default());
+    assert_eq!(run.summary.shells.len(), 2, "{:?}", run.summary.errors);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
