@@ -460,6 +460,30 @@ fn a_failed_flow_is_said() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A key `--set` misspelt is named, and the line the message counts is
+/// said to be of the file as `--set` changed it.
+#[test]
+fn a_bad_set_key_says_its_lines_are_the_changed_files() {
+    let Some(_serial) = start() else { return };
+    let (dir, file) = experiment_file(
+        "badset",
+        "badset",
+        format!(
+            "{TWO_HOSTS}\n[bottleneck]\nrate = \"10mbit\"\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n"
+        ),
+    );
+    let output = emu_run(&file, &dir.join("out"), &["--set", "bottleneck.rat=5mbit"]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("`rat`"), "{stderr}");
+    assert!(
+        stderr.contains("with --set bottleneck.rat=5mbit applied"),
+        "{stderr}"
+    );
+    assert!(!dir.join("out").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_malformed_file_is_reported_with_its_line_and_key() {
     let Some(_serial) = start() else { return };

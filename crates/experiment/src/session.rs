@@ -58,7 +58,9 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
             file: &file,
             text: &cell.text,
         };
-        let mut experiment = config::parse(&source).map_err(|e| in_cell(e, &cell, &grid))?;
+        let mut experiment = config::parse(&source)
+            .map_err(|e| with_sets(e, &options.sets))
+            .map_err(|e| in_cell(e, &cell, &grid))?;
         if let Some(runs) = options.runs {
             experiment.run.runs = runs;
         }
@@ -89,6 +91,19 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
         }
     }
     Ok((grid, planned))
+}
+
+/// A parse error of a file changed by `--set` counts its lines in the
+/// changed text, which the user never sees: say so, and what changed it.
+fn with_sets(error: ExperimentError, sets: &[String]) -> ExperimentError {
+    if sets.is_empty() {
+        return error;
+    }
+    ExperimentError(format!(
+        "{}\n(the lines are those of the file with --set {} applied)",
+        error.0,
+        sets.join(", --set ")
+    ))
 }
 
 fn in_cell(error: ExperimentError, cell: &Cell, grid: &Grid) -> ExperimentError {
