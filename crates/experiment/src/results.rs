@@ -230,7 +230,9 @@ pub fn summarize_cell(cell: usize, label: &str, runs: &[RunResult]) -> CellSumma
 /// Which flows the cell's index takes, where not all of them: ` over a,
 /// b` (flows the other way, pings and commands are left out).
 fn jain_scope(cell: &CellSummary) -> String {
-    if cell.jain_index.is_none() || cell.jain_flows.len() == cell.flows.len() {
+    // Results from before `jain_flows` was kept name none.
+    let all = cell.jain_flows.is_empty() || cell.jain_flows.len() == cell.flows.len();
+    if cell.jain_index.is_none() || all {
         return String::new();
     }
     format!(" over {}", cell.jain_flows.join(", "))
@@ -252,10 +254,15 @@ fn show(spread: Option<Spread>, scale: f64, digits: usize) -> String {
 pub fn table(cells: &[CellSummary]) -> String {
     let mut out = String::new();
     for cell in cells {
+        // A label that brings its own parentheses (`(no sweep)`) is not
+        // wrapped in more.
+        let label = match cell.label.starts_with('(') {
+            true => cell.label.clone(),
+            false => format!("({})", cell.label),
+        };
         out += &format!(
-            "cell {} ({}), {} run{}; Jain's index {}{}\n",
+            "cell {} {label}, {} run{}; Jain's index {}{}\n",
             cell.cell,
-            cell.label,
             cell.runs,
             if cell.runs == 1 { "" } else { "s" },
             show(cell.jain_index, 1.0, 3),
@@ -381,6 +388,10 @@ mod tests {
         let text = table(&[cell]);
         assert!(text.contains("20.00 ± 14.14"), "{text}");
         assert!(text.contains("2 runs"), "{text}");
+        assert!(text.starts_with("cell 0 (x), 2 runs"), "{text}");
+        let unswept = summarize_cell(0, "(no sweep)", &runs);
+        let text = table(&[unswept]);
+        assert!(text.starts_with("cell 0 (no sweep), 2 runs"), "{text}");
     }
 
     /// A flow the other way, and a ping, are not in the index.
@@ -409,8 +420,15 @@ mod tests {
         let one_way = run.clone().with_jain(&[true, false, true, true]);
         assert_eq!(one_way.jain_index, Some(1.0));
         assert_eq!(one_way.jain_flows, ["a", "b"]);
-        let text = table(&[summarize_cell(0, "x", &[one_way])]);
+        let text = table(&[summarize_cell(0, "x", std::slice::from_ref(&one_way))]);
         assert!(text.contains("Jain's index 1.000 over a, b\n"), "{text}");
+        // A result written before the index named its flows names none.
+        let older = RunResult {
+            jain_flows: Vec::new(),
+            ..one_way
+        };
+        let text = table(&[summarize_cell(0, "x", &[older])]);
+        assert!(text.contains("Jain's index 1.000\n"), "{text}");
         // Most flows right to left: the index takes those.
         let other_way = run.with_jain(&[true, false, false, false]);
         assert_eq!(other_way.jain_flows, ["rev", "b"]);
