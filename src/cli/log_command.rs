@@ -82,7 +82,7 @@ fn header(file: &Path) -> i32 {
     match LogReader::open(file) {
         Ok(reader) => {
             let json = serde_json::to_string_pretty(&reader.header).expect("headers serialize");
-            println!("{json}");
+            super::print_out(format_args!("{json}\n"));
             0
         }
         Err(e) => {

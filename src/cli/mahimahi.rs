@@ -83,7 +83,7 @@ fn help_or_version(name: &str, args: &[String]) -> Option<String> {
 /// Runs the Mahimahi command `name`; returns the exit status.
 pub fn main(name: &str, args: Vec<String>) -> i32 {
     if let Some(text) = help_or_version(name, &args) {
-        print!("{text}");
+        super::print_out(text);
         return 0;
     }
     let result = match name {

@@ -422,7 +422,6 @@ pub fn main(args: Vec<String>) -> i32 {
 }
 
 fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
-    closed_pipe_ends_quietly(true);
     let command_line = std::iter::once("emu".to_string())
         .chain(args.iter().cloned())
         .collect::<Vec<_>>()
@@ -432,7 +431,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
             Ok(cli) => cli,
             Err(e) if !e.use_stderr() => {
                 // --help or --version, at any level.
-                print!("{e}");
+                print_out(&e);
                 return Ok(0);
             }
             Err(e) => return Err(clap_error(&e, &args)),
@@ -442,7 +441,6 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         cli.command,
         Some(TopCommand::Shell(_) | TopCommand::Run(_) | TopCommand::SetupSetuid(_))
     );
-    closed_pipe_ends_quietly(!builds);
     if !builds {
         // A setuid emu needs root only to build shells and experiments.
         privilege::drop_for_good().map_err(UsageError)?;
@@ -464,31 +462,34 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         Some(TopCommand::Log(log)) => log_command::run(log),
         Some(TopCommand::SetupSetuid(setup)) => setup_setuid::run(setup),
         Some(TopCommand::Queues) => {
-            print!("{}", queues_text());
+            print_out(queues_text());
             Ok(0)
         }
         Some(TopCommand::Completions { shell }) => {
-            clap_complete::generate(shell, &mut Cli::command(), "emu", &mut std::io::stdout());
+            // Into memory first: the generator panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "emu", &mut script);
+            print_out(String::from_utf8_lossy(&script));
             Ok(0)
         }
         Some(TopCommand::Man { dir }) => man_page(dir),
     }
 }
 
-/// Whether writing into a closed pipe (`emu report --json | head -c1`,
-/// `emu --help | true`) ends emu at once and quietly, as it ends other
-/// tools (SIGPIPE's default), instead of a panic in `println!`. Only for
-/// what builds nothing: the shells and experiments must always tear down
-/// their namespaces and rules, so there the write fails instead (the
-/// runtime's SIG_IGN).
-fn closed_pipe_ends_quietly(quietly: bool) {
-    let action = if quietly {
-        libc::SIG_DFL
-    } else {
-        libc::SIG_IGN
-    };
-    // SAFETY: setting a signal's disposition to a constant one.
-    unsafe { libc::signal(libc::SIGPIPE, action) };
+/// Writes `text` to stdout as `print!` would, without its panic: a reader
+/// that has gone (`emu queues | head`, `emu --help | true`) took what it
+/// wanted, so that is no error, and emu ends with status 0 as before; any
+/// other failure is said on stderr. (emu ignores SIGPIPE, as Rust programs
+/// do, so that its shells always tear down: a write into a closed pipe
+/// fails instead of ending emu, and `println!` panics on that failure.)
+pub(crate) fn print_out(text: impl std::fmt::Display) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = write!(out, "{text}").and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("emu: writing to stdout: {e}");
+        }
+    }
 }
 
 /// `emu man`: the page of `emu` itself on stdout, or with `--dir` one page
@@ -496,7 +497,12 @@ fn closed_pipe_ends_quietly(quietly: bool) {
 fn man_page(dir: Option<PathBuf>) -> Result<i32, UsageError> {
     let command = Cli::command();
     let result = match &dir {
-        None => clap_mangen::Man::new(command).render(&mut std::io::stdout()),
+        None => {
+            let mut page = Vec::new();
+            let rendered = clap_mangen::Man::new(command).render(&mut page);
+            print_out(String::from_utf8_lossy(&page));
+            rendered
+        }
         Some(dir) => {
             std::fs::create_dir_all(dir).and_then(|()| clap_mangen::generate_to(command, dir))
         }

@@ -187,7 +187,7 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
     if cli.json {
         let text = serde_json::to_string_pretty(&report::output::summary_json(&runs))
             .map_err(|e| UsageError(e.to_string()))?;
-        println!("{text}");
+        super::print_out(format_args!("{text}\n"));
     }
     // --json alone prints and writes nothing; --out (or no --json) writes.
     if !cli.json || cli.out.is_some() {
@@ -219,9 +219,9 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
     }
     let json = serde_json::to_string_pretty(&merged).map_err(|e| UsageError(e.to_string()))?;
     if cli.json {
-        println!("{json}");
+        super::print_out(format_args!("{json}\n"));
     } else {
-        print!("{}", merged.text());
+        super::print_out(merged.text());
         // The packet-level figures are per link: the logs of one run.
         eprintln!(
             "emu report: figures of one run's links: emu report DIR/cell-K/run-R/links/LINK/"
@@ -245,8 +245,8 @@ fn print_brief(runs: &[report::Run]) {
     let show = |v: Option<f64>, unit: &str| v.map_or("–".into(), |v| format!("{v:.2}{unit}"));
     for run in runs {
         for d in &run.summary.directions {
-            println!(
-                "{} {}: throughput {}, one-way delay p95 {}, loss {}, utilization {}, Jain {}",
+            super::print_out(format_args!(
+                "{} {}: throughput {}, one-way delay p95 {}, loss {}, utilization {}, Jain {}\n",
                 run.summary.name,
                 d.direction,
                 show(d.pantheon.throughput_mbps, " Mbit/s"),
@@ -254,7 +254,7 @@ fn print_brief(runs: &[report::Run]) {
                 show(d.path.loss.map(|l| l * 100.0), " %"),
                 show(d.path.utilization.map(|u| u * 100.0), " %"),
                 show(d.fairness.jain, ""),
-            );
+            ));
         }
     }
 }

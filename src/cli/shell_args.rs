@@ -216,7 +216,7 @@ pub fn parse(segment: &[String]) -> Result<Parsed, UsageError> {
     match Segment::try_parse_from(words) {
         Ok(parsed) => Ok(Parsed::Spec(Box::new(parsed.shell.spec()?))),
         Err(e) if !e.use_stderr() => {
-            print!("{e}");
+            super::print_out(&e);
             Ok(Parsed::Printed)
         }
         Err(e) => Err(super::clap_error(&e, segment)),
