@@ -133,6 +133,19 @@ fn a_pantheon_scheme_runs_through_mm_delay_and_mm_link() {
     );
 }
 
+/// Runs `mm-link ARGS -- true`: its process id (what it would have left
+/// behind is named after it) and its output.
+fn mm_link_true(args: &[String]) -> (u32, std::process::Output) {
+    let child = Command::new(env!("CARGO_BIN_EXE_mm-link"))
+        .args(args)
+        .args(["--", "true"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (pid, child.wait_with_output().unwrap())
+}
+
 /// A text log mm-link cannot write stops it with status 1, and leaves
 /// nothing behind: not the log it did open, not its scratch directory
 /// (whether the log fails to open, or fails as it is written after the
@@ -151,16 +164,8 @@ fn mm_link_leaves_nothing_when_a_log_cannot_be_written() {
         ],
         vec!["--uplink-log=/dev/full".to_string()],
     ] {
-        let child = Command::new(env!("CARGO_BIN_EXE_mm-link"))
-            .arg(&trace)
-            .arg(&trace)
-            .args(&logs)
-            .args(["--", "true"])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        let out = child.wait_with_output().unwrap();
+        let traces = [trace.display().to_string(), trace.display().to_string()];
+        let (pid, out) = mm_link_true(&[&traces[..], &logs].concat());
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{logs:?}: {stderr}");
         assert!(leftovers(pid, "mm-link").is_empty(), "{logs:?}");
@@ -185,15 +190,8 @@ fn mm_link_refuses_bad_traces_as_mahimahi_does() {
     ] {
         let path = dir.join(name);
         std::fs::write(&path, body).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_mm-link"))
-            .arg(&path)
-            .arg(&path)
-            .args(["--", "true"])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        let out = child.wait_with_output().unwrap();
+        let path = path.display().to_string();
+        let (pid, out) = mm_link_true(&[path.clone(), path]);
         let stderr = text(&out.stderr);
         assert!(leftovers(pid, "mm-link").is_empty(), "{name}");
         assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
