@@ -32,7 +32,7 @@ use crate::input::{follow, Input, Waits};
 use crate::lateness::Lateness;
 use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
 use crate::overload::Overload;
-use crate::spin::{sleep_before, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
+use crate::spin::{Plan, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
 use crate::wire::{write_due, MERGED_BUFFER};
 use emu_core::ring::{spsc, Consumer, Producer};
 use emu_core::time::{monotonic_now, timespec, Nanos};
@@ -765,11 +765,15 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         // close, by the same rule as below): then the other direction's
         // reader is as near. Nor under load (the reader hands packets
         // over): the other reader is awake then, and a third thread
-        // reading would only contend with it (without this, TCP through `delay 0` ran
-        // about 7% slower in interleaved runs, within this VM's spread).
+        // reading would only contend with it (without this, TCP through
+        // `delay 0` ran about 7% slower in interleaved runs, within this
+        // VM's spread).
         let follows = wrote && !loaded && !timing.busy_poll;
-        let sleeps = |d: Nanos| sleep_before(d.saturating_sub(now), spin_now).is_some();
-        if follows && deadline.is_none_or(sleeps) {
+        let sleeps = matches!(
+            spin.plan_spinning(spin_now, deadline, now),
+            Plan::Timed(_) | Plan::Idle
+        );
+        if follows && sleeps {
             wrote = false;
             follow(Turn {
                 writers: vec![shared.clone()],
@@ -781,14 +785,13 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
             (Some(d), Some(w)) => Some(d.min(w)),
             (d, w) => d.or(w),
         };
-        let wait = match deadline {
+        match deadline {
             Some(d) if d <= now => continue,
-            Some(d) => Some(d - now),
-            None => None,
-        };
-        if wait.is_some() {
-            allowed += u128::from(spin_now);
-            decisions += 1;
+            Some(_) => {
+                allowed += u128::from(spin_now);
+                decisions += 1;
+            }
+            None => {}
         }
         // The reader ran the model, or handed packets over, since the
         // deadline was computed: it may be stale.
@@ -797,21 +800,21 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
                 || shared.reader_runs.load(Ordering::SeqCst) != runs
                 || shared.stop.load(Ordering::Acquire)
         };
-        // A timed sleep shorter than a wake-up is worth is not taken.
-        let spins = |w: Nanos| sleep_before(w, spin_now).is_none();
-        match wait {
-            Some(w) if waits.is_empty() && spins(w) && spin.probe_due(now, w) => {
-                let target = now + w / 2;
+        match spin.plan_spinning(spin_now, deadline, now) {
+            // Not while it keeps other directions' departures: a probe
+            // risks one of its own a little late, not theirs.
+            Plan::Probe(target) if waits.is_empty() => {
                 match sleep_announced(shared, Some(target), stale) {
                     Slept::Timer { woke } => spin.observe_probe(target, woke),
                     slept => slept.teach(&mut spin, &mut rings, None),
                 }
             }
             // The next departure, its own or one waited for (see
-            // `Waits`), is within the spin (and a sleep worth taking): no
-            // sleep.
-            Some(w) if spins(w) => {
-                let deadline = now + w;
+            // `Waits`), is within the spin, or too close for a sleep worth
+            // taking: no sleep.
+            Plan::Probe(_) | Plan::Look => {
+                // Only a departure is looked or probed for.
+                let deadline = deadline.unwrap_or(now);
                 // Yielding while spinning lets a reader or the command that
                 // shares this core run; with nothing else runnable, the
                 // yield returns at once and this is a plain spin.
@@ -825,12 +828,15 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
                 }
             }
             // Nothing to depart: a busy-polling pump looks again.
-            None if timing.busy_poll => std::thread::yield_now(),
-            _ => {
+            Plan::Idle if timing.busy_poll => std::thread::yield_now(),
+            plan @ (Plan::Timed(_) | Plan::Idle) => {
                 // What is published must be current before a sleep that
                 // may last until the next packet.
                 lock(&shared.model).publish();
-                let target = deadline.map(|d| d - spin_now);
+                let target = match plan {
+                    Plan::Timed(until) => Some(until),
+                    _ => None,
+                };
                 sleep_announced(shared, target, stale).teach(&mut spin, &mut rings, target);
             }
         }

@@ -322,11 +322,17 @@ impl Spin {
     /// than a wake-up is worth ([`sleep_before`]); a spin stuck long is
     /// probed.
     pub(crate) fn plan(&self, at: Option<Nanos>, now: Nanos) -> Plan {
+        self.plan_spinning(self.current(), at, now)
+    }
+
+    /// [`Spin::plan`] with `spin` in place of the estimate: a pump spins
+    /// what its budget allows (see [`SpinBudget`]).
+    pub(crate) fn plan_spinning(&self, spin: Nanos, at: Option<Nanos>, now: Nanos) -> Plan {
         let Some(at) = at else {
             return Plan::Idle;
         };
         let wait = at.saturating_sub(now);
-        if let Some(sleep) = sleep_before(wait, self.current()) {
+        if let Some(sleep) = sleep_before(wait, spin) {
             Plan::Timed(now + sleep)
         } else if self.probe_due(now, wait) {
             Plan::Probe(now + wait / 2)
