@@ -212,6 +212,10 @@ fn carry(
     // Wake-ups to the nanosecond instead of the default 50 µs slack.
     // SAFETY: prctl on the calling thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    // Ahead of ordinary threads, as the shells' readers and pumps are: on
+    // a busy machine an ordinary thread waits for a core for milliseconds,
+    // and every host's deliveries wait with it.
+    crate::pump::realtime_priority();
     let hosts = devices.len();
     let mut read = vec![0u64; hosts];
     let mut write_errors = vec![0u64; hosts];
