@@ -1,0 +1,1032 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0
+/* emu's endpoint programs, one object:
+ *
+ *   emu_dctcp      "dctcp"      DCTCP, RFC 8257 (sender and CE echo)
+ *   emu_prague     "prague"     TCP Prague (L4S), Reno fallback without ECN
+ *   emu_reno_sce   "reno-sce"   Reno with the SCE response
+ *   emu_cubic_sce  "cubic-sce"  CUBIC (RFC 9438, HyStart) with the SCE response
+ *   emu_egress     tc egress: ECT(1) on L4S data, ESCE on SCE ACKs
+ *   emu_ingress    tc ingress: counts ECT(1) data, reads ESCE on ACKs
+ *
+ * docs/endpoints.md says what each follows and where it
+ * differs. The arithmetic lives in algorithms.h and is unit-tested on the
+ * host. */
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <stddef.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "kernel.h"
+#include "marks.h"
+#include "algorithms.h"
+#include "ce_echo.h"
+#include "flows.h"
+#include "tc.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* libbpf before 1.2 knows only ".struct_ops"; the loader uses ".link". */
+#ifndef EMU_STRUCT_OPS_SEC
+#define EMU_STRUCT_OPS_SEC ".struct_ops.link"
+#endif
+
+#define EMU_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define EMU_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* ---- Shared pieces --------------------------------------------------- */
+
+/* ORs a mark bit into the socket's mark (SO_MARK). */
+static __always_inline void emu_set_mark(struct sock *sk, __u32 bit)
+{
+	int mark = (int)(sk->sk_mark | bit);
+
+	bpf_setsockopt(sk, SOL_SOCKET, SO_MARK, &mark, sizeof(mark));
+}
+
+/* Without negotiated ECN, DCTCP and Prague hand the socket to the
+ * kernel's Reno. Switching the congestion control also stops the socket
+ * from sending ECT, which a BPF program cannot do otherwise. Returns 0 if
+ * the socket now runs Reno (the caller must then return at once: its
+ * private area belongs to Reno). */
+static __always_inline int emu_fallback_to_reno(struct sock *sk)
+{
+	char name[8] = "reno";
+
+	return bpf_setsockopt(sk, EMU_SOL_TCP, TCP_CONGESTION, name, sizeof(name));
+}
+
+static __always_inline int emu_sk_is_open(const struct sock *sk)
+{
+	unsigned char st = sk->__sk_common.skc_state;
+
+	return st != EMU_TCP_LISTEN && st != EMU_TCP_CLOSE;
+}
+
+/* The flow key of a socket, as the TC programs build it from packets. */
+static __always_inline void emu_sk_key(const struct sock *sk, struct emu_flow_key *k)
+{
+	const struct sock_common *c = &sk->__sk_common;
+	__u32 d[4], s[4];
+
+	__builtin_memset(k, 0, sizeof(*k));
+	k->local_port = bpf_htons(c->skc_num);
+	k->remote_port = c->skc_dport;
+	if (c->skc_family == EMU_AF_INET6) {
+		__builtin_memcpy(d, &c->skc_v6_daddr, 16);
+		__builtin_memcpy(s, &c->skc_v6_rcv_saddr, 16);
+		/* An IPv4-mapped peer sends IPv4 packets. */
+		if (!(d[0] | d[1]) && d[2] == bpf_htonl(0xffff)) {
+			k->family = EMU_AF_INET;
+			k->local_addr[0] = c->skc_rcv_saddr;
+			k->remote_addr[0] = c->skc_daddr;
+			return;
+		}
+		k->family = EMU_AF_INET6;
+		__builtin_memcpy(k->local_addr, s, 16);
+		__builtin_memcpy(k->remote_addr, d, 16);
+		return;
+	}
+	k->family = EMU_AF_INET;
+	k->local_addr[0] = c->skc_rcv_saddr;
+	k->remote_addr[0] = c->skc_daddr;
+}
+
+/* Starts the socket's SCE flow entry afresh and returns its ESCE byte
+ * count (0). The entry outlives the socket: emu reads what the sender saw
+ * after the run, and the table is LRU-bounded; a later connection on the
+ * same addresses and ports starts it again here. */
+static __always_inline __u64 emu_sce_flow_open(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct emu_flow_key key;
+	struct emu_flow init = {};
+	struct emu_flow *f;
+
+	emu_sk_key(sk, &key);
+	init.rx_last_ack = tp->rcv_nxt;
+	init.tx_last_ack = tp->snd_una;
+	bpf_map_update_elem(&emu_sce_flows, &key, &init, BPF_ANY);
+	f = bpf_map_lookup_elem(&emu_sce_flows, &key);
+	return f ? f->esce_bytes : 0;
+}
+
+/* Bytes acknowledged with ESCE since the last call, at most `cap`. */
+static __always_inline __u32 emu_sce_bytes(struct sock *sk, __u64 *last, __u32 cap)
+{
+	struct emu_flow_key key;
+	struct emu_flow *f;
+	__u64 now, delta;
+
+	emu_sk_key(sk, &key);
+	f = bpf_map_lookup_elem(&emu_sce_flows, &key);
+	if (!f)
+		return 0;
+	now = f->esce_bytes;
+	delta = now - *last;
+	*last = now;
+	return delta > cap ? cap : (__u32)delta;
+}
+
+/* The kernel's own pacing for Reno-style senders: 200% of cwnd/srtt in
+ * slow start, 120% after. */
+static __always_inline void emu_default_pacing(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 ss = tp->snd_cwnd < tp->snd_ssthresh / 2;
+	__u32 w = EMU_MAX(tp->snd_cwnd, tp->packets_out);
+	__u64 rate = emu_prague_pacing_rate(tp->mss_cache, (__u64)w << EMU_PRAGUE_CWND_UNIT,
+					    tp->srtt_us, ss);
+
+	if (!ss)
+		rate = rate * 6 / 5;
+	if (rate > sk->sk_max_pacing_rate)
+		rate = sk->sk_max_pacing_rate;
+	sk->sk_pacing_rate = rate;
+}
+
+/* ---- DCTCP ------------------------------------------------------------- */
+
+struct emu_dctcp_ca {
+	__u32 old_delivered;
+	__u32 old_delivered_ce;
+	__u32 next_seq;
+	__u32 alpha;
+	__u32 loss_cwnd;
+	__u8 state;
+	__u8 reno;	/* ECN not negotiated: plain Reno */
+	__u8 pad[2];
+	struct emu_ce_echo echo;
+};
+_Static_assert(sizeof(struct emu_dctcp_ca) <= 104, "icsk_ca_priv");
+
+static __always_inline void emu_dctcp_new_round(struct sock *sk, struct emu_dctcp_ca *ca)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	ca->next_seq = tp->snd_nxt;
+	ca->old_delivered = tp->delivered;
+	ca->old_delivered_ce = tp->delivered_ce;
+}
+
+SEC("struct_ops/emu_dctcp_init")
+void BPF_PROG(emu_dctcp_init, struct sock *sk)
+{
+	struct emu_dctcp_ca *ca = inet_csk_ca(sk);
+
+	ca->reno = !emu_ecn_ok(tcp_sk(sk)) && emu_sk_is_open(sk);
+	if (ca->reno && !emu_fallback_to_reno(sk))
+		return;
+	ca->alpha = EMU_DCTCP_ALPHA_ONE;
+	ca->loss_cwnd = 0;
+	ca->state = TCP_CA_Open;
+	emu_dctcp_new_round(sk, ca);
+	emu_ce_echo_init(sk, &ca->echo);
+}
+
+SEC("struct_ops/emu_dctcp_ssthresh")
+__u32 BPF_PROG(emu_dctcp_ssthresh, struct sock *sk)
+{
+	struct emu_dctcp_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (ca->reno)
+		return tcp_reno_ssthresh(sk);
+	ca->loss_cwnd = tp->snd_cwnd;
+	return emu_dctcp_reduced_cwnd(tp->snd_cwnd, ca->alpha);
+}
+
+SEC("struct_ops/emu_dctcp_in_ack_event")
+void BPF_PROG(emu_dctcp_in_ack_event, struct sock *sk, __u32 flags)
+{
+	struct emu_dctcp_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (ca->reno || emu_before(tp->snd_una, ca->next_seq))
+		return;
+	ca->alpha = emu_dctcp_alpha(ca->alpha, tp->delivered_ce - ca->old_delivered_ce,
+				    tp->delivered - ca->old_delivered);
+	emu_dctcp_new_round(sk, ca);
+}
+
+static __always_inline void emu_dctcp_loss(struct sock *sk, struct emu_dctcp_ca *ca)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	ca->loss_cwnd = tp->snd_cwnd;
+	tp->snd_ssthresh = EMU_MAX(tp->snd_cwnd >> 1, 2U);
+}
+
+SEC("struct_ops/emu_dctcp_set_state")
+void BPF_PROG(emu_dctcp_set_state, struct sock *sk, __u8 new_state)
+{
+	struct emu_dctcp_ca *ca = inet_csk_ca(sk);
+
+	if (!ca->reno && new_state == TCP_CA_Recovery && ca->state != TCP_CA_Recovery)
+		emu_dctcp_loss(sk, ca);
+	ca->state = new_state;
+}
+
+SEC("struct_ops/emu_dctcp_cwnd_event")
+void BPF_PROG(emu_dctcp_cwnd_event, struct sock *sk, int ev)
+{
+	struct emu_dctcp_ca *ca = inet_csk_ca(sk);
+
+	if (ev == CA_EVENT_ECN_IS_CE || ev == CA_EVENT_ECN_NO_CE)
+		emu_ce_echo_event(sk, &ca->echo, ev);
+	else if (ev == CA_EVENT_LOSS && !ca->reno)
+		emu_dctcp_loss(sk, ca);
+}
+
+SEC("struct_ops/emu_dctcp_cong_avoid")
+void BPF_PROG(emu_dctcp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	tcp_reno_cong_avoid(sk, ack, acked);
+}
+
+SEC("struct_ops/emu_dctcp_undo_cwnd")
+__u32 BPF_PROG(emu_dctcp_undo_cwnd, struct sock *sk)
+{
+	struct emu_dctcp_ca *ca = inet_csk_ca(sk);
+
+	if (ca->reno)
+		return tcp_reno_undo_cwnd(sk);
+	return EMU_MAX(tcp_sk(sk)->snd_cwnd, ca->loss_cwnd);
+}
+
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_dctcp = {
+	.init = (void *)emu_dctcp_init,
+	.ssthresh = (void *)emu_dctcp_ssthresh,
+	.in_ack_event = (void *)emu_dctcp_in_ack_event,
+	.set_state = (void *)emu_dctcp_set_state,
+	.cwnd_event = (void *)emu_dctcp_cwnd_event,
+	.cong_avoid = (void *)emu_dctcp_cong_avoid,
+	.undo_cwnd = (void *)emu_dctcp_undo_cwnd,
+	.flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED,
+	.name = "dctcp",
+};
+
+/* ---- TCP Prague ---------------------------------------------------------- */
+
+struct emu_prague_ca {
+	__u64 cwr_stamp;	/* us, last CE reduction */
+	__u64 alpha_stamp;	/* us, last alpha update */
+	__u64 upscaled_alpha;	/* alpha * 16, 2^20 = 1 */
+	__u64 ai_increase;	/* per-ACK increase, times cwnd, 2^20 = 1 */
+	__u64 frac_cwnd;	/* window, 2^20 = 1 segment */
+	__u64 loss_frac_cwnd;
+	__u32 loss_cwnd;
+	__u32 old_delivered;
+	__u32 old_delivered_ce;
+	__u32 last_delivered_ce;	/* per-ACK CE accounting */
+	__u32 next_seq;
+	__u32 round;		/* rounds since slow start ended */
+	__u8 state;
+	__u8 saw_ce;
+	__u8 in_loss;
+	__u8 reno;		/* ECN not negotiated: plain Reno */
+	struct emu_ce_echo echo;
+};
+_Static_assert(sizeof(struct emu_prague_ca) <= 104, "icsk_ca_priv");
+
+static __always_inline int emu_prague_rtt_indep(struct sock *sk, struct emu_prague_ca *ca)
+{
+	return !emu_in_slow_start(tcp_sk(sk)) && ca->round >= EMU_PRAGUE_RTT_TRANSITION;
+}
+
+static __always_inline void emu_prague_ai(struct sock *sk, struct emu_prague_ca *ca)
+{
+	ca->ai_increase = emu_prague_ai_increase(tcp_sk(sk)->srtt_us >> 3,
+						 EMU_PRAGUE_RTT_TARGET_US, ca->round,
+						 EMU_PRAGUE_RTT_TRANSITION);
+}
+
+static __always_inline void emu_prague_new_round(struct sock *sk, struct emu_prague_ca *ca)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	ca->next_seq = tp->snd_nxt;
+	ca->old_delivered = tp->delivered;
+	ca->old_delivered_ce = tp->delivered_ce;
+	if (!emu_in_slow_start(tp)) {
+		ca->round++;
+		if (!ca->round)
+			ca->round = EMU_PRAGUE_RTT_TRANSITION;
+	}
+	emu_prague_ai(sk, ca);
+}
+
+static __always_inline void emu_prague_pacing(struct sock *sk, struct emu_prague_ca *ca)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u64 rate = emu_prague_pacing_rate(tp->mss_cache, ca->frac_cwnd, tp->srtt_us,
+					    tp->snd_cwnd < tp->snd_ssthresh / 2);
+
+	if (rate > sk->sk_max_pacing_rate)
+		rate = sk->sk_max_pacing_rate;
+	sk->sk_pacing_rate = rate;
+}
+
+static __always_inline void emu_prague_changed(struct sock *sk, struct emu_prague_ca *ca)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	tp->snd_cwnd_stamp = (__u32)(tp->tcp_mstamp / 1000);
+	emu_prague_ai(sk, ca);
+}
+
+SEC("struct_ops/emu_prague_init")
+void BPF_PROG(emu_prague_init, struct sock *sk)
+{
+	struct emu_prague_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	ca->state = TCP_CA_Open;
+	ca->in_loss = 0;
+	ca->loss_cwnd = 0;
+	ca->loss_frac_cwnd = 0;
+	ca->round = 0;
+	ca->reno = !emu_ecn_ok(tp) && emu_sk_is_open(sk);
+	if (ca->reno && !emu_fallback_to_reno(sk))
+		return;
+	emu_ce_echo_init(sk, &ca->echo);
+	if (ca->reno)
+		return;
+	emu_set_mark(sk, EMU_MARK_ECT1);
+	if (sk->sk_pacing_status == SK_PACING_NONE)
+		sk->sk_pacing_status = SK_PACING_NEEDED;
+	ca->alpha_stamp = tp->tcp_mstamp;
+	ca->cwr_stamp = 0;
+	ca->upscaled_alpha = EMU_PRAGUE_ALPHA_ONE << EMU_PRAGUE_SHIFT_G;
+	ca->frac_cwnd = (__u64)tp->snd_cwnd << EMU_PRAGUE_CWND_UNIT;
+	ca->saw_ce = tp->delivered_ce != 0;
+	ca->last_delivered_ce = tp->delivered_ce;
+	emu_prague_new_round(sk, ca);
+	if (tp->srtt_us)
+		emu_prague_pacing(sk, ca);
+}
+
+SEC("struct_ops/emu_prague_release")
+void BPF_PROG(emu_prague_release, struct sock *sk)
+{
+	struct emu_prague_ca *ca = inet_csk_ca(sk);
+
+	if (!ca->reno && sk->sk_pacing_status == SK_PACING_NEEDED)
+		sk->sk_pacing_status = SK_PACING_NONE;
+}
+
+static __always_inline void emu_prague_update_cwnd(struct sock *sk, struct emu_prague_ca *ca,
+						   const struct rate_sample *rs)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 acked = rs->acked_sacked;
+	__u32 ce = tp->delivered_ce - ca->last_delivered_ce;
+	__u32 cwnd;
+
+	ca->last_delivered_ce = tp->delivered_ce;
+	if (ce) {
+		ca->saw_ce = 1;
+		acked -= EMU_MIN(ce, acked);
+	}
+	if (acked && !ca->in_loss && emu_is_cwnd_limited(sk)) {
+		int grow = 1;
+
+		if (emu_in_slow_start(tp)) {
+			acked = tcp_slow_start(tp, acked);
+			/* Slow start moved the whole window: follow it. */
+			ca->frac_cwnd = (__u64)tp->snd_cwnd << EMU_PRAGUE_CWND_UNIT;
+			if (!acked) {
+				emu_prague_changed(sk, ca);
+				grow = 0;
+			}
+		}
+		if (grow)
+			ca->frac_cwnd += emu_prague_cwnd_increase(
+				ca->ai_increase, acked, emu_prague_frac_to_cwnd(ca->frac_cwnd));
+		if (!grow)
+			return;
+	}
+	/* Move the integer window one step toward the fractional one. */
+	cwnd = emu_prague_frac_to_cwnd(ca->frac_cwnd);
+	if (tp->snd_cwnd > cwnd && tp->snd_cwnd > 2) {
+		tp->snd_cwnd--;
+		tp->snd_ssthresh = tp->snd_cwnd;
+		emu_prague_changed(sk, ca);
+	} else if (tp->snd_cwnd < cwnd && tp->snd_cwnd < tp->snd_cwnd_clamp) {
+		tp->snd_cwnd++;
+		emu_prague_changed(sk, ca);
+	}
+}
+
+SEC("struct_ops/emu_prague_cong_control")
+void BPF_PROG(emu_prague_cong_control, struct sock *sk, __u32 ack, int flag,
+	      const struct rate_sample *rs)
+{
+	struct emu_prague_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (ca->reno) {
+		if (ca->state != TCP_CA_CWR && ca->state != TCP_CA_Recovery)
+			tcp_reno_cong_avoid(sk, ack, rs->acked_sacked);
+		emu_default_pacing(sk);
+		return;
+	}
+	emu_prague_update_cwnd(sk, ca, rs);
+	if (!emu_before(tp->snd_una, ca->next_seq) &&
+	    (!emu_prague_rtt_indep(sk, ca) ||
+	     tp->tcp_mstamp - ca->alpha_stamp >= EMU_PRAGUE_RTT_TARGET_US)) {
+		if (ca->saw_ce) {
+			ca->upscaled_alpha = emu_prague_alpha(
+				ca->upscaled_alpha, tp->delivered_ce - ca->old_delivered_ce,
+				tp->delivered - ca->old_delivered);
+			ca->alpha_stamp = tp->tcp_mstamp;
+		}
+		emu_prague_new_round(sk, ca);
+	}
+	emu_prague_pacing(sk, ca);
+}
+
+static __always_inline void emu_prague_enter_loss(struct sock *sk, struct emu_prague_ca *ca)
+{
+	ca->loss_cwnd = tcp_sk(sk)->snd_cwnd;
+	ca->loss_frac_cwnd = ca->frac_cwnd;
+	ca->frac_cwnd -= ca->frac_cwnd >> 1;
+	ca->in_loss = 1;
+	emu_prague_changed(sk, ca);
+}
+
+static __always_inline void emu_prague_enter_cwr(struct sock *sk, struct emu_prague_ca *ca)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u64 red;
+
+	/* With RTT independence, at most one reduction per target RTT. */
+	if (emu_prague_rtt_indep(sk, ca) &&
+	    tp->tcp_mstamp - ca->cwr_stamp < EMU_PRAGUE_RTT_TARGET_US)
+		return;
+	ca->cwr_stamp = tp->tcp_mstamp;
+	red = emu_prague_reduction(ca->frac_cwnd, ca->upscaled_alpha >> EMU_PRAGUE_SHIFT_G);
+	ca->frac_cwnd = red < ca->frac_cwnd ? ca->frac_cwnd - red : 0;
+}
+
+SEC("struct_ops/emu_prague_set_state")
+void BPF_PROG(emu_prague_set_state, struct sock *sk, __u8 new_state)
+{
+	struct emu_prague_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (new_state == ca->state)
+		return;
+	if (ca->reno) {
+		/* No proportional rate reduction under cong_control: take
+		 * Reno's halving at once. */
+		if (new_state == TCP_CA_Recovery || new_state == TCP_CA_CWR)
+			tp->snd_cwnd = EMU_MAX(EMU_MIN(tp->snd_cwnd, tp->snd_ssthresh), 2U);
+	} else if (new_state == TCP_CA_Recovery) {
+		emu_prague_enter_loss(sk, ca);
+	} else if (new_state == TCP_CA_CWR) {
+		emu_prague_enter_cwr(sk, ca);
+	} else if (new_state == TCP_CA_Open) {
+		ca->in_loss = 0;
+	}
+	ca->state = new_state;
+}
+
+SEC("struct_ops/emu_prague_cwnd_event")
+void BPF_PROG(emu_prague_cwnd_event, struct sock *sk, int ev)
+{
+	struct emu_prague_ca *ca = inet_csk_ca(sk);
+
+	if (ev == CA_EVENT_ECN_IS_CE || ev == CA_EVENT_ECN_NO_CE)
+		emu_ce_echo_event(sk, &ca->echo, ev);
+	else if (ev == CA_EVENT_LOSS && !ca->reno)
+		emu_prague_enter_loss(sk, ca);
+}
+
+SEC("struct_ops/emu_prague_ssthresh")
+__u32 BPF_PROG(emu_prague_ssthresh, struct sock *sk)
+{
+	struct emu_prague_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (ca->reno)
+		return tcp_reno_ssthresh(sk);
+	/* The window itself is reduced through frac_cwnd; a congestion
+	 * signal only ends slow start. */
+	return EMU_MAX(EMU_MIN(tp->snd_ssthresh, tp->snd_cwnd), 2U);
+}
+
+SEC("struct_ops/emu_prague_undo_cwnd")
+__u32 BPF_PROG(emu_prague_undo_cwnd, struct sock *sk)
+{
+	struct emu_prague_ca *ca = inet_csk_ca(sk);
+
+	if (ca->reno)
+		return tcp_reno_undo_cwnd(sk);
+	ca->frac_cwnd = EMU_MAX(ca->frac_cwnd, ca->loss_frac_cwnd);
+	return EMU_MAX(ca->loss_cwnd, tcp_sk(sk)->snd_cwnd);
+}
+
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_prague = {
+	.init = (void *)emu_prague_init,
+	.release = (void *)emu_prague_release,
+	.cong_control = (void *)emu_prague_cong_control,
+	.set_state = (void *)emu_prague_set_state,
+	.cwnd_event = (void *)emu_prague_cwnd_event,
+	.ssthresh = (void *)emu_prague_ssthresh,
+	.undo_cwnd = (void *)emu_prague_undo_cwnd,
+	.flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED,
+	.name = "prague",
+};
+
+/* ---- Reno-SCE -------------------------------------------------------------- */
+
+struct emu_reno_sce_ca {
+	__s64 cnt;		/* window counter, bytes; mss * cwnd per segment */
+	__u64 last_esce;	/* the flow's ESCE byte count at the last ACK */
+	__u32 prior_snd_una;
+	__u32 loss_cwnd;
+	__u32 recent_sce;	/* ACKs left in which SCE counts as recent */
+	__u32 sqrt_cwnd;
+	__u8 ce_ack;		/* this ACK carried ECE */
+	__u8 pad[3];
+};
+_Static_assert(sizeof(struct emu_reno_sce_ca) <= 104, "icsk_ca_priv");
+
+SEC("struct_ops/emu_reno_sce_init")
+void BPF_PROG(emu_reno_sce_init, struct sock *sk)
+{
+	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
+
+	ca->prior_snd_una = tcp_sk(sk)->snd_una;
+	ca->cnt = 0;
+	ca->loss_cwnd = 0;
+	ca->recent_sce = 0;
+	ca->sqrt_cwnd = 1;
+	ca->ce_ack = 0;
+	ca->last_esce = emu_sce_flow_open(sk);
+	emu_set_mark(sk, EMU_MARK_ESCE);
+}
+
+SEC("struct_ops/emu_reno_sce_ssthresh")
+__u32 BPF_PROG(emu_reno_sce_ssthresh, struct sock *sk)
+{
+	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
+	__u32 cwnd = tcp_sk(sk)->snd_cwnd;
+	__u32 cut;
+
+	ca->loss_cwnd = cwnd;
+	ca->cnt = 0;
+	if (!ca->ce_ack)
+		return EMU_MAX(cwnd >> 1, 2U);
+	/* CE: a quarter, or an eighth after recent SCE feedback. */
+	cut = EMU_MAX(cwnd >> (ca->recent_sce ? 3 : 2), 1U);
+	return cwnd > cut + 2 ? cwnd - cut : 2;
+}
+
+SEC("struct_ops/emu_reno_sce_in_ack_event")
+void BPF_PROG(emu_reno_sce_in_ack_event, struct sock *sk, __u32 flags)
+{
+	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 mss = tp->mss_cache ? tp->mss_cache : 1;
+	__u32 acked = tp->snd_una - ca->prior_snd_una;
+	__u32 cwnd = tp->snd_cwnd;
+	__u32 sce;
+	__s64 steps;
+
+	ca->ce_ack = (flags & CA_ACK_ECE) != 0;
+	/* A duplicate ACK counts as one segment, a window update as none. */
+	if (!acked && !(flags & CA_ACK_WIN_UPDATE))
+		acked = mss;
+	if (!acked)
+		return;
+	ca->prior_snd_una = tp->snd_una;
+	sce = emu_sce_bytes(sk, &ca->last_esce, acked);
+	if (sce) {
+		ca->cnt -= (__s64)emu_reno_sce_reduction(sce, ca->sqrt_cwnd);
+		ca->recent_sce = cwnd + 1;
+		ca->loss_cwnd = cwnd;
+		tp->snd_ssthresh = EMU_MAX(cwnd >> 1, 2U);
+	}
+	if (acked > sce && !ca->ce_ack && !emu_in_slow_start(tp) && emu_is_cwnd_limited(sk)) {
+		ca->cnt += acked - sce;
+		ca->loss_cwnd = EMU_MAX(ca->loss_cwnd, cwnd);
+	}
+	steps = emu_window_steps(&ca->cnt, (__u64)mss * cwnd);
+	if (steps < 0) {
+		__u32 n = (__u32)(-steps);
+
+		cwnd = cwnd > n + 2 ? cwnd - n : 2;
+	} else if (steps > 0) {
+		__u64 w = (__u64)cwnd + (__u64)steps;
+
+		cwnd = w < tp->snd_cwnd_clamp ? (__u32)w : EMU_MAX(cwnd, tp->snd_cwnd_clamp);
+	}
+	if (cwnd != tp->snd_cwnd)
+		tp->snd_cwnd = cwnd;
+	ca->sqrt_cwnd = emu_sce_sqrt_cwnd(cwnd);
+	if (ca->recent_sce)
+		ca->recent_sce--;
+}
+
+SEC("struct_ops/emu_reno_sce_cong_avoid")
+void BPF_PROG(emu_reno_sce_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!emu_is_cwnd_limited(sk))
+		return;
+	/* After slow start the ACK handler moves the window. */
+	if (emu_in_slow_start(tp)) {
+		acked = tcp_slow_start(tp, acked);
+		ca->cnt += (__s64)acked * tp->mss_cache;
+	}
+}
+
+SEC("struct_ops/emu_reno_sce_cwnd_event")
+void BPF_PROG(emu_reno_sce_cwnd_event, struct sock *sk, int ev)
+{
+	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
+
+	if (ev == CA_EVENT_LOSS) {
+		ca->loss_cwnd = tcp_sk(sk)->snd_cwnd;
+		ca->cnt = 0;
+	}
+}
+
+SEC("struct_ops/emu_reno_sce_undo_cwnd")
+__u32 BPF_PROG(emu_reno_sce_undo_cwnd, struct sock *sk)
+{
+	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
+
+	return EMU_MAX(tcp_sk(sk)->snd_cwnd, ca->loss_cwnd);
+}
+
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_reno_sce = {
+	.init = (void *)emu_reno_sce_init,
+	.ssthresh = (void *)emu_reno_sce_ssthresh,
+	.in_ack_event = (void *)emu_reno_sce_in_ack_event,
+	.cong_avoid = (void *)emu_reno_sce_cong_avoid,
+	.cwnd_event = (void *)emu_reno_sce_cwnd_event,
+	.undo_cwnd = (void *)emu_reno_sce_undo_cwnd,
+	.flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED,
+	.name = "reno_sce",
+};
+
+/* ---- CUBIC-SCE ------------------------------------------------------------- */
+
+#define EMU_HYSTART_LOW_WINDOW 16
+#define EMU_HYSTART_MIN_SAMPLES 8
+#define EMU_HYSTART_ACK_DELTA_US 2000
+#define EMU_HYSTART_DELAY_MIN_US 4000U
+#define EMU_HYSTART_DELAY_MAX_US 16000U
+/* 8 (1 + beta) / 3 / (1 - beta) with beta = 717/1024: Reno-friendly growth. */
+#define EMU_CUBIC_FRIENDLY_SCALE 15U
+
+struct emu_cubic_ca {
+	__s64 sce_cnt;		/* SCE window counter, bytes */
+	__u64 last_esce;
+	__u32 cnt;		/* ACKs per one-segment increase */
+	__u32 last_max_cwnd;
+	__u32 last_cwnd;
+	__u32 last_time;	/* us */
+	__u32 origin;		/* W at the curve's origin */
+	__u32 k;		/* 2^-10 s from the epoch to the origin */
+	__u32 delay_min;	/* us */
+	__u32 epoch_start;	/* us, 0: no epoch */
+	__u32 ack_cnt;
+	__u32 tcp_cwnd;		/* Reno-friendly estimate */
+	__u32 round_start;	/* HyStart, us */
+	__u32 end_seq;
+	__u32 last_ack;		/* HyStart ACK train, us */
+	__u32 curr_rtt;
+	__u32 prior_snd_una;
+	__u32 sqrt_cnt;
+	__u32 recent_sce;
+	__u32 sce_carry;	/* ESCE bytes short of a segment */
+	__u32 last_ack_time;	/* us, for idle restarts */
+	__u8 sample_cnt;
+	__u8 found;
+	__u8 pad[2];
+};
+_Static_assert(sizeof(struct emu_cubic_ca) <= 104, "icsk_ca_priv");
+
+static __always_inline __u32 emu_now_us(const struct sock *sk)
+{
+	__u32 now = (__u32)tcp_sk(sk)->tcp_mstamp;
+
+	return now ? now : 1;
+}
+
+static __always_inline void emu_cubic_reset(struct emu_cubic_ca *ca)
+{
+	ca->cnt = 0;
+	ca->last_max_cwnd = 0;
+	ca->last_cwnd = 0;
+	ca->last_time = 0;
+	ca->origin = 0;
+	ca->k = 0;
+	ca->delay_min = 0;
+	ca->epoch_start = 0;
+	ca->ack_cnt = 0;
+	ca->tcp_cwnd = 0;
+	ca->found = 0;
+	ca->sqrt_cnt = 1;
+	ca->recent_sce = 0;
+	ca->sce_cnt = 0;
+	ca->sce_carry = 0;
+}
+
+static __always_inline void emu_hystart_reset(struct sock *sk, struct emu_cubic_ca *ca)
+{
+	ca->round_start = ca->last_ack = emu_now_us(sk);
+	ca->end_seq = tcp_sk(sk)->snd_nxt;
+	ca->curr_rtt = ~0U;
+	ca->sample_cnt = 0;
+}
+
+SEC("struct_ops/emu_cubic_sce_init")
+void BPF_PROG(emu_cubic_sce_init, struct sock *sk)
+{
+	struct emu_cubic_ca *ca = inet_csk_ca(sk);
+
+	emu_cubic_reset(ca);
+	emu_hystart_reset(sk, ca);
+	ca->prior_snd_una = tcp_sk(sk)->snd_una;
+	ca->last_ack_time = emu_now_us(sk);
+	ca->last_esce = emu_sce_flow_open(sk);
+	emu_set_mark(sk, EMU_MARK_ESCE);
+}
+
+static __always_inline void emu_cubic_update(struct sock *sk, struct emu_cubic_ca *ca,
+					     __u32 cwnd, __u32 acked)
+{
+	__u32 now = emu_now_us(sk);
+	__u32 target, t, delta;
+
+	ca->ack_cnt += acked;
+	if (ca->last_cwnd == cwnd && (__s32)(now - ca->last_time) <= 1000000 / 32)
+		return;
+	/* The curve is evaluated at most once per millisecond. */
+	if (!(ca->epoch_start && (__s32)(now - ca->last_time) < 1000)) {
+		ca->last_cwnd = cwnd;
+		ca->last_time = now;
+		if (!ca->epoch_start) {
+			ca->epoch_start = now;
+			ca->ack_cnt = acked;
+			ca->tcp_cwnd = cwnd;
+			if (ca->last_max_cwnd <= cwnd) {
+				ca->k = 0;
+				ca->origin = cwnd;
+			} else {
+				ca->k = emu_cubic_k(ca->last_max_cwnd, cwnd);
+				ca->origin = ca->last_max_cwnd;
+			}
+		}
+		/* Evaluate one RTT (delay_min) ahead, as RFC 9438 does. */
+		t = (__u32)((((__u64)(now - ca->epoch_start) + ca->delay_min)
+			     << EMU_CUBIC_HZ_SHIFT) / 1000000);
+		target = emu_cubic_target(ca->origin, ca->k, t);
+		if (target > cwnd)
+			ca->cnt = cwnd / (target - cwnd);
+		else
+			ca->cnt = 100 * cwnd;
+		if (ca->last_max_cwnd == 0 && ca->cnt > 20)
+			ca->cnt = 20;
+	}
+	/* Reno-friendly region. */
+	delta = (cwnd * EMU_CUBIC_FRIENDLY_SCALE) >> 3;
+	if (delta && ca->ack_cnt > delta) {
+		__u32 n = (ca->ack_cnt - 1) / delta;
+
+		ca->ack_cnt -= n * delta;
+		ca->tcp_cwnd += n;
+	}
+	if (ca->tcp_cwnd > cwnd) {
+		__u32 max_cnt = cwnd / (ca->tcp_cwnd - cwnd);
+
+		if (ca->cnt > max_cnt)
+			ca->cnt = max_cnt;
+	}
+	ca->cnt = EMU_MAX(ca->cnt, 2U);
+}
+
+SEC("struct_ops/emu_cubic_sce_cong_avoid")
+void BPF_PROG(emu_cubic_sce_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct emu_cubic_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!emu_is_cwnd_limited(sk))
+		return;
+	if (emu_in_slow_start(tp)) {
+		acked = tcp_slow_start(tp, acked);
+		if (!acked)
+			goto out;
+	}
+	emu_cubic_update(sk, ca, tp->snd_cwnd, acked);
+	tcp_cong_avoid_ai(tp, ca->cnt, acked);
+out:
+	ca->sqrt_cnt = emu_sce_sqrt_cwnd(tp->snd_cwnd);
+}
+
+SEC("struct_ops/emu_cubic_sce_ssthresh")
+__u32 BPF_PROG(emu_cubic_sce_ssthresh, struct sock *sk)
+{
+	struct emu_cubic_ca *ca = inet_csk_ca(sk);
+	__u32 cwnd = tcp_sk(sk)->snd_cwnd;
+
+	ca->epoch_start = 0;
+	/* Fast convergence. */
+	if (cwnd < ca->last_max_cwnd)
+		ca->last_max_cwnd = (cwnd * (EMU_CUBIC_BETA_SCALE + EMU_CUBIC_BETA)) /
+				    (2 * EMU_CUBIC_BETA_SCALE);
+	else
+		ca->last_max_cwnd = cwnd;
+	if (ca->recent_sce)
+		return EMU_MAX(cwnd * 7 / 8, 2U);
+	return EMU_MAX(cwnd * EMU_CUBIC_BETA / EMU_CUBIC_BETA_SCALE, 2U);
+}
+
+SEC("struct_ops/emu_cubic_sce_set_state")
+void BPF_PROG(emu_cubic_sce_set_state, struct sock *sk, __u8 new_state)
+{
+	struct emu_cubic_ca *ca = inet_csk_ca(sk);
+
+	if (new_state == TCP_CA_Loss) {
+		emu_cubic_reset(ca);
+		emu_hystart_reset(sk, ca);
+	}
+}
+
+SEC("struct_ops/emu_cubic_sce_cwnd_event")
+void BPF_PROG(emu_cubic_sce_cwnd_event, struct sock *sk, int ev)
+{
+	struct emu_cubic_ca *ca = inet_csk_ca(sk);
+
+	if (ev == CA_EVENT_TX_START) {
+		__u32 now = emu_now_us(sk);
+		__s32 idle = (__s32)(now - ca->last_ack_time);
+
+		/* Idle for a while: shift the epoch so the curve resumes
+		 * where it stopped. */
+		if (ca->epoch_start && idle > 0) {
+			ca->epoch_start += idle;
+			if ((__s32)(ca->epoch_start - now) > 0)
+				ca->epoch_start = now;
+		}
+	}
+}
+
+static __always_inline void emu_hystart_update(struct sock *sk, struct emu_cubic_ca *ca,
+					       __u32 delay)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 now = emu_now_us(sk);
+
+	if ((__s32)(tp->snd_una - ca->end_seq) > 0)
+		emu_hystart_reset(sk, ca);
+	if (tp->snd_cwnd < EMU_HYSTART_LOW_WINDOW)
+		return;
+	/* ACK train: the ACKs of one round keep arriving closely spaced for
+	 * longer than half the minimum RTT. */
+	if ((__s32)(now - ca->last_ack) <= EMU_HYSTART_ACK_DELTA_US) {
+		__u32 threshold = ca->delay_min;
+		__u64 rate = sk->sk_pacing_rate;
+
+		ca->last_ack = now;
+		if (rate)
+			threshold += (__u32)EMU_MIN(1000ULL, (65536ULL * 4 * 1000000) / rate);
+		if (sk->sk_pacing_status == SK_PACING_NONE)
+			threshold >>= 1;
+		if ((__s32)(now - ca->round_start) > (__s32)threshold) {
+			ca->found = 1;
+			tp->snd_ssthresh = tp->snd_cwnd;
+			return;
+		}
+	}
+	/* Delay increase: the round's minimum RTT exceeds the path's by
+	 * an eighth of it (clamped to 4..16 ms). */
+	if (ca->curr_rtt > delay)
+		ca->curr_rtt = delay;
+	if (ca->sample_cnt < EMU_HYSTART_MIN_SAMPLES) {
+		ca->sample_cnt++;
+	} else {
+		__u32 th = ca->delay_min >> 3;
+
+		th = EMU_MIN(EMU_MAX(th, EMU_HYSTART_DELAY_MIN_US), EMU_HYSTART_DELAY_MAX_US);
+		if (ca->curr_rtt > ca->delay_min + th) {
+			ca->found = 1;
+			tp->snd_ssthresh = tp->snd_cwnd;
+		}
+	}
+}
+
+SEC("struct_ops/emu_cubic_sce_pkts_acked")
+void BPF_PROG(emu_cubic_sce_pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	struct emu_cubic_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	__s32 rtt = sample->rtt_us;
+	__u32 delay;
+
+	if (rtt < 0)
+		return;
+	/* Skip samples for a second after a reduction. */
+	if (ca->epoch_start && (__s32)(emu_now_us(sk) - ca->epoch_start) < 1000000)
+		return;
+	delay = rtt ? (__u32)rtt : 1;
+	if (!ca->delay_min || ca->delay_min > delay)
+		ca->delay_min = delay;
+	if (!ca->found && emu_in_slow_start(tp))
+		emu_hystart_update(sk, ca, delay);
+}
+
+SEC("struct_ops/emu_cubic_sce_in_ack_event")
+void BPF_PROG(emu_cubic_sce_in_ack_event, struct sock *sk, __u32 flags)
+{
+	struct emu_cubic_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 mss = tp->mss_cache ? tp->mss_cache : 1;
+	__u32 acked = tp->snd_una - ca->prior_snd_una;
+	__u32 now = emu_now_us(sk);
+	__u32 cwnd = tp->snd_cwnd;
+	__u32 sce, segs;
+
+	if (!acked && !(flags & CA_ACK_WIN_UPDATE))
+		acked = mss;
+	if (!acked)
+		return;
+	ca->prior_snd_una = tp->snd_una;
+	ca->last_ack_time = now;
+	sce = emu_sce_bytes(sk, &ca->last_esce, acked);
+	if (sce) {
+		segs = (sce + ca->sce_carry) / mss;
+		ca->sce_carry = (sce + ca->sce_carry) - segs * mss;
+		if (!ca->epoch_start) {
+			/* No curve yet (slow start): just leave slow start. */
+			tp->snd_ssthresh = EMU_MAX(cwnd >> 1, 2U);
+		} else {
+			__u32 t = (__u32)(((__u64)(now - ca->epoch_start) << EMU_CUBIC_HZ_SHIFT) /
+					  1000000);
+			__s64 steps;
+
+			if (segs) {
+				__u32 k = ca->k, origin = ca->origin;
+				__u32 adv = emu_cubic_sce_pull(t, &k, &origin, segs, ca->sqrt_cnt);
+
+				ca->k = k;
+				ca->origin = origin;
+				ca->epoch_start += (__u32)(((__u64)adv * 1000000) >> EMU_CUBIC_HZ_SHIFT);
+				if (!ca->epoch_start)
+					ca->epoch_start = 1;
+			}
+			/* A whole window of SCE feedback costs sqrt(cwnd)
+			 * segments, taken from the window and the origin. */
+			ca->sce_cnt -= (__s64)sce * ca->sqrt_cnt;
+			ca->recent_sce = cwnd + 1;
+			steps = emu_window_steps(&ca->sce_cnt, (__u64)mss * cwnd);
+			if (steps < 0) {
+				__u32 n = (__u32)(-steps);
+
+				cwnd = cwnd > n + 2 ? cwnd - n : 2;
+				ca->origin = ca->origin > n ? ca->origin - n : 0;
+				/* The Reno-friendly estimate loses the same,
+				 * or it would soon drive the window back up. */
+				ca->tcp_cwnd = ca->tcp_cwnd > n ? ca->tcp_cwnd - n : 0;
+				tp->snd_cwnd = cwnd;
+			}
+			tp->snd_ssthresh = EMU_MAX(cwnd >> 1, 2U);
+		}
+	}
+	ca->sqrt_cnt = emu_sce_sqrt_cwnd(cwnd);
+	if (ca->recent_sce)
+		ca->recent_sce--;
+}
+
+SEC("struct_ops/emu_cubic_sce_undo_cwnd")
+__u32 BPF_PROG(emu_cubic_sce_undo_cwnd, struct sock *sk)
+{
+	return tcp_reno_undo_cwnd(sk);
+}
+
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_cubic_sce = {
+	.init = (void *)emu_cubic_sce_init,
+	.ssthresh = (void *)emu_cubic_sce_ssthresh,
+	.cong_avoid = (void *)emu_cubic_sce_cong_avoid,
+	.set_state = (void *)emu_cubic_sce_set_state,
+	.cwnd_event = (void *)emu_cubic_sce_cwnd_event,
+	.pkts_acked = (void *)emu_cubic_sce_pkts_acked,
+	.in_ack_event = (void *)emu_cubic_sce_in_ack_event,
+	.undo_cwnd = (void *)emu_cubic_sce_undo_cwnd,
+	.flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED,
+	.name = "cubic_sce",
+};

@@ -1,0 +1,115 @@
+//! What emu ships, by the names users write (`cc = "prague"`,
+//! `iperf3 -C prague`), and what each asks of the hosts.
+
+/// What a congestion control's packets need from the host's helpers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marking {
+    /// Its data goes out ECT(0), as the kernel writes it (RFC 3168's
+    /// codepoint; DCTCP in its RFC 8257 form).
+    Ect0,
+    /// Its data goes out ECT(1), the L4S identifier: the host's egress
+    /// helper rewrites the kernel's ECT(0).
+    Ect1,
+    /// It reads SCE feedback: its receivers echo ECT(1) arrivals in the
+    /// ESCE bit of their ACKs, and its host's ingress helper counts them.
+    Sce,
+}
+
+/// One congestion control emu ships.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The name users write (`cc = "reno-sce"`).
+    pub name: &'static str,
+    /// The name the kernel knows it by, which a socket chooses it by
+    /// (`iperf3 -C reno_sce`): a BPF congestion control's name may hold
+    /// letters, digits, `_` and `.` only, and at most 15 bytes.
+    pub kernel_name: &'static str,
+    /// The BPF `struct_ops` map that registers it, in `bpf/endpoints.bpf.c`
+    /// (also how emu recognises its own among the kernel's registrations).
+    pub map: &'static str,
+    pub marking: Marking,
+    /// What it behaves as on a connection that did not negotiate ECN.
+    pub without_ecn: &'static str,
+    /// One line for `emu cc`: what it is and what it follows.
+    pub summary: &'static str,
+}
+
+/// Everything emu ships.
+pub const ENDPOINTS: [Endpoint; 4] = [
+    Endpoint {
+        name: "dctcp",
+        kernel_name: "dctcp",
+        map: "emu_dctcp",
+        marking: Marking::Ect0,
+        without_ecn: "Reno",
+        summary: "DCTCP (RFC 8257), with its receiver's per-packet CE echo",
+    },
+    Endpoint {
+        name: "prague",
+        kernel_name: "prague",
+        map: "emu_prague",
+        marking: Marking::Ect1,
+        without_ecn: "Reno",
+        summary: "TCP Prague (L4S): scalable, ECT(1), paced, RTT-independent; Reno without ECN",
+    },
+    Endpoint {
+        name: "reno-sce",
+        kernel_name: "reno_sce",
+        map: "emu_reno_sce",
+        marking: Marking::Sce,
+        without_ecn: "Reno",
+        summary: "Reno with SCE: a small reduction per SCE mark, Reno's response to CE and loss",
+    },
+    Endpoint {
+        name: "cubic-sce",
+        kernel_name: "cubic_sce",
+        map: "emu_cubic_sce",
+        marking: Marking::Sce,
+        without_ecn: "CUBIC",
+        summary: "CUBIC with SCE: SCE marks pull the curve's origin toward the window",
+    },
+];
+
+/// The congestion control emu ships under `name`, as users write it or
+/// as the kernel knows it, if any.
+pub fn find(name: &str) -> Option<&'static Endpoint> {
+    ENDPOINTS
+        .iter()
+        .find(|e| e.name == name || e.kernel_name == name)
+}
+
+/// The congestion control whose `struct_ops` map is named `map`.
+pub fn by_map(map: &str) -> Option<&'static Endpoint> {
+    ENDPOINTS.iter().find(|e| e.map == map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fit_the_kernel_and_are_unique() {
+        for (i, e) in ENDPOINTS.iter().enumerate() {
+            // TCP_CA_NAME_MAX is 16 with the terminating NUL; BPF object
+            // names (the map's) are 15 bytes at most.
+            assert!(e.kernel_name.len() < 16, "{}", e.kernel_name);
+            assert!(
+                e.kernel_name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'),
+                "{}",
+                e.kernel_name
+            );
+            assert_eq!(find(e.kernel_name), Some(e));
+            assert!(e.map.len() < 16, "{}", e.map);
+            assert!(e.map.starts_with("emu_"), "{}", e.map);
+            for other in &ENDPOINTS[i + 1..] {
+                assert_ne!(e.name, other.name);
+                assert_ne!(e.map, other.map);
+            }
+            assert_eq!(find(e.name), Some(e));
+            assert_eq!(by_map(e.map), Some(e));
+        }
+        assert_eq!(find("cubic"), None);
+    }
+}

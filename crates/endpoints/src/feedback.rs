@@ -1,0 +1,92 @@
+//! What the SCE helpers counted, per connection, read back after a run:
+//! the sender's side of SCE feedback (bytes acknowledged by ACKs that
+//! carried ESCE), which no TCP_INFO field shows.
+//!
+//! The layout mirrors `bpf/flows.h` (`struct emu_flow_key`, `struct
+//! emu_flow`); the tests below pin its size.
+
+use crate::object::SCE_FLOWS;
+use crate::registry::Loaded;
+use libbpf_rs::{MapCore, MapFlags};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+const KEY_SIZE: usize = 40;
+const VALUE_SIZE: usize = 24;
+const AF_INET: u8 = 2;
+const AF_INET6: u8 = 10;
+
+/// One connection's counts, as seen from `local`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SceCounts {
+    pub local: SocketAddr,
+    pub remote: SocketAddr,
+    /// Sender: bytes acknowledged by ACKs that carried ESCE.
+    pub esce_acked_bytes: u64,
+}
+
+impl Loaded {
+    /// Every connection the helpers keep counts for (a bounded table: the
+    /// least recently used go first when it is full).
+    pub fn sce_counts(&self) -> Vec<SceCounts> {
+        let Some(map) = self
+            .object()
+            .maps()
+            .find(|m| m.name().to_string_lossy() == SCE_FLOWS)
+        else {
+            return Vec::new();
+        };
+        map.keys()
+            .filter_map(|key| {
+                let value = map.lookup(&key, MapFlags::ANY).ok()??;
+                decode(&key, &value)
+            })
+            .collect()
+    }
+}
+
+fn decode(key: &[u8], value: &[u8]) -> Option<SceCounts> {
+    if key.len() != KEY_SIZE || value.len() != VALUE_SIZE {
+        return None;
+    }
+    let address = |at: usize| -> Option<IpAddr> {
+        let bytes: [u8; 16] = key[at..at + 16].try_into().ok()?;
+        match key[0] {
+            AF_INET => Some(IpAddr::V4(Ipv4Addr::new(
+                bytes[0], bytes[1], bytes[2], bytes[3],
+            ))),
+            AF_INET6 => Some(IpAddr::V6(Ipv6Addr::from(bytes))),
+            _ => None,
+        }
+    };
+    // Ports are in network byte order, as on the wire.
+    let port = |at: usize| u16::from_be_bytes([key[at], key[at + 1]]);
+    Some(SceCounts {
+        local: SocketAddr::new(address(4)?, port(36)),
+        remote: SocketAddr::new(address(20)?, port(38)),
+        esce_acked_bytes: u64::from_ne_bytes(value[16..24].try_into().ok()?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_and_value_decode_as_the_programs_write_them() {
+        let mut key = [0u8; KEY_SIZE];
+        key[0] = AF_INET;
+        key[4..8].copy_from_slice(&[10, 0, 0, 1]);
+        key[20..24].copy_from_slice(&[10, 0, 0, 2]);
+        key[36..38].copy_from_slice(&5201u16.to_be_bytes());
+        key[38..40].copy_from_slice(&40000u16.to_be_bytes());
+        let mut value = [0u8; VALUE_SIZE];
+        value[16..24].copy_from_slice(&123_456u64.to_ne_bytes());
+        let counts = decode(&key, &value).unwrap();
+        assert_eq!(counts.local, "10.0.0.1:5201".parse().unwrap());
+        assert_eq!(counts.remote, "10.0.0.2:40000".parse().unwrap());
+        assert_eq!(counts.esce_acked_bytes, 123_456);
+        key[0] = 99;
+        assert_eq!(decode(&key, &value), None);
+        assert_eq!(decode(&key[..39], &value), None);
+    }
+}

@@ -1,0 +1,96 @@
+//! What this kernel offers: its congestion controls, BTF, and whether this
+//! process may load programs.
+
+use crate::error::{EndpointError, Result};
+use std::path::Path;
+
+/// The kernel's own BTF, which BPF congestion controls are checked against.
+pub const BTF: &str = "/sys/kernel/btf/vmlinux";
+
+/// Every congestion control a socket may choose now (loaded modules,
+/// built-in ones and registered BPF programs alike).
+pub fn available() -> Vec<String> {
+    words("/proc/sys/net/ipv4/tcp_available_congestion_control")
+}
+
+/// Those a namespace other than the first may take as its default.
+pub fn allowed() -> Vec<String> {
+    words("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+}
+
+fn words(path: &str) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The kernel's release, as `uname -r` prints it.
+pub fn release() -> String {
+    nix::sys::utsname::uname()
+        .map(|u| u.release().to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "unknown".to_string())
+}
+
+/// The kernel's (major, minor) version, from its release.
+pub fn version() -> Option<(u32, u32)> {
+    parse_version(&release())
+}
+
+fn parse_version(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// Whether the kernel itself can do what emu's helpers do for its
+/// congestion controls: AccECN and ECT(1) chosen by a congestion control
+/// arrived in Linux 7.0.
+pub fn has_native_l4s_support() -> bool {
+    version().is_some_and(|v| v >= (7, 0))
+}
+
+/// Whether this process may load programs and list the kernel's BPF
+/// links (root in the first user namespace).
+pub fn may_load() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// Checks what loading needs before anything is loaded: BTF and the
+/// privilege. `names` are the congestion controls asked for, for the
+/// message.
+pub fn check_can_load(names: &[&str]) -> Result<()> {
+    let wanted = names.join(", ");
+    if !Path::new(BTF).exists() {
+        return Err(EndpointError(format!(
+            "{wanted}: emu's congestion controls need a kernel with BTF ({BTF} is missing on Linux {}): \
+             use a kernel built with CONFIG_DEBUG_INFO_BTF, as current Debian, Ubuntu, Fedora and RHEL kernels are, \
+             or pick one of this kernel's ({})",
+            release(),
+            available().join(", ")
+        )));
+    }
+    if !may_load() {
+        return Err(EndpointError(format!(
+            "{wanted}: loading emu's congestion controls needs root (CAP_BPF and CAP_NET_ADMIN in the first user namespace); \
+             run emu as root, or pick one of this kernel's ({})",
+            available().join(", ")
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_come_from_the_release() {
+        assert_eq!(parse_version("6.18.44-fc-v669"), Some((6, 18)));
+        assert_eq!(parse_version("7.0.0-rc1"), Some((7, 0)));
+        assert_eq!(parse_version("5.14.0-427.el9.x86_64"), Some((5, 14)));
+        assert_eq!(parse_version("garbage"), None);
+    }
+}
