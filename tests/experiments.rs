@@ -10,128 +10,13 @@ mod support;
 use emu_core::log::{Direction, Event, LogReader};
 use emu_core::Nanos;
 use std::collections::{HashMap, VecDeque};
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::experiment::{
+    emu_run, experiment_file, flow, foreign_processes, nothing_left, run_experiment,
+};
 use support::{start, temp_dir, text};
-
-fn emu_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_emu"))
-        .arg("run")
-        .arg(file)
-        .arg("--out")
-        .arg(out)
-        .arg("--json")
-        .args(extra)
-        .stdin(Stdio::null())
-        .output()
-        .expect("running emu")
-}
-
-/// A fresh directory named for a test, with `toml` written in it as
-/// `name.toml`.
-fn experiment_file(dir: &str, name: &str, toml: impl AsRef<[u8]>) -> (PathBuf, PathBuf) {
-    let dir = temp_dir(dir);
-    let file = dir.join(format!("{name}.toml"));
-    std::fs::write(&file, toml).unwrap();
-    (dir, file)
-}
-
-/// Writes `toml` as `name.toml` in `dir`, runs it and returns the result
-/// of its only run.
-fn run_experiment(dir: &Path, name: &str, toml: &str) -> serde_json::Value {
-    let file = dir.join(format!("{name}.toml"));
-    std::fs::write(&file, toml).unwrap();
-    let out = dir.join("out");
-    let output = emu_run(&file, &out, &[]);
-    assert!(
-        output.status.success(),
-        "emu run failed: {}\n{}",
-        text(&output.stderr),
-        text(&output.stdout)
-    );
-    let result = out.join(name).join("cell-0/run-0/result.json");
-    let result: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
-    assert_eq!(result["accounting_ok"], true, "{result:#}");
-    nothing_left();
-    result
-}
-
-fn flow<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    result["flows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == name)
-        .unwrap_or_else(|| panic!("no flow {name} in {result:#}"))
-}
-
-fn our_namespace() -> (u64, u64) {
-    let meta = std::fs::metadata("/proc/self/ns/net").unwrap();
-    (meta.dev(), meta.ino())
-}
-
-/// Processes in some other network namespace than ours, with their
-/// command names.
-fn foreign_processes() -> Vec<(i32, String)> {
-    let ours = our_namespace();
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|p| p.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        let Ok(meta) = std::fs::metadata(format!("/proc/{pid}/ns/net")) else {
-            continue;
-        };
-        if (meta.dev(), meta.ino()) != ours {
-            let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            found.push((pid, name.trim().to_string()));
-        }
-    }
-    found
-}
-
-/// No process of an experiment (iperf3, ping, sh) is left in a namespace
-/// of its own, and no TUN device of ours is left here.
-fn nothing_left() {
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let left: Vec<(i32, String)> = foreign_processes()
-            .into_iter()
-            .filter(|(_, name)| {
-                [
-                    "iperf3",
-                    "ping",
-                    "sleep",
-                    "emu",
-                    "reno_stream.py",
-                    "python3",
-                ]
-                .contains(&name.as_str())
-            })
-            .collect();
-        if left.is_empty() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "left behind: {left:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let tun = Command::new("ip")
-        .args(["-o", "link", "show", "type", "tun"])
-        .output()
-        .unwrap();
-    assert!(
-        !text(&tun.stdout).contains("emu0"),
-        "a host device is left: {}",
-        text(&tun.stdout)
-    );
-}
 
 /// Two flows through one bottleneck whose senders' side links differ by
 /// 50 ms each way: their smoothed RTTs differ by 100 ms.

@@ -3,6 +3,7 @@
 //! `emu completions`, `emu man`): one clap parser, so every level has its
 //! `--help`, and completions and the man page come from the same source.
 
+mod cc_command;
 mod dynamics_args;
 mod log_command;
 mod mahimahi;
@@ -117,6 +118,12 @@ struct GlobalArgs {
     #[arg(long, value_name = "INTERVAL", num_args = 0..=1, require_equals = true,
           default_missing_value = "10ms", value_parser = sample_interval, requires = "log")]
     tcp_info: Option<u64>,
+    /// Make emu's congestion control NAME (dctcp, prague, reno-sce,
+    /// cubic-sce; see emu cc) available for the run, with its helpers on the
+    /// command's device and the host's end of the path, e.g. --cc prague,
+    /// then iperf3 -C prague; repeatable, or NAME,NAME.
+    #[arg(long, value_name = "NAME", value_delimiter = ',', value_parser = emus_cc)]
+    cc: Vec<String>,
 }
 
 // Parsed once per run: the size of the shell variant costs nothing.
@@ -135,6 +142,8 @@ enum TopCommand {
     Log(log_command::LogArgs),
     /// List the queue disciplines and their options.
     Queues,
+    /// List the congestion controls usable here: the kernel's and emu's own.
+    Cc,
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  emu completions bash > ~/.local/share/bash-completion/completions/emu\n  \
@@ -171,6 +180,16 @@ fn sample_interval(text: &str) -> Result<u64, String> {
     match parse_duration(text).map_err(|e| e.to_string())? {
         0 => Err("the interval must be above 0 (e.g. 10ms)".to_string()),
         ns => Ok(ns),
+    }
+}
+
+fn emus_cc(text: &str) -> Result<String, String> {
+    match endpoints::find(text) {
+        Some(endpoint) => Ok(endpoint.name.to_string()),
+        None => Err(format!(
+            "not one of emu's congestion controls ({}); the kernel's need no option (see emu cc)",
+            endpoints::ENDPOINTS.map(|e| e.name).join(", ")
+        )),
     }
 }
 
@@ -353,6 +372,8 @@ pub struct Globals {
     pub outside: Vec<String>,
     /// `--tcp-info[=INTERVAL]`, in ns.
     pub tcp_info: Option<u64>,
+    /// `--cc NAME`: emu's congestion controls to load for the run.
+    pub cc: Vec<String>,
 }
 
 impl Default for Globals {
@@ -371,6 +392,7 @@ impl Default for Globals {
             rootless: false,
             outside: Vec::new(),
             tcp_info: None,
+            cc: Vec::new(),
         }
     }
 }
@@ -398,6 +420,7 @@ impl From<GlobalArgs> for Globals {
             rootless: a.rootless,
             outside: a.outside,
             tcp_info: a.tcp_info,
+            cc: a.cc,
         }
     }
 }
@@ -461,6 +484,10 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         Some(TopCommand::Run(run)) => run_command::run(run),
         Some(TopCommand::Log(log)) => log_command::run(log),
         Some(TopCommand::SetupSetuid(setup)) => setup_setuid::run(setup),
+        Some(TopCommand::Cc) => {
+            print_out(cc_command::text());
+            Ok(0)
+        }
         Some(TopCommand::Queues) => {
             print_out(queues_text());
             Ok(0)
@@ -574,6 +601,18 @@ pub fn run_chain(
     let status = globals
         .status
         .unwrap_or_else(|| !command.is_empty() && std::io::stderr().is_terminal());
+    // Loaded before the shells (and their guardian) exist; unregistered
+    // when `_loaded` goes, after the shells are down.
+    let (_loaded, device_helpers) = match load_congestion_controls(&globals.cc) {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            eprintln!("emu: {message}");
+            return Ok(shells::Finished {
+                status: 1,
+                logs: Vec::new(),
+            });
+        }
+    };
     let options = shells::RunOptions {
         status,
         command,
@@ -594,6 +633,7 @@ pub fn run_chain(
         rootless: globals.rootless,
         outside: globals.outside,
         tcp_info: globals.tcp_info.map(std::time::Duration::from_nanos),
+        device_helpers,
     };
     match shells::run(specs, options) {
         Ok(finished) => Ok(finished),
@@ -605,6 +645,29 @@ pub fn run_chain(
             })
         }
     }
+}
+
+/// `--cc`: loads emu's congestion controls for a chain of shells, says
+/// which implementation of each runs, and gives the helpers to attach.
+fn load_congestion_controls(
+    names: &[String],
+) -> Result<(Option<endpoints::Loaded>, Option<shells::DeviceHelpers>), String> {
+    if names.is_empty() {
+        return Ok((None, None));
+    }
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let loaded = endpoints::Loaded::load(&names).map_err(|e| format!("--cc: {e}"))?;
+    for line in loaded.describe() {
+        eprintln!("emu: {line}");
+    }
+    let helpers = loaded.helpers().map_err(|e| format!("--cc: {e}"))?;
+    let attach: shells::DeviceHelpers = std::sync::Arc::new(move |device, end| {
+        if end == shells::PathEnd::Command {
+            endpoints::hosts::prepare_namespace().map_err(|e| e.to_string())?;
+        }
+        helpers.attach(device).map_err(|e| e.to_string())
+    });
+    Ok((Some(loaded), Some(attach)))
 }
 
 fn queues_text() -> String {

@@ -13,6 +13,8 @@
 // Each test file uses some of the helpers, never all of them.
 #![allow(dead_code)]
 
+pub mod experiment;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::Mutex;
@@ -49,7 +51,11 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// Every test's first line: checks privileges (or the opt-out) and takes
 /// the machine for itself; None means skip.
 pub fn start() -> Option<std::sync::MutexGuard<'static, ()>> {
-    privileged().then(serial)
+    if !privileged() {
+        return None;
+    }
+    experiment::note_first_bpf_ids();
+    Some(serial())
 }
 
 pub fn run(args: &[&str]) -> Output {

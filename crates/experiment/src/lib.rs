@@ -7,6 +7,7 @@
 //! and [`results`] turns what happened into the numbers papers print.
 
 pub mod config;
+pub mod congestion;
 pub mod flows;
 pub mod marks;
 pub mod merge;

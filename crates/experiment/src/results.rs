@@ -101,6 +101,15 @@ pub struct FlowResult {
     /// until the sender answers, so this is about a window of segments
     /// per mark: TCP's view, not a count of marks.
     pub ece_acked: Option<u64>,
+    /// Whether the connection negotiated ECN (TCP; from TCP_INFO). A
+    /// congestion control that needs it (prague) falls back without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
+    /// Bytes the sender saw acknowledged by ACKs that carried SCE
+    /// feedback (ESCE), counted by emu's helpers on the sending host (TCP
+    /// flows of emu's SCE congestion controls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub esce_acked_bytes: Option<u64>,
     /// Round trips of ping probes, in milliseconds.
     pub ping_rtt_ms: Option<Distribution>,
     /// Share of datagrams (UDP) or probes (ping) lost, in percent.

@@ -42,6 +42,9 @@ pub struct ControlPlane {
     sigint: tokio::signal::unix::Signal,
     sigterm: tokio::signal::unix::Signal,
     interrupted: bool,
+    /// emu's congestion controls the session's plans name, loaded for all
+    /// its runs; each run attaches their helpers to its hosts.
+    pub endpoints: Option<endpoints::Loaded>,
 }
 
 impl ControlPlane {
@@ -64,6 +67,7 @@ impl ControlPlane {
             sigint,
             sigterm,
             interrupted: false,
+            endpoints: None,
         })
     }
 
@@ -119,7 +123,7 @@ pub fn run_once(
         std::fs::create_dir_all(&path).map_err(io_error("creating", &path))?;
     }
     let mut hosts = Vec::new();
-    for host in &plan.hosts {
+    for (index, host) in plan.hosts.iter().enumerate() {
         hosts.push(Host::create(
             &HostSetup {
                 name: host.name.clone(),
@@ -127,10 +131,13 @@ pub fn run_once(
                 prefix: 24,
                 mtu: plan.run.mtu,
                 offload: plan.run.offload,
-                sysctls: host.sysctls.clone(),
+                sysctls: crate::congestion::host_sysctls(plan, index, control.endpoints.is_some()),
             },
             guardian,
         )?);
+    }
+    if let Some(loaded) = &control.endpoints {
+        crate::congestion::attach(loaded, &hosts).map_err(RunError::Failed)?;
     }
     let identities: Vec<(u64, u64)> = hosts
         .iter()
@@ -307,8 +314,17 @@ fn run_with_hosts(
         sigint,
         sigterm,
         interrupted,
+        endpoints,
     } = control;
-    let control = runtime.block_on(run_flows(plan, dir, info, hosts, sigint, sigterm));
+    let control = runtime.block_on(run_flows(
+        plan,
+        dir,
+        info,
+        hosts,
+        sigint,
+        sigterm,
+        endpoints.as_ref(),
+    ));
     if matches!(control, Err(RunError::Interrupted)) {
         *interrupted = true;
     }
@@ -496,6 +512,7 @@ async fn run_flows(
     hosts: &[Host],
     sigint: &mut tokio::signal::unix::Signal,
     sigterm: &mut tokio::signal::unix::Signal,
+    endpoints: Option<&endpoints::Loaded>,
 ) -> Result<Vec<FlowResult>, RunError> {
     let mut interrupted = false;
 
@@ -634,12 +651,21 @@ async fn run_flows(
     if interrupted {
         return Err(RunError::Interrupted);
     }
+    let sce_counts = endpoints.map(|loaded| loaded.sce_counts());
     Ok(plan
         .flows
         .iter()
         .zip(states)
         .zip(ended)
-        .map(|((flow, state), ended)| flow_result(plan, flow, dir, state.map(|s| s.samples), ended))
+        .map(|((flow, state), ended)| {
+            let esce = match (&sce_counts, &state) {
+                (Some(counts), Some(state)) => esce_acked(counts, &state.samples),
+                _ => None,
+            };
+            let mut result = flow_result(plan, flow, dir, state.map(|s| s.samples), ended);
+            result.esce_acked_bytes = esce;
+            result
+        })
         .collect())
 }
 
@@ -752,6 +778,26 @@ fn data_socket(samples: &[(f64, TcpSample)]) -> Option<u32> {
         .map(|(_, s)| s.inode)
 }
 
+/// The bytes the flow's sender saw acknowledged with SCE feedback, from
+/// the helpers' counts of its data socket (emu's SCE congestion controls
+/// only; None for any other).
+fn esce_acked(
+    counts: &[endpoints::feedback::SceCounts],
+    samples: &[(f64, TcpSample)],
+) -> Option<u64> {
+    let inode = data_socket(samples)?;
+    let (_, socket) = samples.iter().find(|(_, s)| s.inode == inode)?;
+    let local: std::net::IpAddr = socket.src.parse().ok()?;
+    let remote: std::net::IpAddr = socket.dst.parse().ok()?;
+    counts
+        .iter()
+        .find(|c| {
+            c.local == std::net::SocketAddr::new(local, socket.sport)
+                && c.remote == std::net::SocketAddr::new(remote, socket.dport)
+        })
+        .map(|c| c.esce_acked_bytes)
+}
+
 fn flow_result(
     plan: &Plan,
     flow: &FlowPlan,
@@ -807,6 +853,7 @@ fn flow_result(
             if let Some(last) = own.last() {
                 result.min_rtt_ms = Some(last.min_rtt_us as f64 / 1e3);
                 result.ece_acked = Some(last.delivered_ce as u64);
+                result.ecn = Some(last.ecn);
                 result.congestion_control = Some(last.congestion_control.clone());
                 result.retransmits = result.retransmits.or(Some(last.total_retrans as u64));
             }

@@ -50,7 +50,7 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "experiment".into());
-    let available = config::CongestionControls::of_this_kernel();
+    let available = crate::congestion::with_emus(config::CongestionControls::of_this_kernel());
     let mut planned = Vec::new();
     for index in 0..grid.len() {
         let cell = grid.cell(index);
@@ -64,8 +64,9 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
         if let Some(runs) = options.runs {
             experiment.run.runs = runs;
         }
-        let plan = config::plan(&experiment, &source, &stem, &base, &available)
+        let mut plan = config::plan(&experiment, &source, &stem, &base, &available)
             .map_err(|e| in_cell(e, &cell, &grid))?;
+        crate::congestion::to_kernel_names(&mut plan);
         planned.push(Planned {
             cell,
             experiment,
@@ -206,6 +207,8 @@ fn run_cells(
     guardian: &mut shells::guardian::Guardian,
 ) -> Result<CellsOutcome, ExperimentError> {
     let mut control = ControlPlane::new().map_err(ExperimentError)?;
+    control.endpoints =
+        crate::congestion::load(&crate::congestion::named(selected.iter().map(|p| &p.plan)))?;
     let run_seconds = |p: &Planned| p.plan.run.duration.0 as f64 / NS_PER_SEC as f64 + 1.5;
     let total_runs: u32 = selected.iter().map(|p| p.plan.run.runs).sum();
     let mut done_runs = 0u32;
@@ -261,6 +264,17 @@ fn run_cells(
                             flow.name,
                             flow.ended,
                             dir.join("flows").display()
+                        );
+                    }
+                    let planned_cc = planned
+                        .plan
+                        .flows
+                        .iter()
+                        .map(|f| (f.name.as_str(), f.cc.as_deref()));
+                    for warning in crate::congestion::fallbacks(planned_cc, &result.flows) {
+                        eprintln!(
+                            "emu run: warning: cell {} run {run}: {warning}",
+                            planned.cell.index
                         );
                     }
                     results.push(result);

@@ -23,7 +23,7 @@ use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews};
 use crate::reader::Reader;
 use crate::receiver_drops::ReceiverWatch;
 use crate::rootless;
-use crate::spec::{Finished, RunOptions, ShellSpec};
+use crate::spec::{Finished, PathEnd, RunOptions, ShellSpec};
 use crate::status::{self, StatusLine};
 use crate::tun::Tun;
 use crate::{devices, environment, privilege, signals, summary};
@@ -184,6 +184,12 @@ fn run_guarded(
         w.start();
     }
 
+    if let Some(attach) = &options.device_helpers {
+        let outermost = running.first().expect("at least one shell");
+        host.run(|| attach(&outermost.outer_device, PathEnd::Host).map_err(ShellError::new))?;
+        outer.run(|| attach(devices::INNER_DEVICE, PathEnd::Command).map_err(ShellError::new))?;
+    }
+
     // The command, in the innermost namespace.
     let invoker = privilege::invoker();
     let argv = if options.command.is_empty() {
@@ -301,6 +307,12 @@ fn run_guarded(
         .collect();
     netns::kill_processes_in(&identities);
     drop(outside);
+    if options.device_helpers.is_some() {
+        let innermost = running.last().expect("at least one shell");
+        close_connections_to(&host, innermost.pair);
+        // And the command's own, left closing by its processes' end.
+        let _ = innermost.inner.exec("ss", &["-K", "-t", "-a"]);
+    }
 
     // Stop reading first, so nothing is read that a stopped pump would not
     // count; then let each pump take what is left on its ring.
@@ -507,6 +519,20 @@ struct Around<'a> {
     /// `host` is not a namespace of an enclosing emu.
     host_is_machine: bool,
     earlier: &'a [RunningShell],
+}
+
+/// Ends the host's TCP connections with the command's addresses (`ss
+/// -K`): the command and its path are gone, and a connection left closing
+/// would retry for minutes, holding what it uses (the programs of emu's
+/// congestion controls among it). One `ss` per address family.
+fn close_connections_to(host: &NetNs, pair: AddressPair) {
+    for address in [
+        pair.inner4.to_string(),
+        format!("[::ffff:{}]", pair.inner4),
+        format!("[{}]", pair.inner6),
+    ] {
+        let _ = host.exec("ss", &["-K", "-t", "-a", "dst", &address]);
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

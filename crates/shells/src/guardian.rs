@@ -78,6 +78,29 @@ impl Guardian {
     }
 }
 
+/// Closes every descriptor the guardian inherited but its pipe and the
+/// standard three: what emu holds must go when emu dies, not when the
+/// guardian leaves (a BPF link emu registered a congestion control with
+/// stays registered while any copy of its descriptor is open).
+fn close_inherited(pipe: &File) {
+    use std::os::fd::AsRawFd;
+    let keep = pipe.as_raw_fd();
+    let open: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    for fd in open.into_iter().filter(|&fd| fd > 2 && fd != keep) {
+        // SAFETY: closing descriptors this single-threaded child inherited
+        // and never uses (the directory's own is already closed, so it
+        // fails harmlessly).
+        unsafe { libc::close(fd) };
+    }
+}
+
 fn guard(pipe: File) -> ! {
     // Leave the terminal's session so Ctrl-C meant for the command does not
     // reach us, and let go of the terminal and any pipes a caller waits on.
@@ -93,6 +116,7 @@ fn guard(pipe: File) -> ! {
             unsafe { libc::dup2(null.as_raw_fd(), fd) };
         }
     }
+    close_inherited(&pipe);
     // SAFETY: prctl with a static, NUL-terminated name.
     unsafe { libc::prctl(libc::PR_SET_NAME, c"emu-guardian".as_ptr()) };
     let mut namespaces = Vec::new();

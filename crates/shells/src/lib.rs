@@ -39,4 +39,4 @@ mod wire;
 pub use chain::run;
 pub use error::ShellError;
 pub use pump::{Timing, DEFAULT_SLACK};
-pub use spec::{DirectionSpec, Finished, Pcap, RunOptions, ShellSpec};
+pub use spec::{DeviceHelpers, DirectionSpec, Finished, PathEnd, Pcap, RunOptions, ShellSpec};

@@ -1,0 +1,454 @@
+//! emu's own congestion controls (crates/endpoints) through real
+//! namespaces: each registers for a run, is chosen by its flows (both
+//! ends), does what its algorithm is for through the queues it is studied
+//! with, and leaves nothing loaded, also after `kill -9`.
+//!
+//! They need root, iperf3 and bpftool, as the other experiment tests do
+//! (and share their opt-out, EMU_SKIP_PRIVILEGED=1, which CI never sets).
+//! Each runs a few seconds of traffic per flow; the figures they assert
+//! are printed, so a run shows how far inside its bound each was.
+
+mod support;
+
+use emu_core::log::{Direction, Event, LogReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::experiment::{emu_run, emus_bpf_objects, experiment_file, flow, nothing_left};
+use support::{start, text};
+
+/// Runs `toml` (named `name`) once, checks it went well and that nothing
+/// of it is left, and returns its result and its run directory.
+fn run(name: &str, toml: &str) -> (serde_json::Value, PathBuf, String) {
+    let (dir, file) = experiment_file(name, name, toml);
+    let out = dir.join("out");
+    let output = emu_run(&file, &out, &[]);
+    let stderr = text(&output.stderr);
+    assert!(
+        output.status.success(),
+        "emu run failed: {stderr}\n{}",
+        text(&output.stdout)
+    );
+    let run = out.join(name).join("cell-0/run-0");
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
+    assert_eq!(result["accounting_ok"], true, "{result:#}");
+    nothing_left();
+    (result, run, stderr)
+}
+
+/// One sender and one receiver per flow, `flows` as `(name, cc)`, through
+/// `bottleneck` (TOML keys), with 5 ms side links (a 20 ms base round
+/// trip) and the start-up left out of the flows' figures.
+fn dumbbell(duration: &str, bottleneck: &str, flows: &[(&str, &str)]) -> String {
+    let mut toml = format!("[run]\nduration = \"{duration}\"\nsample_interval = \"10ms\"\n");
+    for (name, _) in flows {
+        for (side, role) in [("left", "s"), ("right", "r")] {
+            toml += &format!(
+                "[hosts.{name}-{role}]\nside = \"{side}\"\ndelay = \"5ms\"\ntcp_ecn = 1\n"
+            );
+        }
+    }
+    toml += &format!("[bottleneck]\n{bottleneck}\n");
+    for (name, cc) in flows {
+        toml += &format!(
+            "[[flows]]\nname = \"{name}\"\nfrom = \"{name}-s\"\nto = \"{name}-r\"\ncc = \"{cc}\"\nomit = \"3s\"\n"
+        );
+    }
+    toml
+}
+
+fn goodput(result: &serde_json::Value, name: &str) -> f64 {
+    flow(result, name)["goodput_bps"].as_f64().unwrap_or(0.0)
+}
+
+fn srtt(result: &serde_json::Value, name: &str, stat: &str) -> f64 {
+    flow(result, name)["srtt_ms"][stat].as_f64().unwrap()
+}
+
+/// TCP goodput over the link's rate, counted at the IP layer as the link
+/// counts it (1500-byte packets carry 1448 bytes of data with timestamps).
+fn utilization(goodput: f64, rate: f64) -> f64 {
+    goodput * 1500.0 / 1448.0 / rate
+}
+
+/// The bottleneck's uplink log (left to right: the data's way).
+fn bottleneck_log(run: &Path) -> PathBuf {
+    run.join("links/bottleneck-0/0-link.emulog")
+}
+
+/// Of the packets that left `log` carrying data (over 100 bytes) after
+/// the start-up (the first 3 s of its traffic): how many had each ECN
+/// codepoint, and the 99th percentile of their sojourn in ms.
+fn departures(log: &Path) -> ([u64; 4], f64) {
+    let mut counts = [0u64; 4];
+    let mut sojourns = Vec::new();
+    let mut first = None;
+    for record in LogReader::open(log).unwrap() {
+        let record = record.unwrap();
+        if record.direction != Direction::Uplink
+            || record.event != Event::Depart
+            || record.bytes <= 100
+        {
+            continue;
+        }
+        let first = *first.get_or_insert(record.time);
+        if record.time - first >= 3_000_000_000 {
+            counts[(record.ecn & 3) as usize] += 1;
+            sojourns.push(record.sojourn as f64 / 1e6);
+        }
+    }
+    sojourns.sort_by(f64::total_cmp);
+    let p99 = sojourns
+        .get(sojourns.len() * 99 / 100)
+        .copied()
+        .unwrap_or(0.0);
+    (counts, p99)
+}
+
+/// Each of emu's four registers for a run, is chosen by its flow on both
+/// ends (the sender's TCP_INFO and iperf3's report of the receiver's
+/// socket), and is gone afterwards.
+#[test]
+fn each_registers_is_chosen_by_both_ends_and_is_gone_after() {
+    let Some(_serial) = start() else { return };
+    let names = ["dctcp", "prague", "reno-sce", "cubic-sce"];
+    let flows: Vec<(&str, &str)> = names.iter().map(|n| (*n, *n)).collect();
+    let toml = dumbbell("3s", "rate = \"100mbit\"", &flows).replace("omit = \"3s\"\n", "");
+    let (result, run, stderr) = run("four", &toml);
+    for name in names {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with(&format!("emu run: {name}"))
+                    && l.ends_with("emu's BPF program, registered for this run")),
+            "{stderr}"
+        );
+        let f = flow(&result, name);
+        let kernel_name = name.replace('-', "_");
+        assert_eq!(f["congestion_control"], kernel_name.as_str(), "{f:#}");
+        assert!(goodput(&result, name) > 1e6, "{f:#}");
+        assert_eq!(f["ecn"], true, "{f:#}");
+        let iperf: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(run.join(format!("flows/{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(iperf["end"]["sender_tcp_congestion"], kernel_name.as_str());
+        assert_eq!(
+            iperf["end"]["receiver_tcp_congestion"],
+            kernel_name.as_str()
+        );
+    }
+    let available =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
+    for name in ["prague", "reno_sce", "cubic_sce"] {
+        assert!(
+            !available.split_whitespace().any(|a| a == name),
+            "{available}"
+        );
+    }
+}
+
+/// `kill -9` of emu in the middle of a run leaves none of its congestion
+/// controls, programs or maps loaded: the kernel drops them with emu's
+/// descriptors.
+#[test]
+fn nothing_is_left_loaded_after_kill_9() {
+    let Some(_serial) = start() else { return };
+    let (dir, file) = experiment_file(
+        "cckill",
+        "cckill",
+        dumbbell(
+            "30s",
+            "rate = \"20mbit\"",
+            &[("p", "prague"), ("s", "reno-sce")],
+        ),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let samples = dir.join("out/cckill/cell-0/run-0/tcp/p.csv");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while std::fs::read_to_string(&samples).map_or(0, |s| s.lines().count()) < 5 {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the flows did not start");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        !emus_bpf_objects().is_empty(),
+        "nothing was loaded to begin with"
+    );
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    nothing_left();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// TCP Prague alone through DualPI2 at 50 Mbit/s and a 20 ms base RTT:
+/// its data leaves ECT(1) (the L queue's), it fills the link, and its
+/// round trip stays within a few ms of the base; CUBIC alone through the
+/// same queue sits near the classic queue's target above it.
+#[test]
+fn prague_keeps_a_shallow_queue_at_full_rate_through_dualpi2() {
+    let Some(_serial) = start() else { return };
+    let bottleneck = "rate = \"50mbit\"\nqueue = \"dualpi2\"";
+    let (result, dir, _) = run("pragued", &dumbbell("10s", bottleneck, &[("p", "prague")]));
+    let ([not_ect, ect1, ect0, ce], queue_p99) = departures(&bottleneck_log(&dir));
+    let used = utilization(goodput(&result, "p"), 50e6);
+    let (p50, p99) = (srtt(&result, "p", "p50"), srtt(&result, "p", "p99"));
+    eprintln!(
+        "prague through dualpi2: utilization {used:.3}, srtt p50 {p50:.2} p99 {p99:.2} ms, \
+         queue p99 {queue_p99:.2} ms; data packets not-ECT {not_ect}, ECT(1) {ect1}, ECT(0) {ect0}, CE {ce}"
+    );
+    assert!(ect1 + ce > 100 * (not_ect + ect0).max(1), "not ECT(1)");
+    assert!(used >= 0.95, "utilization {used}");
+    assert!(p99 <= 20.0 + 3.0, "srtt p99 {p99} ms against a 20 ms base");
+
+    let (cubic, _, _) = run("cubicd", &dumbbell("10s", bottleneck, &[("c", "cubic")]));
+    let cubic_p50 = srtt(&cubic, "c", "p50");
+    eprintln!("cubic through dualpi2: srtt p50 {cubic_p50:.2} ms");
+    assert!(
+        (20.0 + 8.0..=20.0 + 25.0).contains(&cubic_p50),
+        "cubic's srtt {cubic_p50} ms is not near the classic target (15 ms) above the base"
+    );
+}
+
+/// Prague against CUBIC: through DualPI2 the coupling gives each a share;
+/// through a single-queue RFC 3168 AQM (CoDel with ECN) Prague is known
+/// to take most of it. Both ratios are printed.
+#[test]
+fn prague_and_cubic_share_dualpi2_and_not_a_single_queue() {
+    let Some(_serial) = start() else { return };
+    let flows = [("p", "prague"), ("c", "cubic")];
+    let mut ratios = Vec::new();
+    for (name, queue) in [("dual", "dualpi2"), ("codel", "codel ecn")] {
+        let bottleneck = format!("rate = \"50mbit\"\nqueue = \"{queue}\"");
+        let (result, _, _) = run(name, &dumbbell("12s", &bottleneck, &flows));
+        let (prague, cubic) = (goodput(&result, "p"), goodput(&result, "c"));
+        eprintln!(
+            "{queue}: prague {:.1} Mbit/s, cubic {:.1} Mbit/s, ratio {:.2}",
+            prague / 1e6,
+            cubic / 1e6,
+            prague / cubic
+        );
+        assert!(
+            prague > 1e6 && cubic > 1e6,
+            "both flows run: {prague} {cubic}"
+        );
+        assert!(
+            utilization(prague + cubic, 50e6) > 0.9,
+            "{prague} + {cubic}"
+        );
+        ratios.push(prague / cubic);
+    }
+    assert!(
+        (0.25..=4.0).contains(&ratios[0]),
+        "DualPI2's coupling aims at about 1: {}",
+        ratios[0]
+    );
+    assert!(
+        ratios[1] > ratios[0],
+        "a single queue should favour Prague more than DualPI2 does: {ratios:?}"
+    );
+}
+
+/// DCTCP through a shallow step-marking queue (CE above 3 ms of sojourn:
+/// RFC 8257's guideline of a threshold above a seventh of the
+/// bandwidth-delay product, 12 of 83 packets here) fills the link with a
+/// queue near the threshold, and answers marks as its algorithm does:
+/// many small reductions, not halvings (so the receiver's per-packet echo
+/// works).
+#[test]
+fn dctcp_holds_a_step_marking_queue_near_its_threshold() {
+    let Some(_serial) = start() else { return };
+    let bottleneck = "rate = \"50mbit\"\nqueue = \"fq_codel ce_threshold 3ms\"";
+    let (result, dir, _) = run("dctcp", &dumbbell("10s", bottleneck, &[("d", "dctcp")]));
+    let used = utilization(goodput(&result, "d"), 50e6);
+    let p50 = srtt(&result, "d", "p50");
+    let ([_, _, _, ce], queue_p99) = departures(&bottleneck_log(&dir));
+    let reductions = cwnd_reductions(&dir.join("tcp/d.csv"));
+    let halvings = reductions.iter().filter(|r| **r >= 0.45).count();
+    eprintln!(
+        "dctcp: utilization {used:.3}, srtt p50 {p50:.2} ms, queue p99 {queue_p99:.2} ms, \
+         {ce} CE marks, {} cwnd reductions, {halvings} of them halvings",
+        reductions.len()
+    );
+    assert!(used >= 0.95, "utilization {used}");
+    assert!(ce > 100, "the queue marked {ce} packets");
+    assert!(
+        p50 <= 20.0 + 5.0,
+        "srtt p50 {p50} ms against a 20 ms base and a 3 ms threshold"
+    );
+    assert!(
+        queue_p99 <= 6.0,
+        "queue p99 {queue_p99} ms against a 3 ms threshold"
+    );
+    assert!(reductions.len() >= 10, "{reductions:?}");
+    assert!(
+        halvings * 10 <= reductions.len(),
+        "DCTCP's reductions are small, these are halvings: {reductions:?}"
+    );
+}
+
+/// Each fall of the congestion window of a flow's data connection (the
+/// socket that carried the most) in its TCP samples, as a share of the
+/// window before it.
+fn cwnd_reductions(samples: &Path) -> Vec<f64> {
+    let text = std::fs::read_to_string(samples).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (inode, cwnd, acked) = (column("inode"), column("cwnd"), column("bytes_acked"));
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let data = rows
+        .iter()
+        .max_by_key(|r| r[acked].parse::<u64>().unwrap_or(0))
+        .map(|r| r[inode])
+        .unwrap();
+    let windows: Vec<f64> = rows
+        .iter()
+        .filter(|r| r[inode] == data)
+        .filter_map(|r| r[cwnd].parse().ok())
+        .collect();
+    windows
+        .windows(2)
+        .filter(|w| w[1] < w[0])
+        .map(|w| (w[0] - w[1]) / w[0])
+        .collect()
+}
+
+/// Reno-SCE through Cake with SCE marking: the sender sees SCE feedback,
+/// and keeps a lower queue delay than Reno through the same Cake without
+/// giving up utilization (Reno, halving on CE, cannot fill the link
+/// there: Reno-SCE's utilization must be at least Reno's, less 2%); two
+/// Reno-SCE flows share the link evenly.
+#[test]
+fn reno_sce_answers_sce_marks_in_cake() {
+    let Some(_serial) = start() else { return };
+    let bottleneck = "queue = \"cake bandwidth 50mbit flows sce\"";
+    let (sce, sce_run, _) = run(
+        "renosce",
+        &dumbbell("10s", bottleneck, &[("s", "reno-sce")]),
+    );
+    let (reno, reno_run, _) = run("reno", &dumbbell("10s", bottleneck, &[("r", "reno")]));
+    let esce = flow(&sce, "s")["esce_acked_bytes"].as_u64().unwrap_or(0);
+    let (sce_used, reno_used) = (
+        utilization(goodput(&sce, "s"), 50e6),
+        utilization(goodput(&reno, "r"), 50e6),
+    );
+    let (_, sce_queue) = departures(&bottleneck_log(&sce_run));
+    let (_, reno_queue) = departures(&bottleneck_log(&reno_run));
+    let (sce_rtt, reno_rtt) = (srtt(&sce, "s", "p99"), srtt(&reno, "r", "p99"));
+    eprintln!(
+        "reno-sce: {esce} bytes acknowledged with ESCE, utilization {sce_used:.3}, srtt p99 {sce_rtt:.2} ms, \
+         queue p99 {sce_queue:.2} ms; reno: utilization {reno_used:.3}, srtt p99 {reno_rtt:.2} ms, queue p99 {reno_queue:.2} ms"
+    );
+    assert!(
+        esce > 100_000,
+        "the sender saw {esce} bytes of SCE feedback"
+    );
+    assert!(
+        sce_used >= reno_used - 0.02,
+        "utilization {sce_used} against reno's {reno_used}"
+    );
+    assert!(
+        sce_queue < reno_queue,
+        "queue p99: reno-sce {sce_queue} ms, reno {reno_queue} ms"
+    );
+    assert!(
+        sce_rtt < reno_rtt,
+        "srtt p99: reno-sce {sce_rtt} ms, reno {reno_rtt} ms"
+    );
+
+    let (two, _, _) = run(
+        "twosce",
+        &dumbbell("12s", bottleneck, &[("a", "reno-sce"), ("b", "reno-sce")]),
+    );
+    let (a, b) = (goodput(&two, "a"), goodput(&two, "b"));
+    eprintln!(
+        "two reno-sce flows: {:.2} and {:.2} Mbit/s",
+        a / 1e6,
+        b / 1e6
+    );
+    assert!((a - b).abs() / a.max(b) <= 0.05, "{a} vs {b}");
+}
+
+/// Prague to a receiver that refuses ECN behaves as Reno, and emu says so.
+#[test]
+fn prague_without_ecn_runs_as_reno_and_says_so() {
+    let Some(_serial) = start() else { return };
+    let toml = dumbbell("4s", "rate = \"20mbit\"", &[("p", "prague")]).replace(
+        "[hosts.p-r]\nside = \"right\"\ndelay = \"5ms\"\ntcp_ecn = 1",
+        "[hosts.p-r]\nside = \"right\"\ndelay = \"5ms\"\ntcp_ecn = 0",
+    );
+    let (result, _, stderr) = run("noecn", &toml);
+    let f = flow(&result, "p");
+    // It hands the socket to the kernel's Reno, as its reference does.
+    assert_eq!(f["congestion_control"], "reno", "{f:#}");
+    assert_eq!(f["ecn"], false, "{f:#}");
+    assert!(goodput(&result, "p") > 15e6, "{f:#}");
+    assert!(stderr.contains("flow p: prague ran as Reno"), "{stderr}");
+}
+
+/// In shells: `emu --cc prague` makes Prague available to the command and
+/// to a server on the host; both ends of the connection choose it, and
+/// its data crosses the path ECT(1).
+#[test]
+fn shells_give_the_command_and_the_host_emus_congestion_control() {
+    let Some(_serial) = start() else { return };
+    let dir = support::temp_dir("ccshell");
+    let log = dir.join("log");
+    let output = support::run(&[
+        "--cc",
+        "prague",
+        "--log",
+        log.to_str().unwrap(),
+        "--outside",
+        "iperf3 -s -1 -p 5291 >/dev/null",
+        "delay",
+        "10",
+        "--",
+        "link",
+        "50mbit",
+        "--queue",
+        "dualpi2",
+        "--",
+        "sh",
+        "-c",
+        "sleep 0.5; iperf3 -c $EMU_BASE -p 5291 -t 6 -C prague --json",
+    ]);
+    let stdout = text(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}",
+        text(&output.stderr)
+    );
+    let iperf: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(iperf["end"]["sender_tcp_congestion"], "prague", "{stdout}");
+    assert_eq!(
+        iperf["end"]["receiver_tcp_congestion"], "prague",
+        "{stdout}"
+    );
+    let link_log = std::fs::read_dir(&log)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().ends_with("-link.emulog"))
+        .unwrap();
+    let ([not_ect, ect1, ect0, _], _) = departures(&link_log);
+    eprintln!("through the link: ECT(1) {ect1}, ECT(0) {ect0}, not-ECT {not_ect}");
+    assert!(ect1 > 100 * (ect0 + not_ect).max(1), "not ECT(1)");
+    // The kernel frees a congestion control's programs shortly after its
+    // last socket closes (after an RCU grace period).
+    nothing_left();
+    let _ = std::fs::remove_dir_all(&dir);
+}
