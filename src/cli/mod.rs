@@ -614,8 +614,8 @@ fn queues_text() -> String {
 length a Linux qdisc is given: by default (link --l2 none) the IP packet, as the kernel\n\
 on a TUN device; with link --l2 ethernet the IP packet + 14 (the MAC header), as the\n\
 kernel on an Ethernet device, so a tc line copied from an Ethernet testbed charges what\n\
-it charged there (cake: IP + 14 without 'overhead', MTU time of 1514 bytes). See the\n\
-README, \"What a byte is\".\n";
+it charged there (cake: IP + 14 without 'overhead', MTU time of 1514 bytes). See\n\
+docs/guide.md, \"What a byte is\".\n";
     for d in aqm::catalogue() {
         text += &format!("\n  {:<10} {}\n", d.name, d.summary);
         for (keyword, form, default, meaning) in d.all_options() {

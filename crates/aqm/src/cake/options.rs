@@ -12,7 +12,7 @@ use emu_core::size::{parse_count, parse_size};
 use emu_core::time::Nanos;
 
 pub(crate) const OPTIONS: &[Opt] = &[
-    ("bandwidth", "RATE|unlimited", "unlimited", "cake's own shaper (see README: with the link rate)"),
+    ("bandwidth", "RATE|unlimited", "unlimited", "cake's own shaper (see docs/guide.md: with the link rate)"),
     ("besteffort | precedence | diffserv8 | diffserv4 | diffserv3", "", "diffserv3", "priority tins by DSCP"),
     ("flowblind | srchost | dsthost | hosts | flows | dual-srchost | dual-dsthost | triple-isolate", "", "triple-isolate", "flow isolation"),
     ("rtt", "TIME", "100ms", "interval; target = rtt/20"),
