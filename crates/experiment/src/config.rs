@@ -93,7 +93,7 @@ pub struct RunSection {
     /// of packets, while every link still sees each packet of the wire.
     /// Off by default: a host's super-packet reaches its side link as a
     /// burst of segments stamped at one instant, which makes flows a little
-    /// less fair (the figures are in the README, under Experiments).
+    /// less fair (the figures are in docs/guide.md, under Experiments).
     #[serde(default)]
     pub offload: bool,
     /// The lateness accepted for a write into a host, as the shells'

@@ -18,10 +18,10 @@
 //!
 //! How long it spins before a due time adapts as a pump's spin does (see
 //! [`crate::spin`]): the high quantile of its own timed wake-ups'
-//! lateness, less the slack. It spun a fixed 500 µs before, the shells'
-//! longest spin, and a bottleneck whose packets leave less than that
-//! apart (20 Mbit/s: 600 µs) kept it spinning most of the time, on the
-//! same two cores as the hosts' senders.
+//! lateness, less the slack. A fixed spin as long as the shells' longest
+//! (500 µs) would keep it spinning most of the time behind a bottleneck
+//! whose packets leave about that far apart (20 Mbit/s: 600 µs), on the
+//! same cores as the hosts' senders.
 //!
 //! Unlike the shells' pumps it stays in the ordinary scheduling class:
 //! spinning in the real-time class, it keeps the hosts' senders off its

@@ -150,9 +150,10 @@ pub(crate) fn follow(turn: Turn) {
 /// already. So that thread keeps the departure and runs the model when it
 /// is due, watching its inputs meanwhile: asleep until its own spin before
 /// the departure (a reader learns its wake-up lateness as a pump does, see
-/// `crate::reader`), then looking without sleeping. Measured at 10 Mbit/s
-/// bulk TCP, where each acknowledgement is due 53 µs after it is read: see
-/// the README's Performance section.
+/// `crate::reader`), then looking without sleeping. At 10 Mbit/s bulk TCP,
+/// where each acknowledgement is due 53 µs after it is read, that writes
+/// them a few tens of microseconds late where a woken pump could be
+/// hundreds late (docs/performance.md, "Close departures").
 #[derive(Default)]
 pub(crate) struct Waits {
     /// When each model is next due, and the direction it belongs to.

@@ -79,8 +79,8 @@ pub struct Timing {
 }
 
 /// The slack by default: writes at most about 20 µs late at the 99th
-/// percentile. The spin that would make them exact took a third of emu's
-/// CPU at 10 Mbit/s on this project's VM (see the README's Performance),
+/// percentile. The spin that would make them exact takes a third of emu's
+/// CPU at 10 Mbit/s on this project's VM (docs/performance.md),
 /// and 20 µs is a fiftieth of a packet's time on a 10 Mbit/s link, well
 /// within the 50 µs that emu's timing targets allow there.
 pub const DEFAULT_SLACK: Nanos = 20_000;
@@ -765,9 +765,8 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         // close, by the same rule as below): then the other direction's
         // reader is as near. Nor under load (the reader hands packets
         // over): the other reader is awake then, and a third thread
-        // reading would only contend with it (without this, TCP through
-        // `delay 0` ran about 7% slower in interleaved runs, within this
-        // VM's spread).
+        // reading would only contend with it (TCP through `delay 0` by a
+        // few percent, within this VM's spread).
         let follows = wrote && !loaded && !timing.busy_poll;
         let sleeps = matches!(
             spin.plan_spinning(spin_now, deadline, now),
@@ -936,9 +935,9 @@ pub(crate) fn realtime_priority() {
 /// Sleeps until the monotonic time `until` or until `wake` rings. A ring
 /// from before `since` (rung while the pump was awake, say just after its
 /// timer ended a sleep) ends the sleep at once, but says nothing of how
-/// late the pump wakes: its stamp is dropped. Kept, it measured the time
-/// since that ring, milliseconds, and one such sample held the spin at
-/// 458 µs through a 100 Mbit/s run.
+/// late the pump wakes: its stamp is dropped. Kept, it would measure the
+/// time since that ring, milliseconds, and a single such sample can hold
+/// the spin at hundreds of microseconds for a whole run.
 fn sleep(wake: &Wake, until: Option<Nanos>, since: Nanos) -> Slept {
     let mut fds = [libc::pollfd {
         fd: wake.fd,

@@ -14,7 +14,7 @@
 //! it ready on its next look, and a packet crosses any depth of nested
 //! shells in the wake-up it caused. The answer, queued on the other
 //! direction's input, is taken by the same thread too (see
-//! [`crate::pump`]'s `Input`). Measured (context switches of emu's
+//! [`Input`]). Measured (context switches of emu's
 //! threads per ping through 1, 2 and 3 nested zero-delay shells): 1.6, 3.2
 //! and 5.1 with a reader per input, 1.6, 1.7 and 1.8 with one per
 //! direction.
@@ -36,8 +36,8 @@
 //! A departure a reader keeps (one due too soon to wake a pump for, see
 //! [`Waits`]) it sleeps for on a timer until a spin before it, as a pump
 //! does, and learns its own wake-up lateness from those sleeps (see
-//! [`crate::spin`]). Before, it looked without sleeping for the whole
-//! wait: 53 µs of a core for each acknowledgement through a 10 Mbit/s
+//! [`crate::spin`]). Looking without sleeping for the whole wait would
+//! cost 53 µs of a core for each acknowledgement through a 10 Mbit/s
 //! link, about a quarter of emu's CPU there. Where wake-ups are as late as
 //! the wait (this project's VM: 30–50 µs at the 99th percentile) the
 //! sleep saves little; the saving comes with the slack the spin leaves

@@ -283,10 +283,10 @@ impl SpinBudget {
     }
 
     /// Draws `spun` ns from the budget, while it holds the pump: spins of
-    /// sparse departures are not its to count. Charged, they left a debt
-    /// without bound (a noisy minute at 10 Mbit/s spins a third of a
-    /// core), which held the pump to the shortest spin for minutes once
-    /// its departures came closer.
+    /// sparse departures are not its to count. Charging them would leave a
+    /// debt without bound (a noisy minute at 10 Mbit/s spins a third of a
+    /// core) and hold the pump to the shortest spin for minutes once its
+    /// departures came closer.
     pub fn spend(&mut self, spun: Nanos) {
         if self.holds() {
             self.tokens -= spun as f64;
