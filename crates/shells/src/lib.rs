@@ -7,6 +7,7 @@ pub mod addressing;
 mod chain;
 pub mod command;
 mod devices;
+mod direction;
 pub mod dumbbell;
 mod environment;
 pub mod error;

@@ -27,14 +27,16 @@
 //! No async runtime is involved: its timers tick in milliseconds, and the
 //! model needs microseconds.
 
+pub use crate::direction::PumpNews;
+use crate::direction::{follow, hand_on, lock, Follower, Model, Onward, Shared, Turn, Waits, Wake};
 use crate::forwarding::{Crossing, Route};
-use crate::input::{follow, Input, Waits};
+use crate::input::Input;
 use crate::lateness::Lateness;
-use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
+use crate::live::LiveCounters;
 use crate::overload::Overload;
 use crate::spin::{Plan, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
-use crate::wire::{write_due, MERGED_BUFFER};
-use emu_core::ring::{spsc, Consumer, Producer};
+use crate::wire::MERGED_BUFFER;
+use emu_core::ring::spsc;
 use emu_core::time::{monotonic_now, timespec, Nanos};
 use emu_core::Packet;
 use link::Link;
@@ -42,7 +44,7 @@ use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
 
 /// Packets between reader and pump; deep enough for bursts at 10 Gbit/s.
@@ -50,17 +52,6 @@ const RING_CAPACITY: usize = 1 << 15;
 /// How many arrivals the pump takes before it checks for due departures,
 /// so a burst of arrivals cannot hold departures back.
 const ARRIVAL_BATCH: usize = 64;
-/// Reads in a row (without the device running dry) after which the reader
-/// stops writing packets itself and hands them to the pump: past this, a
-/// backlog is building and reading must not wait for writes.
-pub(crate) const FAST_PATH_STREAK: u32 = 4;
-
-/// Something the pumps tell the control thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PumpNews {
-    /// The link of shell `n` reached the end of a trace run with `--once`.
-    TraceEnded(usize),
-}
 
 /// Tuning of the pump's wait.
 #[derive(Debug, Clone, Copy)]
@@ -103,127 +94,6 @@ pub struct DirectionPump {
     input: Arc<Input>,
     shared: Arc<Shared>,
     live: Arc<LiveCounters>,
-}
-
-/// An eventfd that wakes the pump from its sleep, and when it was first
-/// rung since the pump last woke: how late the pump runs after it is
-/// asked to tells a reader whether waking it is worth it (see
-/// [`Waits`]).
-struct Wake {
-    fd: RawFd,
-    rung_at: AtomicU64,
-}
-
-impl Wake {
-    fn new() -> io::Result<Wake> {
-        // SAFETY: creating a descriptor we own from here on.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Wake {
-            fd,
-            rung_at: AtomicU64::new(0),
-        })
-    }
-
-    fn ring(&self) {
-        let _ =
-            self.rung_at
-                .compare_exchange(0, monotonic_now(), Ordering::AcqRel, Ordering::Relaxed);
-        let one: u64 = 1;
-        // SAFETY: writing 8 bytes to our eventfd.
-        unsafe { libc::write(self.fd, (&one as *const u64).cast(), 8) };
-    }
-
-    /// Empties the eventfd; when it was first rung (None if it was not).
-    fn clear(&self) -> Option<Nanos> {
-        let mut value: u64 = 0;
-        // SAFETY: reading 8 bytes from our eventfd (non-blocking).
-        unsafe { libc::read(self.fd, (&mut value as *mut u64).cast(), 8) };
-        Some(self.rung_at.swap(0, Ordering::AcqRel)).filter(|&at| at != 0)
-    }
-}
-
-impl Drop for Wake {
-    fn drop(&mut self) {
-        // SAFETY: closing the descriptor we own.
-        unsafe { libc::close(self.fd) };
-    }
-}
-
-/// What the reader and the pump share.
-pub(crate) struct Shared {
-    /// The model and the output, run by one thread at a time.
-    model: Mutex<Model>,
-    /// The pump is asleep (or about to be) until `sleep_until`.
-    sleeping: AtomicBool,
-    /// When the sleeping pump will wake by itself; `u64::MAX`: never.
-    sleep_until: AtomicU64,
-    /// Counts the reader's runs of the model, so a pump about to sleep on
-    /// a deadline it computed can tell the deadline may be stale.
-    reader_runs: AtomicU64,
-    /// The reader has put packets on the ring since the model last took
-    /// them off (a hint for a spinning pump; the ring is the truth).
-    pending: AtomicBool,
-    stop: AtomicBool,
-    wake: Wake,
-    /// How late the pump runs after it is rung: a high quantile, learnt
-    /// as its spin is from timed sleeps (see [`crate::spin`]). A departure
-    /// closer than this is better waited for by the thread that has it in
-    /// hand (see [`Waits`]).
-    ring_lateness: AtomicU64,
-    /// The direction this one hands packets to in memory (the same
-    /// direction of the next shell of a chain), for a thread to run once
-    /// it has let go of this one's model.
-    onward: OnceLock<Arc<Shared>>,
-    /// Packets handed in by the previous shell of a chain: read, as far as
-    /// this direction's accounting goes, though never read from a device.
-    handed_in: AtomicU64,
-    /// The inputs that packets written by this direction reach at once
-    /// (see [`DirectionPump::feeds`]).
-    pub(crate) followers: OnceLock<Vec<Weak<Input>>>,
-}
-
-/// The link model with the ring it takes arrivals from and the device it
-/// writes departures to.
-struct Model {
-    link: Option<Link>,
-    ring: Consumer<Packet>,
-    output: RawFd,
-    write_errors: u64,
-    lateness: Lateness,
-    overload: Overload,
-    due: Vec<(Packet, Nanos)>,
-    merged: Vec<u8>,
-    /// Packets the previous shell of a chain handed over in memory.
-    handed: Option<Consumer<Packet>>,
-    onward: Option<Onward>,
-    next_publish: Nanos,
-    told_trace_end: bool,
-    shell: usize,
-    news: Sender<PumpNews>,
-    live: Arc<LiveCounters>,
-}
-
-/// Where a direction hands the packets it lets leave, when the namespace
-/// they leave into would only forward them to the next shell (whose
-/// `Shared` is this direction's `Shared::onward`).
-struct Onward {
-    ring: Producer<Packet>,
-    crossing: Crossing,
-    towards: Route,
-}
-
-/// What one run of the model let leave.
-#[derive(Debug, Clone, Copy, Default)]
-struct Departed {
-    /// Packets written to the output device.
-    written: usize,
-    /// Packets handed to the next shell in memory: run its model.
-    handed: bool,
-    /// When the model was run.
-    at: Nanos,
 }
 
 /// What one direction did, read after its threads have stopped.
@@ -336,10 +206,11 @@ impl DirectionPump {
     /// thread takes what its write caused there at once (see [`Input`]).
     /// Set once, before traffic flows.
     pub fn feeds(&self, next: &[&DirectionPump]) {
-        let _ = self
-            .shared
-            .followers
-            .set(next.iter().map(|d| Arc::downgrade(&d.input)).collect());
+        let _ = self.shared.followers.set(
+            next.iter()
+                .map(|d| Arc::downgrade(&d.input) as Weak<dyn Follower>)
+                .collect(),
+        );
     }
 
     /// Has the packets this direction lets leave, which the namespace
@@ -396,275 +267,6 @@ impl DirectionPump {
             kernel: Default::default(),
             spin,
             slack: self.slack,
-        }
-    }
-}
-
-/// Locks the model or an input, also if a thread panicked holding it (the
-/// counters are still worth reporting).
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl Model {
-    fn link(&mut self) -> &mut Link {
-        self.link
-            .as_mut()
-            .expect("the link is present while running")
-    }
-
-    /// Takes up to `limit` packets off the rings (the reader's, then the
-    /// previous shell's) into the model; how many.
-    fn take_arrivals(&mut self, limit: usize) -> usize {
-        let mut taken = 0;
-        while taken < limit {
-            let packet = match self.ring.pop() {
-                Ok(packet) => packet,
-                Err(_) => match self.handed.as_mut().map(Consumer::pop) {
-                    Some(Ok(packet)) => packet,
-                    _ => break,
-                },
-            };
-            self.link().arrive(packet);
-            taken += 1;
-        }
-        taken
-    }
-
-    /// True if no packet waits on either ring.
-    fn rings_empty(&self) -> bool {
-        self.ring.is_empty() && self.handed.as_ref().is_none_or(Consumer::is_empty)
-    }
-
-    /// Advances the model to now, hands on what the next shell takes in
-    /// memory and writes the rest of what is due; publishes the counters
-    /// now and then and tells of a trace's end. `shared` is this
-    /// direction's.
-    fn depart(&mut self, shared: &Shared) -> Departed {
-        let now = monotonic_now();
-        let link = self.link.as_mut().expect("the link is present");
-        link.advance(now);
-        let mut handed = false;
-        while let Some((mut packet, due)) = link.pop_due_written_at(now) {
-            match (&mut self.onward, shared.onward.get()) {
-                (Some(onward), Some(next))
-                    if onward.crossing.forward(&mut packet.data, onward.towards) =>
-                {
-                    let late = now.saturating_sub(due);
-                    self.lateness.record(late);
-                    self.overload.record(late);
-                    // It arrives in the next shell when this one's log
-                    // says it left (now, which is `due` unless late).
-                    packet.arrival = now;
-                    packet.enqueued = now;
-                    next.handed_in.fetch_add(1, Ordering::Release);
-                    push_packet(&mut onward.ring, packet, &next.wake);
-                    handed = true;
-                }
-                _ => self.due.push((packet, due)),
-            }
-        }
-        if !self.due.is_empty() {
-            let (lateness, overload) = (&mut self.lateness, &mut self.overload);
-            self.write_errors += write_due(self.output, &self.due, &mut self.merged, |late| {
-                lateness.record(late);
-                overload.record(late);
-            });
-        }
-        self.overload.tick(now);
-        if now >= self.next_publish {
-            self.publish();
-            self.next_publish = now + PUBLISH_EVERY_NS;
-        }
-        let written = self.due.len();
-        self.due.clear();
-        if !self.told_trace_end && self.link().trace_ended() {
-            self.told_trace_end = true;
-            let _ = self.news.send(PumpNews::TraceEnded(self.shell));
-        }
-        Departed {
-            written,
-            handed,
-            at: now,
-        }
-    }
-
-    fn publish(&mut self) {
-        let link = self.link.as_ref().expect("the link is present");
-        self.live.publish(link);
-    }
-
-    fn next_event(&mut self) -> Option<Nanos> {
-        self.link().next_event()
-    }
-}
-
-/// What one thread's runs of the models leave it to do.
-pub(crate) struct Turn<'a> {
-    /// The directions (this one, or shells further along it that packets
-    /// were handed to) that wrote a packet on this thread: what the writes
-    /// caused waits on their followers' inputs.
-    pub(crate) writers: Vec<Arc<Shared>>,
-    /// Where the thread keeps the departures it waits for itself.
-    pub(crate) waits: &'a mut Waits,
-}
-
-impl<'a> Turn<'a> {
-    pub(crate) fn new(waits: &'a mut Waits) -> Turn<'a> {
-        Turn {
-            writers: Vec::new(),
-            waits,
-        }
-    }
-
-    fn wrote(&mut self, shared: &Arc<Shared>) {
-        if !self.writers.iter().any(|w| Arc::ptr_eq(w, shared)) {
-            self.writers.push(shared.clone());
-        }
-    }
-}
-
-/// The fast path: runs the model on this thread, if no one else is, and
-/// writes what is due (adding each direction that wrote, this one or one
-/// it handed packets to, to `turn`). The model's next departure goes to
-/// the turn's waits if it is too close to wake the sleeping pump for;
-/// otherwise the pump is woken if it would sleep past it. Returns false
-/// (and leaves `packets`) if another thread has the model.
-pub(crate) fn run_model(shared: &Arc<Shared>, packets: &mut Vec<Packet>, turn: &mut Turn) -> bool {
-    let Ok(mut model) = shared.model.try_lock() else {
-        return false;
-    };
-    if model.link.is_none() {
-        // Finished (see `DirectionPump::finish`): a departure another
-        // pump waited for is the queue's now, counted as queued.
-        return false;
-    }
-    // Announce the run before touching the model: a pump about to sleep on
-    // a deadline it computed sees this and looks again.
-    shared.reader_runs.fetch_add(1, Ordering::SeqCst);
-    // Whatever the ring holds arrived before these.
-    shared.pending.store(false, Ordering::Relaxed);
-    while model.take_arrivals(usize::MAX) > 0 {}
-    for packet in packets.drain(..) {
-        model.link().arrive(packet);
-    }
-    let departed = model.depart(shared);
-    let next = model.next_event();
-    drop(model);
-    if departed.written > 0 {
-        turn.wrote(shared);
-    }
-    if departed.handed {
-        hand_on(shared, turn);
-    }
-    // Pairs with the pump's fence between announcing its sleep and reading
-    // `reader_runs`: one of the two sees the other.
-    fence(Ordering::SeqCst);
-    let pump = PumpState {
-        sleeping: shared.sleeping.load(Ordering::SeqCst),
-        sleep_until: shared.sleep_until.load(Ordering::SeqCst),
-        ring_lateness: shared.ring_lateness.load(Ordering::Relaxed),
-    };
-    match after_run(next, monotonic_now, pump) {
-        NextEvent::Pump => {}
-        NextEvent::Wait(at) => turn.waits.add(at, shared),
-        NextEvent::Ring => shared.wake.ring(),
-    }
-    true
-}
-
-/// The longest a thread waits for a departure itself (see [`Waits`]):
-/// the lateness emu answers for. A pump that runs later than that after a
-/// ring is on a machine too loaded to keep time (see [`crate::overload`]),
-/// and readers spinning longer would only load it more.
-const MAX_WAIT: Nanos = crate::overload::LATE_P99_LIMIT;
-
-/// What a thread that ran a model knows of the direction's pump.
-#[derive(Debug, Clone, Copy)]
-struct PumpState {
-    sleeping: bool,
-    /// When it wakes by itself (`u64::MAX`: never).
-    sleep_until: Nanos,
-    /// How late it runs after a ring.
-    ring_lateness: Nanos,
-}
-
-/// Who sees to a model's next event, as decided by the thread that just
-/// ran the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum NextEvent {
-    /// The pump: it is awake, or wakes in time by itself (or there is
-    /// nothing to see to).
-    Pump,
-    /// This thread, at the given time: it is too close to wake the pump for.
-    Wait(Nanos),
-    /// The pump, woken now.
-    Ring,
-}
-
-/// Decides who sees to a model's `next` event: a sleeping pump that would
-/// wake after it is rung, unless the event is due sooner than the pump
-/// runs after a ring (and within [`MAX_WAIT`]). The clock, `now`, is read
-/// only then: with the pump awake (any load) there is nothing to decide.
-fn after_run(next: Option<Nanos>, now: impl FnOnce() -> Nanos, pump: PumpState) -> NextEvent {
-    match next {
-        Some(next) if pump.sleeping && next < pump.sleep_until => {
-            if next <= now().saturating_add(pump.ring_lateness.min(MAX_WAIT)) {
-                NextEvent::Wait(next)
-            } else {
-                NextEvent::Ring
-            }
-        }
-        _ => NextEvent::Pump,
-    }
-}
-
-/// After this thread handed packets from `shared`'s model to the next
-/// shell's: runs that model here if no one else is (the packets are due
-/// there now), or else tells the thread that will.
-fn hand_on(shared: &Shared, turn: &mut Turn) {
-    let Some(next) = shared.onward.get() else {
-        return;
-    };
-    if !run_model(next, &mut Vec::new(), turn) {
-        tell_pump(next);
-    }
-}
-
-/// The pump's path: puts the packets on the ring and wakes the pump if it
-/// sleeps.
-pub(crate) fn hand_over(shared: &Shared, ring: &mut Producer<Packet>, packets: &mut Vec<Packet>) {
-    for packet in packets.drain(..) {
-        push_packet(ring, packet, &shared.wake);
-    }
-    tell_pump(shared);
-}
-
-/// Tells the pump that packets wait on a ring: a spinning pump sees the
-/// flag, a sleeping one is woken.
-pub(crate) fn tell_pump(shared: &Shared) {
-    shared.pending.store(true, Ordering::Release);
-    // Pairs with the pump's fence between announcing sleep and checking the
-    // ring: one of the two sees the other.
-    fence(Ordering::SeqCst);
-    if shared.sleeping.load(Ordering::SeqCst) {
-        shared.wake.ring();
-    }
-}
-
-/// Puts a packet on the ring. A full ring means the pump is far behind (a
-/// ring's worth of packets): wait for room rather than lose a packet that
-/// was already read, sleeping rather than spinning, so a real-time reader
-/// does not keep the command that must consume those packets off the core.
-fn push_packet(ring: &mut Producer<Packet>, mut packet: Packet, wake: &Wake) {
-    loop {
-        match ring.push(packet) {
-            Ok(()) => return,
-            Err(emu_core::ring::PushError::Full(back)) => {
-                packet = back;
-                wake.ring();
-                std::thread::sleep(std::time::Duration::from_micros(20));
-            }
         }
     }
 }
@@ -967,95 +569,6 @@ fn sleep(wake: &Wake, until: Option<Nanos>, since: Nanos) -> Slept {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const SLEEPING: PumpState = PumpState {
-        sleeping: true,
-        sleep_until: u64::MAX,
-        ring_lateness: 40_000,
-    };
-
-    #[test]
-    fn a_departure_closer_than_the_pumps_spin_is_waited_for_here() {
-        // An acknowledgement due 30 µs after it was read, the pump asleep
-        // with nothing to do and 40 µs late when rung.
-        let now = 1_000_000;
-        assert_eq!(
-            after_run(Some(now + 30_000), || now, SLEEPING),
-            NextEvent::Wait(now + 30_000)
-        );
-        assert_eq!(
-            after_run(Some(now + 40_000), || now, SLEEPING),
-            NextEvent::Wait(now + 40_000)
-        );
-    }
-
-    #[test]
-    fn a_departure_further_than_the_spin_wakes_the_pump() {
-        let now = 1_000_000;
-        assert_eq!(
-            after_run(Some(now + 40_001), || now, SLEEPING),
-            NextEvent::Ring
-        );
-        // Overdue (the model was busy): whoever is nearest, here.
-        assert_eq!(
-            after_run(Some(now - 5), || now, SLEEPING),
-            NextEvent::Wait(now - 5)
-        );
-    }
-
-    #[test]
-    fn a_thread_waits_no_longer_than_emus_timing_bound() {
-        let now = 1_000_000;
-        let slow = PumpState {
-            ring_lateness: 400_000,
-            ..SLEEPING
-        };
-        // The pump is slow to answer, but a 100 µs spin is all a reader
-        // may spend on a departure.
-        assert_eq!(
-            after_run(Some(now + MAX_WAIT), || now, slow),
-            NextEvent::Wait(now + MAX_WAIT)
-        );
-        assert_eq!(
-            after_run(Some(now + MAX_WAIT + 1), || now, slow),
-            NextEvent::Ring
-        );
-    }
-
-    #[test]
-    fn a_pump_that_is_awake_or_wakes_in_time_is_left_to_it() {
-        let now = 1_000_000;
-        let awake = PumpState {
-            sleeping: false,
-            ..SLEEPING
-        };
-        assert_eq!(
-            after_run(Some(now + 10_000), || now, awake),
-            NextEvent::Pump
-        );
-        // Nor is the clock read for it: the common case under load.
-        let no_clock = || -> Nanos { panic!("the clock was read for an awake pump") };
-        assert_eq!(
-            after_run(Some(now + 10_000), no_clock, awake),
-            NextEvent::Pump
-        );
-        // Asleep until before the event: it wakes and sees it.
-        let wakes_first = PumpState {
-            sleep_until: now + 5_000,
-            ..SLEEPING
-        };
-        assert_eq!(
-            after_run(Some(now + 10_000), || now, wakes_first),
-            NextEvent::Pump
-        );
-        assert_eq!(after_run(None, || now, SLEEPING), NextEvent::Pump);
-        // A pump that does not spin (--spin 0) is always rung.
-        let no_spin = PumpState {
-            ring_lateness: 0,
-            ..SLEEPING
-        };
-        assert_eq!(after_run(Some(now + 1), || now, no_spin), NextEvent::Ring);
-    }
 
     #[test]
     fn a_ring_counts_only_if_it_came_during_the_sleep() {

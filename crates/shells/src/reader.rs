@@ -43,7 +43,8 @@
 //! sleep saves little; the saving comes with the slack the spin leaves
 //! (`--slack`), and on machines that wake promptly.
 
-use crate::input::{Input, Reading, Waits};
+use crate::direction::Waits;
+use crate::input::{Input, Reading};
 use crate::pump::{realtime_priority, Timing};
 use crate::spin::{Plan, Spin};
 use crate::tun::readable;
