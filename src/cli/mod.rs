@@ -5,6 +5,7 @@
 
 mod dynamics_args;
 mod log_command;
+pub(crate) mod log_dump;
 mod mahimahi;
 mod report_command;
 mod run_command;
