@@ -4,9 +4,7 @@
 use super::overhead::{Framing, Overhead};
 use super::tins::TinMode;
 use super::{flow_mode, AckFilter, CakeParams};
-use crate::spec::catalogue::Opt;
-use crate::spec::words::{tc_time, Words};
-use crate::spec::SpecError;
+use crate::grammar::{tc_time, Opt, SpecError, Words};
 use emu_core::rate::Rate;
 use emu_core::size::{parse_count, parse_size};
 use emu_core::time::Nanos;
