@@ -9,24 +9,25 @@
 //! forward from shell to shell, emu hands over in memory instead (see
 //! `forwarding`), and the kernel sees only what it must answer.
 
-use crate::addressing::{self, AddressPair};
-use crate::command::{self, CommandSpec};
+use crate::accounting::kernel_drops::{self, KernelDrops};
+use crate::accounting::receiver_drops::ReceiverWatch;
+use crate::accounting::status::{self, StatusLine};
+use crate::datapath::forwarding::{Crossing, Route};
+use crate::datapath::pump::{Devices, DirectionPump, DirectionResult, PumpNews};
+use crate::datapath::reader::Reader;
 use crate::error::{Result, ShellError};
-use crate::forwarding::{Crossing, Route};
-use crate::guardian::Guardian;
-use crate::kernel_drops::{self, KernelDrops};
 use crate::links::{copy_traces, LinkSetup};
-use crate::nat::{self, NatRule};
-use crate::netns::{self, NetNs};
-use crate::outside::Outside;
-use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews};
-use crate::reader::Reader;
-use crate::receiver_drops::ReceiverWatch;
-use crate::rootless;
 use crate::spec::{Finished, RunOptions, ShellSpec};
-use crate::status::{self, StatusLine};
-use crate::tun::Tun;
-use crate::{devices, environment, privilege, signals, summary};
+use crate::summary;
+use crate::sys::addressing::{self, AddressPair};
+use crate::sys::command::{self, CommandSpec};
+use crate::sys::guardian::Guardian;
+use crate::sys::nat::{self, NatRule};
+use crate::sys::netns::{self, NetNs};
+use crate::sys::outside::Outside;
+use crate::sys::rootless;
+use crate::sys::tun::Tun;
+use crate::sys::{devices, environment, privilege, signals};
 use emu_core::capture::CaptureHeader;
 use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, WriterTotals};
 use emu_core::time::{monotonic_now, realtime_now};
@@ -193,9 +194,9 @@ fn run_guarded(
     };
     // Sampling starts before the command, so its first connection is seen.
     let sampler = match (options.tcp_info, &options.log_dir) {
-        (Some(interval), Some(dir)) => {
-            Some(crate::tcp_sampler::Sampler::start(&outer, dir, interval)?)
-        }
+        (Some(interval), Some(dir)) => Some(crate::accounting::tcp_sampler::Sampler::start(
+            &outer, dir, interval,
+        )?),
         _ => None,
     };
     let outermost = running.first().expect("at least one shell").pair;

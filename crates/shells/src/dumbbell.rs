@@ -9,7 +9,7 @@
 //! due time across all links, then spins the last stretch; it does not
 //! grow a thread per link or per host.
 //!
-//! It moves packets as the shells' pumps do (`crate::wire`): with offload
+//! It moves packets as the shells' pumps do (`crate::datapath::wire`): with offload
 //! (off by default: see [`HostSetup::offload`]), a host's TCP super-packet
 //! is one read, cut into the segments the links see; with or without it,
 //! segments of one flow that are due together go into the receiving host
@@ -17,7 +17,7 @@
 //! rates.
 //!
 //! How long it spins before a due time adapts as a pump's spin does (see
-//! [`crate::spin`]): the high quantile of its own timed wake-ups'
+//! `crate::datapath::spin`): the high quantile of its own timed wake-ups'
 //! lateness, less the slack. A fixed spin as long as the shells' longest
 //! (500 µs) would keep it spinning most of the time behind a bottleneck
 //! whose packets leave about that far apart (20 Mbit/s: 600 µs), on the
@@ -29,13 +29,13 @@
 //! Cake triple-isolate (tests/experiments.rs) came out 6 to 15% apart in
 //! three runs of five, and 0.3 to 2.3% in the ordinary class.
 
+use crate::accounting::lateness::Lateness;
+use crate::datapath::spin::{Plan, Spin, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
+use crate::datapath::wire::{write_due, Reception, MERGED_BUFFER};
 use crate::error::{Result, ShellError};
-use crate::guardian::Guardian;
-use crate::lateness::Lateness;
-use crate::netns::NetNs;
-use crate::spin::{Plan, Spin, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
-use crate::tun::Tun;
-use crate::wire::{write_due, Reception, MERGED_BUFFER};
+use crate::sys::guardian::Guardian;
+use crate::sys::netns::NetNs;
+use crate::sys::tun::Tun;
 use emu_core::time::{monotonic_now, timespec, Nanos};
 use emu_core::Packet;
 use fabric::{Delivery, Fabric, HostId};
@@ -172,7 +172,7 @@ pub struct FabricThread {
 impl FabricThread {
     /// Starts carrying packets between `hosts` (in the fabric's host order)
     /// through `fabric`. `slack`: the lateness its adaptive spin accepts
-    /// (see [`crate::pump::Timing::slack`]).
+    /// (see [`crate::datapath::pump::Timing::slack`]).
     pub fn start(fabric: Fabric, hosts: &[Host], slack: Nanos) -> Result<FabricThread> {
         if hosts.len() != fabric.topology().hosts() {
             return Err(ShellError::new(format!(
@@ -296,7 +296,7 @@ fn carry(
 
 /// The lateness of a few short timed waits on the hosts' devices, taken
 /// before the first packet, where the adaptive spin starts (see
-/// [`crate::spin::calibration_estimate`]); a device ready ends them.
+/// [`crate::datapath::spin::calibration_estimate`]); a device ready ends them.
 fn calibration_waits(polls: &mut [libc::pollfd]) -> Vec<Nanos> {
     (0..CALIBRATION_SLEEPS)
         .map_while(|_| {

@@ -2,10 +2,10 @@
 //! silently: read = delivered + dropped (by reason) + queued at exit, with
 //! the pump's lateness and emu's own CPU time.
 
-use crate::kernel_drops::KernelDrops;
-use crate::overload::LATE_P99_LIMIT;
-use crate::pump::DirectionResult;
-use crate::receiver_drops::ReceiverDrops;
+use crate::accounting::kernel_drops::KernelDrops;
+use crate::accounting::overload::LATE_P99_LIMIT;
+use crate::accounting::receiver_drops::ReceiverDrops;
+use crate::datapath::pump::DirectionResult;
 use crate::spec::ShellSpec;
 use emu_core::log::Direction;
 
@@ -231,7 +231,7 @@ fn own_usage() -> OwnUsage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lateness::Lateness;
+    use crate::accounting::lateness::Lateness;
     use crate::spec::DirectionSpec;
     use emu_core::log::LogSink;
     use link::{Link, LinkConfig, Server};

@@ -1,6 +1,6 @@
 //! The data path of one direction of a shell: its input (read by its
 //! direction's reader thread, which stamps each packet's arrival as it
-//! comes off the TUN device; see [`crate::reader`]), and a pump thread that
+//! comes off the TUN device; see [`crate::datapath::reader`]), and a pump thread that
 //! writes each packet out when the link model says it is due — sleeping
 //! until shortly before, then spinning.
 //!
@@ -9,33 +9,35 @@
 //! delay, an idle link) is written by the reader itself, in the same
 //! wake-up: handing it to a sleeping pump would cost a second wake-up, more
 //! than the whole model. So is a packet due sooner than the sleeping pump
-//! could wake for it (see [`crate::input::Waits`]). Under load (the reader
+//! could wake for it (see [`crate::datapath::input::Waits`]). Under load (the reader
 //! finds more packets waiting than a few) the reader only reads, and hands
 //! packets over a lock-free ring to the pump, so reading and writing run
 //! on two cores. How packets are read and reach the model is in
-//! [`crate::input`].
+//! [`crate::datapath::input`].
 //!
 //! A pump about to sleep first takes what its writes caused at once (a
 //! reply, an acknowledgement), so that packet's arrival is stamped when it
 //! happened, not when the other direction's reader woke for it.
 //!
 //! Between the shells of one chain, a packet the kernel would only forward
-//! goes from one model to the next in memory (see [`crate::forwarding`]):
+//! goes from one model to the next in memory (see [`crate::datapath::forwarding`]):
 //! it leaves one shell and arrives in the next at the same instant, on the
 //! thread that let it leave.
 //!
 //! No async runtime is involved: its timers tick in milliseconds, and the
 //! model needs microseconds.
 
-pub use crate::direction::PumpNews;
-use crate::direction::{follow, hand_on, lock, Follower, Model, Onward, Shared, Turn, Waits, Wake};
-use crate::forwarding::{Crossing, Route};
-use crate::input::Input;
-use crate::lateness::Lateness;
-use crate::live::LiveCounters;
-use crate::overload::Overload;
-use crate::spin::{Plan, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
-use crate::wire::MERGED_BUFFER;
+use crate::accounting::lateness::Lateness;
+use crate::accounting::live::LiveCounters;
+use crate::accounting::overload::Overload;
+pub use crate::datapath::direction::PumpNews;
+use crate::datapath::direction::{
+    follow, hand_on, lock, Follower, Model, Onward, Shared, Turn, Waits, Wake,
+};
+use crate::datapath::forwarding::{Crossing, Route};
+use crate::datapath::input::Input;
+use crate::datapath::spin::{Plan, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
+use crate::datapath::wire::MERGED_BUFFER;
 use emu_core::ring::spsc;
 use emu_core::time::{monotonic_now, timespec, Nanos};
 use emu_core::Packet;
@@ -60,8 +62,8 @@ pub struct Timing {
     /// `None` adapts it to this machine's measured wake-up lateness.
     pub spin: Option<Nanos>,
     /// The lateness accepted for a write: an adaptive spin covers only the
-    /// wake-up lateness beyond it (see [`crate::spin`]). [`DEFAULT_SLACK`]
-    /// unless the user chose.
+    /// wake-up lateness beyond it (see `crate::datapath::spin`).
+    /// [`DEFAULT_SLACK`] unless the user chose.
     pub slack: Nanos,
     /// Never sleep: readers and pumps poll (yielding the core to anything
     /// else runnable). Removes the wake-up latency of sleeping threads from
@@ -102,7 +104,7 @@ pub struct DirectionResult {
     /// Packets that arrived: read from the device, or handed over.
     pub read: u64,
     /// Of those, the packets the previous shell of a chain handed over in
-    /// memory (see [`crate::forwarding`]).
+    /// memory (see [`crate::datapath::forwarding`]).
     pub handed_in: u64,
     pub write_errors: u64,
     /// How late each write was against its due time.
@@ -112,7 +114,7 @@ pub struct DirectionResult {
     pub overload: OverloadSummary,
     /// What the kernel dropped around this direction (filled in by the
     /// chain, which knows the devices).
-    pub kernel: crate::kernel_drops::KernelDrops,
+    pub kernel: crate::accounting::kernel_drops::KernelDrops,
     /// The spin the pump allowed itself before its departures, on average
     /// (adapted to the machine and held to its budget, unless `--spin`
     /// fixed it); None with `--busy-poll`.
@@ -133,7 +135,7 @@ pub struct OverloadSummary {
 
 impl DirectionPump {
     /// Starts the pump: packets read from `input` (by a
-    /// [`crate::reader::Reader`] given [`DirectionPump::input`]) cross
+    /// [`crate::datapath::reader::Reader`] given [`DirectionPump::input`]) cross
     /// `link` and are written to `output`. `label` names the direction in
     /// warnings.
     #[allow(clippy::too_many_arguments)]

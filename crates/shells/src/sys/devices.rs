@@ -3,8 +3,8 @@
 //! the kernel's own IPv6 chatter turned off.
 
 use crate::error::{Result, ShellError};
-use crate::netns::NetNs;
-use crate::tun::Tun;
+use crate::sys::netns::NetNs;
+use crate::sys::tun::Tun;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// The name of a shell's device inside its namespace.

@@ -5,15 +5,15 @@
 //! the pump, the departures a thread waits for itself instead of waking a
 //! pump ([`Waits`]), and what a thread does after it wrote ([`follow`]).
 //!
-//! It stands below the reading of inputs (`crate::input`), the reader
-//! threads (`crate::reader`) and the pump threads (`crate::pump`), which
+//! It stands below the reading of inputs (`crate::datapath::input`), the reader
+//! threads (`crate::datapath::reader`) and the pump threads (`crate::datapath::pump`), which
 //! all run models by its rules.
 
-use crate::forwarding::{Crossing, Route};
-use crate::lateness::Lateness;
-use crate::live::{LiveCounters, PUBLISH_EVERY_NS};
-use crate::overload::Overload;
-use crate::wire::write_due;
+use crate::accounting::lateness::Lateness;
+use crate::accounting::live::{LiveCounters, PUBLISH_EVERY_NS};
+use crate::accounting::overload::Overload;
+use crate::datapath::forwarding::{Crossing, Route};
+use crate::datapath::wire::write_due;
 use emu_core::ring::{Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
@@ -95,7 +95,7 @@ pub(crate) struct Shared {
     pub(crate) stop: AtomicBool,
     pub(crate) wake: Wake,
     /// How late the pump runs after it is rung: a high quantile, learnt
-    /// as its spin is from timed sleeps (see [`crate::spin`]). A departure
+    /// as its spin is from timed sleeps (see [`crate::datapath::spin`]). A departure
     /// closer than this is better waited for by the thread that has it in
     /// hand (see [`Waits`]).
     pub(crate) ring_lateness: AtomicU64,
@@ -107,7 +107,7 @@ pub(crate) struct Shared {
     /// this direction's accounting goes, though never read from a device.
     pub(crate) handed_in: AtomicU64,
     /// The inputs that packets written by this direction reach at once
-    /// (see [`crate::pump::DirectionPump::feeds`]).
+    /// (see [`crate::datapath::pump::DirectionPump::feeds`]).
     pub(crate) followers: OnceLock<Vec<Weak<dyn Follower>>>,
 }
 
@@ -327,9 +327,9 @@ pub(crate) fn run_model(shared: &Arc<Shared>, packets: &mut Vec<Packet>, turn: &
 
 /// The longest a thread waits for a departure itself (see [`Waits`]):
 /// the lateness emu answers for. A pump that runs later than that after a
-/// ring is on a machine too loaded to keep time (see [`crate::overload`]),
+/// ring is on a machine too loaded to keep time (see [`crate::accounting::overload`]),
 /// and readers spinning longer would only load it more.
-const MAX_WAIT: Nanos = crate::overload::LATE_P99_LIMIT;
+const MAX_WAIT: Nanos = crate::accounting::overload::LATE_P99_LIMIT;
 
 /// What a thread that ran a model knows of the direction's pump.
 #[derive(Debug, Clone, Copy)]
@@ -425,7 +425,7 @@ fn push_packet(ring: &mut Producer<Packet>, mut packet: Packet, wake: &Wake) {
 /// of the same shell, which carries the answers, and the same direction of
 /// the next shell of a chain): a thread that wrote takes what its writes
 /// caused there (see [`follow`]). The inputs themselves are
-/// `crate::input`'s; the threads that run the models see them only
+/// `crate::datapath::input`'s; the threads that run the models see them only
 /// through this.
 pub(crate) trait Follower: Send + Sync {
     /// Takes a few reads' worth of what is waiting, with the departures
@@ -466,7 +466,7 @@ pub(crate) fn follow(turn: Turn) {
 
 /// Departures a thread waits for itself instead of waking a pump: a
 /// reader, or a pump that took what its writes caused (see
-/// `crate::pump`'s loop).
+/// `crate::datapath::pump`'s loop).
 ///
 /// A sleeping pump runs late after it is woken: tens of microseconds on a
 /// virtual machine, often a hundred or more after a long idle (each pump
@@ -477,7 +477,7 @@ pub(crate) fn follow(turn: Turn) {
 /// already. So that thread keeps the departure and runs the model when it
 /// is due, watching its inputs meanwhile: asleep until its own spin before
 /// the departure (a reader learns its wake-up lateness as a pump does, see
-/// `crate::reader`), then looking without sleeping. At 10 Mbit/s bulk TCP,
+/// `crate::datapath::reader`), then looking without sleeping. At 10 Mbit/s bulk TCP,
 /// where each acknowledgement is due 53 µs after it is read, that writes
 /// them a few tens of microseconds late where a woken pump could be
 /// hundreds late (docs/performance.md, "Close departures").

@@ -1,11 +1,13 @@
 //! One direction's input: the device its reader thread reads, and how the
 //! packets read reach the model (at once, on the reading thread, or over
-//! a ring to the pump; see [`crate::pump`]). Also what a reading thread
+//! a ring to the pump; see [`crate::datapath::pump`]). Also what a reading thread
 //! takes on besides: the packets its writes caused on other inputs, and
 //! departures too close to wake a pump for.
 
-use crate::direction::{follow, hand_over, lock, run_model, Follower, Shared, Turn, Waits};
-use crate::wire::Reception;
+use crate::datapath::direction::{
+    follow, hand_over, lock, run_model, Follower, Shared, Turn, Waits,
+};
+use crate::datapath::wire::Reception;
 use emu_core::ring::Producer;
 use emu_core::time::monotonic_now;
 use emu_core::Packet;
@@ -15,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 /// One direction's input: the device, and the state of its reading.
 ///
-/// Its direction's reader thread reads it (see [`crate::reader`]); so may
+/// Its direction's reader thread reads it (see [`crate::datapath::reader`]); so may
 /// another thread right after it wrote a packet that reaches this device
 /// at once (the other direction's reader, or a pump before it sleeps):
 /// the kernel delivers a written packet within the
