@@ -33,6 +33,7 @@ use crate::accounting::lateness::Lateness;
 use crate::datapath::spin::{Plan, Spin, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
 use crate::datapath::wire::{write_due, Reception, MERGED_BUFFER};
 use crate::error::{Result, ShellError};
+use crate::sys::devices;
 use crate::sys::guardian::Guardian;
 use crate::sys::netns::NetNs;
 use crate::sys::tun::Tun;
@@ -88,9 +89,7 @@ impl Host {
     /// sysctls. The guardian learns of the namespace before anything can
     /// run in it.
     pub fn create(setup: &HostSetup, guardian: &mut Guardian) -> Result<Host> {
-        let namespace = Arc::new(NetNs::create()?);
-        guardian.watch_namespace(namespace.identity()?);
-        namespace.exec("ip", &["link", "set", "dev", "lo", "up"])?;
+        let namespace = devices::new_namespace(guardian)?;
         let offload = setup.offload;
         let tun = namespace.run(move || Tun::create(HOST_DEVICE, offload))?;
         // The experiment is IPv4: no IPv6 housekeeping packets on the path.
