@@ -1181,7 +1181,7 @@ fn direction(
     }
     .parse(once)
     .map_err(at)?;
-    if server_dynamics.server.is_some() && !matches!(server, Server::Unlimited) {
+    if server_dynamics.rate_given_twice(true, !matches!(server, Server::Unlimited)) {
         let option = if keys.rate_steps.is_some() {
             "rate_steps"
         } else {
@@ -1192,7 +1192,7 @@ fn direction(
             "a rate schedule gives the rate itself: leave out rate and trace",
         ));
     }
-    let server = server_dynamics.server.unwrap_or(server);
+    let server = server_dynamics.server_or(server);
     delay_dynamics.aggregate = server_dynamics.aggregate;
     let words = |v: &Option<Spanned<String>>| {
         v.as_ref()
