@@ -274,109 +274,43 @@ impl DirectionPump {
 }
 
 /// Runs until stopped; returns the spin it ended with (None: it busy
-/// polled).
+/// polled). Each turn runs the model on what arrived and lets leave what
+/// is due; then the pump either takes what its writes caused, or waits
+/// for the next departure.
 fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
-    // Ask for wakeups to the nanosecond instead of the default 50 µs slack.
-    // SAFETY: prctl on the calling thread.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-    if !timing.busy_poll {
-        realtime_priority();
-    }
-    // Busy polling spins through every wait: a fixed spin without end, so
-    // it never calibrates, probes or sleeps on a timer.
-    let fixed = if timing.busy_poll {
-        Some(Nanos::MAX)
-    } else {
-        timing.spin
-    };
-    let samples = if fixed.is_none() {
-        calibration_sleeps(shared)
-    } else {
-        Vec::new()
-    };
-    let mut spin = Spin::new(fixed, &samples).accepting(timing.slack);
-    // A spin the user fixed (or busy polling) is theirs: only an adaptive
-    // one is held to a share of the core.
-    let mut budget = fixed.is_none().then(|| SpinBudget::new(monotonic_now()));
-    // The spins allowed before departures, summed and counted: what the
-    // summary reports, which with a budget is less than the estimate.
-    let (mut allowed, mut decisions) = (0u128, 0u64);
-    // How late the pump runs after a ring is learnt apart from the spin:
-    // a woken pump may also wait for a core, which the spin must not
-    // chase (spinning longer would keep the cores busier still). No slack
-    // here: this decides who sees to a close departure, not how exactly
-    // (a thread that keeps one sleeps until its own spin before it).
-    let mut rings = Spin::new(fixed, &samples);
-    if !timing.busy_poll {
-        shared
-            .ring_lateness
-            .store(rings.current(), Ordering::Relaxed);
-    }
+    let mut waiting = Waiting::start(shared, timing);
     // Departures of other directions this pump took on while following
-    // its writes (see below).
+    // its writes (see `takes_what_it_caused`).
     let mut waits = Waits::default();
     // Packets written since the pump last followed its writes or waited,
     // and whether any came to it over the ring (the reader is loaded).
     let (mut wrote, mut loaded) = (false, false);
     loop {
         waits.run_due();
-        let mut model = lock(&shared.model);
-        shared.pending.store(false, Ordering::Relaxed);
-        let taken = model.take_arrivals(ARRIVAL_BATCH);
-        let departed = model.depart(shared);
-        wrote |= departed.written > 0;
-        if let Some(budget) = budget.as_mut() {
-            if departed.written > 0 || departed.handed {
-                budget.departed(departed.at);
+        let (deadline, runs) = match run_turn(shared, &mut waiting, &mut waits) {
+            Step::Again {
+                wrote: w,
+                loaded: l,
+            } => {
+                (wrote, loaded) = (wrote || w, loaded || l);
+                continue;
             }
-        }
-        loaded |= taken > 0;
-        if departed.handed {
-            drop(model);
-            hand_on(shared, &mut Turn::new(&mut waits));
-            continue;
-        }
-        if taken > 0 {
-            continue;
-        }
-        if shared.stop.load(Ordering::Acquire) && model.rings_empty() {
-            model.publish();
-            drop(model);
-            waits.hand_to_pumps();
-            let spun = match decisions {
-                0 => spin.current(),
-                n => (allowed / u128::from(n)) as Nanos,
-            };
-            return (!timing.busy_poll).then_some(spun);
-        }
-        let deadline = model.next_event();
-        let runs = shared.reader_runs.load(Ordering::SeqCst);
-        drop(model);
-        let now = monotonic_now();
-        let spin_now = match budget.as_mut() {
-            Some(budget) => budget.allow(spin.current(), now),
-            None => spin.current(),
+            Step::Stopped => {
+                waits.hand_to_pumps();
+                return waiting.ended();
+            }
+            Step::Idle {
+                wrote: w,
+                deadline,
+                runs,
+            } => {
+                wrote |= w;
+                (deadline, runs)
+            }
         };
-        // Before it would sleep, the pump takes what its writes caused at
-        // once (a ping's reply, a TCP acknowledgement), as a reader does
-        // after its writes (see `input::follow`): the packet is read, and
-        // its arrival stamped, now, where the other direction's reader
-        // would run only after its wake-up (tens to hundreds of
-        // microseconds on a virtual machine), each one added to the
-        // emulated path's round trip. A departure of the other direction
-        // due too soon to wake its pump for is then this pump's to wait
-        // for. Not when it would not sleep (its own next departure is too
-        // close, by the same rule as below): then the other direction's
-        // reader is as near. Nor under load (the reader hands packets
-        // over): the other reader is awake then, and a third thread
-        // reading would only contend with it (TCP through `delay 0` by a
-        // few percent, within this VM's spread).
-        let follows = wrote && !loaded && !timing.busy_poll;
-        let sleeps = matches!(
-            spin.plan_spinning(spin_now, deadline, now),
-            Plan::Timed(_) | Plan::Idle
-        );
-        if follows && sleeps {
+        let now = monotonic_now();
+        let spin_now = waiting.allowed_spin(now);
+        if takes_what_it_caused(&waiting, wrote && !loaded, deadline, now, spin_now) {
             wrote = false;
             follow(Turn {
                 writers: vec![shared.clone()],
@@ -390,64 +324,256 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         };
         match deadline {
             Some(d) if d <= now => continue,
-            Some(_) => {
-                allowed += u128::from(spin_now);
-                decisions += 1;
-            }
+            Some(_) => waiting.allowed_before_departure(spin_now),
             None => {}
         }
-        // The reader ran the model, or handed packets over, since the
-        // deadline was computed: it may be stale.
-        let stale = || {
-            shared.pending.load(Ordering::Acquire)
-                || shared.reader_runs.load(Ordering::SeqCst) != runs
-                || shared.stop.load(Ordering::Acquire)
-        };
-        match spin.plan_spinning(spin_now, deadline, now) {
-            // Not while it keeps other directions' departures: a probe
-            // risks one of its own a little late, not theirs.
-            Plan::Probe(target) if waits.is_empty() => {
-                match sleep_announced(shared, Some(target), stale) {
-                    Slept::Timer { woke } => spin.observe_probe(target, woke),
-                    slept => slept.teach(&mut spin, &mut rings, None),
-                }
-            }
-            // The next departure, its own or one waited for (see
-            // `Waits`), is within the spin, or too close for a sleep worth
-            // taking: no sleep.
-            Plan::Probe(_) | Plan::Look => {
-                // Only a departure is looked or probed for.
-                let deadline = deadline.unwrap_or(now);
-                // Yielding while spinning lets a reader or the command that
-                // shares this core run; with nothing else runnable, the
-                // yield returns at once and this is a plain spin.
-                let mut spun_to = now;
-                while spun_to < deadline && !stale() {
-                    std::thread::yield_now();
-                    spun_to = monotonic_now();
-                }
-                if let Some(budget) = budget.as_mut() {
-                    budget.spend(spun_to - now);
-                }
-            }
-            // Nothing to depart: a busy-polling pump looks again.
-            Plan::Idle if timing.busy_poll => std::thread::yield_now(),
-            plan @ (Plan::Timed(_) | Plan::Idle) => {
-                // What is published must be current before a sleep that
-                // may last until the next packet.
-                lock(&shared.model).publish();
-                let target = match plan {
-                    Plan::Timed(until) => Some(until),
-                    _ => None,
-                };
-                sleep_announced(shared, target, stale).teach(&mut spin, &mut rings, target);
-            }
-        }
+        wait(
+            shared,
+            &mut waiting,
+            &waits,
+            (deadline, runs),
+            now,
+            spin_now,
+        );
         (wrote, loaded) = (false, false);
+        waiting.publish_ring_lateness(shared);
+    }
+}
+
+/// Whether the pump, before it would sleep, takes what its writes caused
+/// at once (a ping's reply, a TCP acknowledgement), as a reader does after
+/// its writes (see `input::follow`): the packet is read, and its arrival
+/// stamped, now, where the other direction's reader would run only after
+/// its wake-up (tens to hundreds of microseconds on a virtual machine),
+/// each one added to the emulated path's round trip. A departure of the
+/// other direction due too soon to wake its pump for is then this pump's
+/// to wait for. Not when it would not sleep (its own next departure is too
+/// close, by the same rule as `wait`): then the other direction's reader
+/// is as near. Nor under load (`wrote_unloaded` is false where the reader
+/// handed packets over): the other reader is awake then, and a third
+/// thread reading would only contend with it (TCP through `delay 0` by a
+/// few percent, within this VM's spread).
+fn takes_what_it_caused(
+    waiting: &Waiting,
+    wrote_unloaded: bool,
+    deadline: Option<Nanos>,
+    now: Nanos,
+    spin_now: Nanos,
+) -> bool {
+    let follows = wrote_unloaded && !waiting.busy_poll;
+    let sleeps = matches!(
+        waiting.spin.plan_spinning(spin_now, deadline, now),
+        Plan::Timed(_) | Plan::Idle
+    );
+    follows && sleeps
+}
+
+/// What a pump knows of its own waiting: the spin before a departure
+/// (adapted to this machine's timed wake-ups, less the slack, and held to
+/// its budget) and how late it runs after a ring, both learnt from its
+/// sleeps; and the spins it allowed itself, for the summary.
+struct Waiting {
+    spin: Spin,
+    rings: Spin,
+    budget: Option<SpinBudget>,
+    busy_poll: bool,
+    /// The spins allowed before departures, summed and counted: what the
+    /// summary reports, which with a budget is less than the estimate.
+    allowed: u128,
+    decisions: u64,
+}
+
+impl Waiting {
+    /// Readies the calling thread (its timer slack, its scheduling class)
+    /// and calibrates the spin on a few short sleeps, unless it is fixed.
+    fn start(shared: &Shared, timing: Timing) -> Waiting {
+        // Ask for wakeups to the nanosecond instead of the default 50 µs slack.
+        // SAFETY: prctl on the calling thread.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         if !timing.busy_poll {
+            realtime_priority();
+        }
+        // Busy polling spins through every wait: a fixed spin without end, so
+        // it never calibrates, probes or sleeps on a timer.
+        let fixed = if timing.busy_poll {
+            Some(Nanos::MAX)
+        } else {
+            timing.spin
+        };
+        let samples = if fixed.is_none() {
+            calibration_sleeps(shared)
+        } else {
+            Vec::new()
+        };
+        let spin = Spin::new(fixed, &samples).accepting(timing.slack);
+        // A spin the user fixed (or busy polling) is theirs: only an adaptive
+        // one is held to a share of the core.
+        let budget = fixed.is_none().then(|| SpinBudget::new(monotonic_now()));
+        // How late the pump runs after a ring is learnt apart from the spin:
+        // a woken pump may also wait for a core, which the spin must not
+        // chase (spinning longer would keep the cores busier still). No slack
+        // here: this decides who sees to a close departure, not how exactly
+        // (a thread that keeps one sleeps until its own spin before it).
+        let rings = Spin::new(fixed, &samples);
+        let waiting = Waiting {
+            spin,
+            rings,
+            budget,
+            busy_poll: timing.busy_poll,
+            allowed: 0,
+            decisions: 0,
+        };
+        waiting.publish_ring_lateness(shared);
+        waiting
+    }
+
+    /// The spin allowed before the next departure: the estimate, held to
+    /// the budget where there is one.
+    fn allowed_spin(&mut self, now: Nanos) -> Nanos {
+        match self.budget.as_mut() {
+            Some(budget) => budget.allow(self.spin.current(), now),
+            None => self.spin.current(),
+        }
+    }
+
+    /// Counts a spin allowed before a departure.
+    fn allowed_before_departure(&mut self, spin: Nanos) {
+        self.allowed += u128::from(spin);
+        self.decisions += 1;
+    }
+
+    /// Tells the readers how late this pump runs after a ring (see
+    /// `Shared::ring_lateness`).
+    fn publish_ring_lateness(&self, shared: &Shared) {
+        if !self.busy_poll {
             shared
                 .ring_lateness
-                .store(rings.current(), Ordering::Relaxed);
+                .store(self.rings.current(), Ordering::Relaxed);
+        }
+    }
+
+    /// The spin the pump ended with, for the summary: the mean of those
+    /// it allowed (None: it busy polled).
+    fn ended(&self) -> Option<Nanos> {
+        let spun = match self.decisions {
+            0 => self.spin.current(),
+            n => (self.allowed / u128::from(n)) as Nanos,
+        };
+        (!self.busy_poll).then_some(spun)
+    }
+}
+
+/// What one run of the model left the pump to do.
+enum Step {
+    /// Run it again at once: arrivals were taken, or packets handed on.
+    Again { wrote: bool, loaded: bool },
+    /// Stopped, with every ring empty.
+    Stopped,
+    /// Nothing more now: the model's next event, and the count of the
+    /// readers' runs when it was read (a later count says it may be stale).
+    Idle {
+        wrote: bool,
+        deadline: Option<Nanos>,
+        runs: u64,
+    },
+}
+
+/// Runs the model once: takes a batch of arrivals, lets leave what is due
+/// (running the next shell's model for what it handed on), and says what
+/// is left to do.
+fn run_turn(shared: &Arc<Shared>, waiting: &mut Waiting, waits: &mut Waits) -> Step {
+    let mut model = lock(&shared.model);
+    shared.pending.store(false, Ordering::Relaxed);
+    let taken = model.take_arrivals(ARRIVAL_BATCH);
+    let departed = model.depart(shared);
+    let wrote = departed.written > 0;
+    if let Some(budget) = waiting.budget.as_mut() {
+        if departed.written > 0 || departed.handed {
+            budget.departed(departed.at);
+        }
+    }
+    let loaded = taken > 0;
+    if departed.handed {
+        drop(model);
+        hand_on(shared, &mut Turn::new(waits));
+        return Step::Again { wrote, loaded };
+    }
+    if taken > 0 {
+        return Step::Again { wrote, loaded };
+    }
+    if shared.stop.load(Ordering::Acquire) && model.rings_empty() {
+        model.publish();
+        return Step::Stopped;
+    }
+    let deadline = model.next_event();
+    let runs = shared.reader_runs.load(Ordering::SeqCst);
+    Step::Idle {
+        wrote,
+        deadline,
+        runs,
+    }
+}
+
+/// Waits for `deadline` (the model's next event, or a departure waited
+/// for) as the spin's plan says: a probe, a spin, or a sleep, which a
+/// reader that changes the model (its count of runs past `runs`) ends.
+fn wait(
+    shared: &Shared,
+    waiting: &mut Waiting,
+    waits: &Waits,
+    (deadline, runs): (Option<Nanos>, u64),
+    now: Nanos,
+    spin_now: Nanos,
+) {
+    // The reader ran the model, or handed packets over, since the
+    // deadline was computed: it may be stale.
+    let stale = || {
+        shared.pending.load(Ordering::Acquire)
+            || shared.reader_runs.load(Ordering::SeqCst) != runs
+            || shared.stop.load(Ordering::Acquire)
+    };
+    match waiting.spin.plan_spinning(spin_now, deadline, now) {
+        // Not while it keeps other directions' departures: a probe
+        // risks one of its own a little late, not theirs.
+        Plan::Probe(target) if waits.is_empty() => {
+            match sleep_announced(shared, Some(target), stale) {
+                Slept::Timer { woke } => waiting.spin.observe_probe(target, woke),
+                slept => slept.teach(&mut waiting.spin, &mut waiting.rings, None),
+            }
+        }
+        // The next departure, its own or one waited for (see
+        // `Waits`), is within the spin, or too close for a sleep worth
+        // taking: no sleep.
+        Plan::Probe(_) | Plan::Look => {
+            // Only a departure is looked or probed for.
+            let deadline = deadline.unwrap_or(now);
+            // Yielding while spinning lets a reader or the command that
+            // shares this core run; with nothing else runnable, the
+            // yield returns at once and this is a plain spin.
+            let mut spun_to = now;
+            while spun_to < deadline && !stale() {
+                std::thread::yield_now();
+                spun_to = monotonic_now();
+            }
+            if let Some(budget) = waiting.budget.as_mut() {
+                budget.spend(spun_to - now);
+            }
+        }
+        // Nothing to depart: a busy-polling pump looks again.
+        Plan::Idle if waiting.busy_poll => std::thread::yield_now(),
+        plan @ (Plan::Timed(_) | Plan::Idle) => {
+            // What is published must be current before a sleep that
+            // may last until the next packet.
+            lock(&shared.model).publish();
+            let target = match plan {
+                Plan::Timed(until) => Some(until),
+                _ => None,
+            };
+            sleep_announced(shared, target, stale).teach(
+                &mut waiting.spin,
+                &mut waiting.rings,
+                target,
+            );
         }
     }
 }
