@@ -1110,6 +1110,9 @@ fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// One direction of a link, resolved from its keys (its own, else the
+/// link's): its server, queue, loss and delay, with every path dynamic
+/// read by the shells' own option parsers.
 fn direction(
     own: &DirectionSection,
     shared: &DirectionSection,
@@ -1117,10 +1120,8 @@ fn direction(
     key: &str,
     base: &Path,
 ) -> Result<DirectionPlan, ExperimentError> {
-    use link::options::{DelayOptions, LinkOptions, LossOptions, OptionError};
+    use link::options::OptionError;
     let keys = own.or(shared);
-    let text = |value: &Option<Spanned<String>>| value.as_ref().map(|v| v.get_ref().clone());
-    let path = |value: &Option<Spanned<String>>| value.as_ref().map(|v| base.join(v.get_ref()));
     // An option's error, at its key's line when the key has one.
     let at = |e: OptionError| {
         let name = e.option.replace('-', "_");
@@ -1130,22 +1131,7 @@ fn direction(
             None => source.key(&key, e.problem),
         }
     };
-    let server = match (keys.rate, keys.trace.as_ref()) {
-        (Some(_), Some(trace)) => {
-            return Err(source.at(trace, key, "give a rate or a trace, not both"));
-        }
-        (Some(rate), None) => Server::Rate(rate.0),
-        (None, Some(trace)) => {
-            let path = base.join(trace.get_ref());
-            let loaded =
-                Trace::load(&path).map_err(|e| source.at(trace, &format!("{key}.trace"), e))?;
-            Server::Trace {
-                trace: Arc::new(loaded),
-                repeat: !keys.once.unwrap_or(false),
-            }
-        }
-        (None, None) => Server::Unlimited,
-    };
+    let server = own_server(&keys, source, key, base)?;
     let queue = match &keys.queue {
         Some(q) => aqm::QueueSpec::parse(q.get_ref())
             .map_err(|e| source.at(q, &format!("{key}.queue"), e))?,
@@ -1157,30 +1143,10 @@ fn direction(
     }
     let delay = keys.delay.map(|d| d.0).unwrap_or(0);
     let once = keys.once.unwrap_or(false);
-    let (mut delay_dynamics, _) = DelayOptions {
-        jitter: text(&keys.jitter),
-        correlation: text(&keys.correlation),
-        distribution: text(&keys.distribution),
-        reorder: keys.reorder.unwrap_or(false),
-        square: text(&keys.square),
-        steps: text(&keys.steps),
-        walk: text(&keys.walk),
-        delay_trace: path(&keys.delay_trace),
-        interpolate: keys.interpolate.unwrap_or(false),
-        once,
-    }
-    .parse(keys.delay.map(|d| d.0))
-    .map_err(at)?;
-    let server_dynamics = LinkOptions {
-        rate_steps: text(&keys.rate_steps),
-        rate_trace: path(&keys.rate_trace),
-        outage: text(&keys.outage),
-        onoff: text(&keys.onoff),
-        onoff_exp: text(&keys.onoff_exp),
-        aggregate: text(&keys.aggregate),
-    }
-    .parse(once)
-    .map_err(at)?;
+    let (mut delay_dynamics, _) = delay_options(&keys, base, once)
+        .parse(keys.delay.map(|d| d.0))
+        .map_err(at)?;
+    let server_dynamics = link_options(&keys, base).parse(once).map_err(at)?;
     if server_dynamics.rate_given_twice(true, !matches!(server, Server::Unlimited)) {
         let option = if keys.rate_steps.is_some() {
             "rate_steps"
@@ -1194,17 +1160,7 @@ fn direction(
     }
     let server = server_dynamics.server_or(server);
     delay_dynamics.aggregate = server_dynamics.aggregate;
-    let words = |v: &Option<Spanned<String>>| {
-        v.as_ref()
-            .map(|v| v.get_ref().split_whitespace().map(str::to_string).collect())
-    };
-    let loss_options = LossOptions {
-        gemodel: words(&keys.gemodel),
-        state: words(&keys.state),
-        burst: text(&keys.burst),
-        duplicate: text(&keys.duplicate),
-        corrupt: text(&keys.corrupt),
-    };
+    let loss_options = loss_options(&keys);
     if loss_options.is_markov() && keys.loss.is_some() {
         return Err(source.key(
             &format!("{key}.loss"),
@@ -1233,6 +1189,85 @@ fn direction(
             ..link::Dynamics::default()
         },
     })
+}
+
+/// A direction's own server: its rate or its trace (read relative to
+/// `base`), not both; none at all leaves it unlimited.
+fn own_server(
+    keys: &DirectionSection,
+    source: &Source,
+    key: &str,
+    base: &Path,
+) -> Result<Server, ExperimentError> {
+    Ok(match (keys.rate, keys.trace.as_ref()) {
+        (Some(_), Some(trace)) => {
+            return Err(source.at(trace, key, "give a rate or a trace, not both"));
+        }
+        (Some(rate), None) => Server::Rate(rate.0),
+        (None, Some(trace)) => {
+            let path = base.join(trace.get_ref());
+            let loaded =
+                Trace::load(&path).map_err(|e| source.at(trace, &format!("{key}.trace"), e))?;
+            Server::Trace {
+                trace: Arc::new(loaded),
+                repeat: !keys.once.unwrap_or(false),
+            }
+        }
+        (None, None) => Server::Unlimited,
+    })
+}
+
+/// A text key's value.
+fn text(value: &Option<Spanned<String>>) -> Option<String> {
+    value.as_ref().map(|v| v.get_ref().clone())
+}
+
+/// A path key's value, relative to `base`.
+fn path_in(base: &Path, value: &Option<Spanned<String>>) -> Option<PathBuf> {
+    value.as_ref().map(|v| base.join(v.get_ref()))
+}
+
+/// The delay's dynamics as the `delay` shell's flags would give them.
+fn delay_options(keys: &DirectionSection, base: &Path, once: bool) -> link::options::DelayOptions {
+    link::options::DelayOptions {
+        jitter: text(&keys.jitter),
+        correlation: text(&keys.correlation),
+        distribution: text(&keys.distribution),
+        reorder: keys.reorder.unwrap_or(false),
+        square: text(&keys.square),
+        steps: text(&keys.steps),
+        walk: text(&keys.walk),
+        delay_trace: path_in(base, &keys.delay_trace),
+        interpolate: keys.interpolate.unwrap_or(false),
+        once,
+    }
+}
+
+/// The server's dynamics as the `link` shell's flags would give them.
+fn link_options(keys: &DirectionSection, base: &Path) -> link::options::LinkOptions {
+    link::options::LinkOptions {
+        rate_steps: text(&keys.rate_steps),
+        rate_trace: path_in(base, &keys.rate_trace),
+        outage: text(&keys.outage),
+        onoff: text(&keys.onoff),
+        onoff_exp: text(&keys.onoff_exp),
+        aggregate: text(&keys.aggregate),
+    }
+}
+
+/// The loss model and mangling as the `loss` shell's flags would give them.
+fn loss_options(keys: &DirectionSection) -> link::options::LossOptions {
+    let words = |v: &Option<Spanned<String>>| {
+        v.as_ref()
+            .map(|v| v.get_ref().split_whitespace().map(str::to_string).collect())
+    };
+    link::options::LossOptions {
+        gemodel: words(&keys.gemodel),
+        state: words(&keys.state),
+        burst: text(&keys.burst),
+        duplicate: text(&keys.duplicate),
+        corrupt: text(&keys.corrupt),
+    }
 }
 
 /// The value of a text key of a direction by name, for its line.
