@@ -189,6 +189,7 @@ pub struct UsageError(pub String);
 /// One line for a clap error, naming the input and where to read more:
 /// `delay: unexpected argument 'link' (separate shells with --...); see
 /// emu delay --help`. `words` are the words that were parsed.
+// Long: one arm per kind of parse error, each with the message it gets.
 pub fn clap_error(e: &clap::Error, words: &[String]) -> UsageError {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let text = |kind| match e.get(kind) {

@@ -218,6 +218,8 @@ impl DelayOptions {
 
     /// The dynamics, and words for a description. `base` is the constant
     /// delay, where a walk starts if given.
+    // Long: each option's checks and reading, in the order their errors are reported; a check
+    // stays beside the option it guards.
     pub fn parse(&self, base: Option<Nanos>) -> Result<(DelayDynamics, Vec<String>), OptionError> {
         at_most_one(
             &[
@@ -469,6 +471,8 @@ impl LossOptions {
 
     /// The loss pattern given `mean` (the mean loss rate, which `burst`
     /// needs), the duplicate and corrupt probabilities.
+    // Long: each loss model's checks and reading, in the order their errors are reported; a check
+    // stays beside the model it guards.
     pub fn parse(&self, mean: Option<f64>) -> Result<LossDynamics, OptionError> {
         at_most_one(
             &[

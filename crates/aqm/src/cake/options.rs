@@ -46,6 +46,7 @@ const RTT_PRESETS: &[(&str, Nanos)] = &[
 ];
 
 /// Reads cake's options, as tc-cake takes them.
+// Long: one arm per tc-cake keyword, in tc-cake's order: the keywords read as a table.
 pub(crate) fn parse(words: &mut Words) -> Result<CakeParams, SpecError> {
     let mut p = CakeParams::default();
     let mut target_given = false;
