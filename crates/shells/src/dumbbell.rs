@@ -231,24 +231,14 @@ fn carry(
     let samples = calibration_waits(&mut polls);
     let mut timers = Spin::new(None, &samples).accepting(slack);
     loop {
-        let mut took = 0;
-        for (host, &fd) in devices.iter().enumerate() {
-            for _ in 0..READ_BATCH {
-                match reception.read(fd) {
-                    Ok(0) => break,
-                    Ok(_) => {
-                        took += 1;
-                        reception.split(monotonic_now(), &mut packets);
-                        read[host] += packets.len() as u64;
-                        for packet in packets.drain(..) {
-                            fabric.send(host as HostId, packet, &mut out);
-                        }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => break, // WouldBlock, or the device is gone
-                }
-            }
-        }
+        let took = read_hosts(
+            &devices,
+            &mut reception,
+            &mut packets,
+            &mut fabric,
+            &mut out,
+            &mut read,
+        );
         let now = monotonic_now();
         fabric.run_until(now, &mut out);
         if !out.is_empty() {
@@ -278,16 +268,54 @@ fn carry(
             Some((due, _)) => due,
             None => now + MAX_SLEEP,
         };
-        match timers.plan(Some(due), now) {
-            plan @ (Plan::Timed(until) | Plan::Probe(until)) => {
-                if !any_readable(&mut polls, (until - now).min(MAX_SLEEP)) {
-                    timers.learn(plan, monotonic_now());
+        wait(&mut timers, &mut polls, due, now);
+    }
+}
+
+/// Reads up to a batch from each host's device into the fabric, which
+/// puts what is due at once in `out`; how many reads found packets.
+fn read_hosts(
+    devices: &[RawFd],
+    reception: &mut Reception,
+    packets: &mut Vec<Packet>,
+    fabric: &mut Fabric,
+    out: &mut Vec<Delivery>,
+    read: &mut [u64],
+) -> usize {
+    let mut took = 0;
+    for (host, &fd) in devices.iter().enumerate() {
+        for _ in 0..READ_BATCH {
+            match reception.read(fd) {
+                Ok(0) => break,
+                Ok(_) => {
+                    took += 1;
+                    reception.split(monotonic_now(), packets);
+                    read[host] += packets.len() as u64;
+                    for packet in packets.drain(..) {
+                        fabric.send(host as HostId, packet, out);
+                    }
                 }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break, // WouldBlock, or the device is gone
             }
-            _ => {
-                while monotonic_now() < due && !any_readable(&mut polls, 0) {
-                    std::thread::yield_now();
-                }
+        }
+    }
+    took
+}
+
+/// Waits for `due` as the spin's plan says: asleep on the devices until
+/// the spin before it (learning how late such sleeps end), then looking
+/// without sleeping; a device that becomes readable ends the wait.
+fn wait(timers: &mut Spin, polls: &mut [libc::pollfd], due: Nanos, now: Nanos) {
+    match timers.plan(Some(due), now) {
+        plan @ (Plan::Timed(until) | Plan::Probe(until)) => {
+            if !any_readable(polls, (until - now).min(MAX_SLEEP)) {
+                timers.learn(plan, monotonic_now());
+            }
+        }
+        _ => {
+            while monotonic_now() < due && !any_readable(polls, 0) {
+                std::thread::yield_now();
             }
         }
     }
