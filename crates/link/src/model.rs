@@ -146,6 +146,44 @@ enum ServerState {
     },
 }
 
+impl ServerState {
+    /// The server a link starts with at `start`: a rate (along a curve
+    /// where it changes or the link has outages), a schedule of rates
+    /// (whose changes `changes` logs), a trace, or none.
+    fn start(
+        server: Server,
+        start: Nanos,
+        (seed, stream): (u64, u64),
+        has_outages: bool,
+        changes: &mut ChangeLog,
+    ) -> ServerState {
+        let curve = |rate: RateCurve| Box::new(ServiceCurve { rate });
+        match server {
+            Server::Unlimited => ServerState::Unlimited,
+            Server::Rate(rate) => ServerState::Rate {
+                serializer: Serializer::new(rate),
+                busy_until: start,
+                curve: has_outages.then(|| curve(RateCurve::Constant(rate.bits_per_sec()))),
+            },
+            Server::Schedule(schedule) => {
+                changes.follow(Change::Rate, schedule.cursor(start, seed, stream));
+                let first = Rate::from_bits_per_sec(schedule.first().max(1)).expect("above 0");
+                ServerState::Rate {
+                    serializer: Serializer::new(first),
+                    busy_until: start,
+                    curve: Some(curve(RateCurve::Scheduled(Box::new(
+                        schedule.cursor(start, seed, stream),
+                    )))),
+                }
+            }
+            Server::Trace { trace, repeat } => ServerState::Trace {
+                opportunities: trace.opportunities(start, repeat),
+                transit: None,
+            },
+        }
+    }
+}
+
 /// What the log says about a packet, taken before the packet moves on.
 #[derive(Clone, Copy)]
 struct Facts {
@@ -255,32 +293,13 @@ impl Link {
             changes.follow_outages(o.cursor(start, seed, stream));
             Box::new(o.cursor(start, seed, stream))
         });
-        let curve = |rate: RateCurve| Box::new(ServiceCurve { rate });
-        let server = match config.server {
-            Server::Unlimited => ServerState::Unlimited,
-            Server::Rate(rate) => ServerState::Rate {
-                serializer: Serializer::new(rate),
-                busy_until: start,
-                curve: outage
-                    .is_some()
-                    .then(|| curve(RateCurve::Constant(rate.bits_per_sec()))),
-            },
-            Server::Schedule(schedule) => {
-                changes.follow(Change::Rate, schedule.cursor(start, seed, stream));
-                let first = Rate::from_bits_per_sec(schedule.first().max(1)).expect("above 0");
-                ServerState::Rate {
-                    serializer: Serializer::new(first),
-                    busy_until: start,
-                    curve: Some(curve(RateCurve::Scheduled(Box::new(
-                        schedule.cursor(start, seed, stream),
-                    )))),
-                }
-            }
-            Server::Trace { trace, repeat } => ServerState::Trace {
-                opportunities: trace.opportunities(start, repeat),
-                transit: None,
-            },
-        };
+        let server = ServerState::start(
+            config.server,
+            start,
+            (seed, stream),
+            outage.is_some(),
+            &mut changes,
+        );
         let propagation = (!dynamics.delay.is_none()).then(|| {
             if let Some(schedule) = &dynamics.delay.schedule {
                 changes.follow(Change::Delay, schedule.cursor(start, seed, stream));
