@@ -20,7 +20,7 @@
 # needs room for a minute of logs, not the hour. KEEP_LOGS=1 keeps them
 # whole (for `emu report`); then the script refuses to start when LOGDIR's
 # disk has less room than the whole run needs, as a full disk would test
-# the full-disk path instead (README, "When the disk fills").
+# the full-disk path instead (docs/guide.md, "When the disk fills").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${DURATION:-3600}

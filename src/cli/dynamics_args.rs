@@ -5,7 +5,7 @@
 //! files alike. Each shell's parser flattens its group in and calls one
 //! function here, so the shells' own parsers stay as they were.
 
-use super::UsageError;
+use super::output::UsageError;
 use clap::Args;
 use emu_core::time::Nanos;
 use link::options::{

@@ -3,9 +3,10 @@
 //! (Figures and plots of logs are `emu report`'s; numpy reads the binary
 //! log directly, see docs/log-format.md.)
 
-use super::UsageError;
+use super::log_dump::{dump, DumpFormat};
+use super::output::UsageError;
 use clap::{Args, Subcommand, ValueEnum};
-use emu_core::log::{dump, DumpFormat, LogReader};
+use emu_core::log::LogReader;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -82,7 +83,7 @@ fn header(file: &Path) -> i32 {
     match LogReader::open(file) {
         Ok(reader) => {
             let json = serde_json::to_string_pretty(&reader.header).expect("headers serialize");
-            super::print_out(format_args!("{json}\n"));
+            super::output::print_out(format_args!("{json}\n"));
             0
         }
         Err(e) => {

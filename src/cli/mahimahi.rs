@@ -7,8 +7,8 @@
 //! As in Mahimahi, each command is one shell and nests by running the next
 //! command inside it (`mm-delay 10 mm-link up down -- cmd`).
 
+use super::output::UsageError;
 use super::shell_args::{load_trace, NO_RANDOMNESS};
-use super::UsageError;
 use emu_core::log::Direction;
 use emu_core::time::{Nanos, NS_PER_MS};
 use link::Pattern;
@@ -83,7 +83,7 @@ fn help_or_version(name: &str, args: &[String]) -> Option<String> {
 /// Runs the Mahimahi command `name`; returns the exit status.
 pub fn main(name: &str, args: Vec<String>) -> i32 {
     if let Some(text) = help_or_version(name, &args) {
-        super::print_out(text);
+        super::output::print_out(text);
         return 0;
     }
     let result = match name {
@@ -123,13 +123,13 @@ fn run(
     log_dir: Option<PathBuf>,
     command_line: String,
 ) -> Result<shells::Finished, UsageError> {
-    let globals = super::Globals {
+    let globals = super::running::Globals {
         log_dir,
         // Mahimahi prints nothing while a shell runs.
         status: Some(false),
-        ..super::Globals::default()
+        ..super::running::Globals::default()
     };
-    super::run_chain(vec![spec], command, globals, command_line)
+    super::running::run_chain(vec![spec], command, globals, command_line)
 }
 
 fn command_line(name: &str, args: &[String]) -> String {

@@ -6,16 +6,20 @@
 mod cc_command;
 mod dynamics_args;
 mod log_command;
+pub(crate) mod log_dump;
 mod mahimahi;
+mod output;
 mod report_command;
 mod run_command;
+mod running;
 mod setup_setuid;
 mod shell_args;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use emu_core::time::parse_duration;
+pub use output::{print_out, UsageError};
+pub use running::{run_chain, Globals};
 use shells::privilege;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 pub const SHELL_NAMES: [&str; 3] = ["delay", "link", "loss"];
@@ -200,13 +204,10 @@ fn snaplen(text: &str) -> Result<u32, String> {
         .ok_or_else(|| "expected a whole number of bytes from 20 to 262144".to_string())
 }
 
-/// A user mistake on the command line: one message, exit status 2.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
 /// One line for a clap error, naming the input and where to read more:
 /// `delay: unexpected argument 'link' (separate shells with --...); see
 /// emu delay --help`. `words` are the words that were parsed.
+// Long: one arm per kind of parse error, each with the message it gets.
 pub fn clap_error(e: &clap::Error, words: &[String]) -> UsageError {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let text = |kind| match e.get(kind) {
@@ -351,52 +352,6 @@ fn subcommand_path(words: &[String]) -> Vec<String> {
     path
 }
 
-/// The options of the run, resolved.
-pub struct Globals {
-    pub log_dir: Option<PathBuf>,
-    pub stats: bool,
-    pub mtu: u32,
-    /// None: adapt to the machine (see `shells::Timing`).
-    pub spin: Option<u64>,
-    /// The lateness accepted before spinning (see `shells::Timing`).
-    pub slack: u64,
-    pub offload: bool,
-    pub busy_poll: bool,
-    /// The live status line: forced on or off, or None to decide from
-    /// whether stderr is a terminal.
-    pub status: Option<bool>,
-    /// `--pcap DIR`, `--snaplen`, `--pcap-drops`.
-    pub pcap_dir: Option<PathBuf>,
-    pub capture: emu_core::capture::CaptureOptions,
-    pub rootless: bool,
-    pub outside: Vec<String>,
-    /// `--tcp-info[=INTERVAL]`, in ns.
-    pub tcp_info: Option<u64>,
-    /// `--cc NAME`: emu's congestion controls to load for the run.
-    pub cc: Vec<String>,
-}
-
-impl Default for Globals {
-    fn default() -> Self {
-        Globals {
-            log_dir: None,
-            stats: false,
-            mtu: 1500,
-            spin: None,
-            slack: shells::DEFAULT_SLACK,
-            offload: true,
-            busy_poll: false,
-            status: None,
-            pcap_dir: None,
-            capture: Default::default(),
-            rootless: false,
-            outside: Vec::new(),
-            tcp_info: None,
-            cc: Vec::new(),
-        }
-    }
-}
-
 impl From<GlobalArgs> for Globals {
     fn from(a: GlobalArgs) -> Globals {
         Globals {
@@ -503,22 +458,6 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
     }
 }
 
-/// Writes `text` to stdout as `print!` would, without its panic: a reader
-/// that has gone (`emu queues | head`, `emu --help | true`) took what it
-/// wanted, so that is no error, and emu ends with status 0 as before; any
-/// other failure is said on stderr. (emu ignores SIGPIPE, as Rust programs
-/// do, so that its shells always tear down: a write into a closed pipe
-/// fails instead of ending emu, and `println!` panics on that failure.)
-pub(crate) fn print_out(text: impl std::fmt::Display) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = write!(out, "{text}").and_then(|()| out.flush()) {
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("emu: writing to stdout: {e}");
-        }
-    }
-}
-
 /// `emu man`: the page of `emu` itself on stdout, or with `--dir` one page
 /// per command (emu.1, emu-delay.1, emu-log-dump.1, ...) in a directory.
 fn man_page(dir: Option<PathBuf>) -> Result<i32, UsageError> {
@@ -580,94 +519,16 @@ fn run_shells(
     let mut specs = vec![first.spec()?];
     let (segments, command) = split_segments(&rest);
     for segment in &segments {
-        match shell_args::parse(segment)? {
+        let parsed = shell_args::parse(segment).map_err(|e| match e {
+            shell_args::SegmentError::Usage(e) => e,
+            shell_args::SegmentError::Clap(e) => clap_error(&e, segment),
+        })?;
+        match parsed {
             shell_args::Parsed::Spec(spec) => specs.push(*spec),
             shell_args::Parsed::Printed => return Ok(0),
         }
     }
     run_chain(specs, command, globals, command_line).map(|finished| finished.status)
-}
-
-/// Runs shells around a command, as every front end does: a failure to
-/// set the shells up is reported on stderr with status 1.
-pub fn run_chain(
-    specs: Vec<shells::ShellSpec>,
-    command: Vec<String>,
-    globals: Globals,
-    command_line: String,
-) -> Result<shells::Finished, UsageError> {
-    // On by default only where someone watches and no interactive shell
-    // shares the screen with it.
-    let status = globals
-        .status
-        .unwrap_or_else(|| !command.is_empty() && std::io::stderr().is_terminal());
-    // Loaded before the shells (and their guardian) exist; unregistered
-    // when `_loaded` goes, after the shells are down.
-    let (_loaded, device_helpers) = match load_congestion_controls(&globals.cc) {
-        Ok(loaded) => loaded,
-        Err(message) => {
-            eprintln!("emu: {message}");
-            return Ok(shells::Finished {
-                status: 1,
-                logs: Vec::new(),
-            });
-        }
-    };
-    let options = shells::RunOptions {
-        status,
-        command,
-        log_dir: globals.log_dir,
-        timing: shells::Timing {
-            spin: globals.spin,
-            slack: globals.slack,
-            busy_poll: globals.busy_poll,
-        },
-        mtu: globals.mtu,
-        stats: globals.stats,
-        offload: globals.offload,
-        command_line,
-        pcap: globals.pcap_dir.map(|dir| shells::Pcap {
-            dir,
-            options: globals.capture,
-        }),
-        rootless: globals.rootless,
-        outside: globals.outside,
-        tcp_info: globals.tcp_info.map(std::time::Duration::from_nanos),
-        device_helpers,
-    };
-    match shells::run(specs, options) {
-        Ok(finished) => Ok(finished),
-        Err(e) => {
-            eprintln!("emu: {e}");
-            Ok(shells::Finished {
-                status: 1,
-                logs: Vec::new(),
-            })
-        }
-    }
-}
-
-/// `--cc`: loads emu's congestion controls for a chain of shells, says
-/// which implementation of each runs, and gives the helpers to attach.
-fn load_congestion_controls(
-    names: &[String],
-) -> Result<(Option<endpoints::Loaded>, Option<shells::DeviceHelpers>), String> {
-    if names.is_empty() {
-        return Ok((None, None));
-    }
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let loaded = endpoints::Loaded::load(&names).map_err(|e| format!("--cc: {e}"))?;
-    for line in loaded.describe() {
-        eprintln!("emu: {line}");
-    }
-    let helpers = loaded.helpers().map_err(|e| format!("--cc: {e}"))?;
-    let attach: shells::DeviceHelpers = std::sync::Arc::new(move |device, end| {
-        if end == shells::PathEnd::Command {
-            endpoints::hosts::prepare_namespace().map_err(|e| e.to_string())?;
-        }
-        helpers.attach(device).map_err(|e| e.to_string())
-    });
-    Ok((Some(loaded), Some(attach)))
 }
 
 fn queues_text() -> String {
@@ -677,8 +538,8 @@ fn queues_text() -> String {
 length a Linux qdisc is given: by default (link --l2 none) the IP packet, as the kernel\n\
 on a TUN device; with link --l2 ethernet the IP packet + 14 (the MAC header), as the\n\
 kernel on an Ethernet device, so a tc line copied from an Ethernet testbed charges what\n\
-it charged there (cake: IP + 14 without 'overhead', MTU time of 1514 bytes). See the\n\
-README, \"What a byte is\".\n";
+it charged there (cake: IP + 14 without 'overhead', MTU time of 1514 bytes). See\n\
+docs/guide.md, \"What a byte is\".\n";
     for d in aqm::catalogue() {
         text += &format!("\n  {:<10} {}\n", d.name, d.summary);
         for (keyword, form, default, meaning) in d.all_options() {

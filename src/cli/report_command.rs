@@ -2,7 +2,7 @@
 //! [--flows SEL]`: numbers and pictures from the packet logs of one or
 //! more runs.
 
-use super::UsageError;
+use super::output::UsageError;
 use clap::{Args, ValueEnum};
 use emu_core::time::parse_duration;
 use report::render::FigureFormat;
@@ -187,7 +187,7 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
     if cli.json {
         let text = serde_json::to_string_pretty(&report::output::summary_json(&runs))
             .map_err(|e| UsageError(e.to_string()))?;
-        super::print_out(format_args!("{text}\n"));
+        super::output::print_out(format_args!("{text}\n"));
     }
     // --json alone prints and writes nothing; --out (or no --json) writes.
     if !cli.json || cli.out.is_some() {
@@ -219,9 +219,9 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
     }
     let json = serde_json::to_string_pretty(&merged).map_err(|e| UsageError(e.to_string()))?;
     if cli.json {
-        super::print_out(format_args!("{json}\n"));
+        super::output::print_out(format_args!("{json}\n"));
     } else {
-        super::print_out(merged.text());
+        super::output::print_out(merged.text());
         // The packet-level figures are per link: the logs of one run.
         eprintln!(
             "emu report: figures of one run's links: emu report DIR/cell-K/run-R/links/LINK/"
@@ -245,7 +245,7 @@ fn print_brief(runs: &[report::Run]) {
     let show = |v: Option<f64>, unit: &str| v.map_or("–".into(), |v| format!("{v:.2}{unit}"));
     for run in runs {
         for d in &run.summary.directions {
-            super::print_out(format_args!(
+            super::output::print_out(format_args!(
                 "{} {}: throughput {}, one-way delay p95 {}, loss {}, utilization {}, Jain {}\n",
                 run.summary.name,
                 d.direction,

@@ -1,7 +1,7 @@
 //! `emu run FILE [--set KEY=VALUE]... [--runs N] [--out DIR] [--cell K]
 //! [--list-cells] [--json]`: an experiment on a dumbbell of hosts.
 
-use super::UsageError;
+use super::output::UsageError;
 use clap::Args;
 use std::path::PathBuf;
 

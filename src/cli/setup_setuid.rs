@@ -4,7 +4,7 @@
 //! for what needs it (namespaces, TUN devices, NAT), runs the command as
 //! the user and creates every file as the user (see shells::privilege).
 
-use super::UsageError;
+use super::output::UsageError;
 use clap::Args;
 use shells::privilege::{self, Origin};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

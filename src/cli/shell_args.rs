@@ -7,12 +7,13 @@
 use super::dynamics_args::{
     probability, DelayDynamicsArgs, DynamicsOn, LinkDynamicsArgs, LossDynamicsArgs, MangleArgs,
 };
-use super::UsageError;
+use super::output::UsageError;
 use aqm::QueueSpec;
 use clap::{Args, Parser, Subcommand};
 use emu_core::time::{format_duration, parse_duration};
 use emu_core::trace::Trace;
 use emu_core::Rate;
+use link::options::LinkDynamics;
 use link::Server;
 use shells::{DirectionSpec, ShellSpec};
 use std::path::PathBuf;
@@ -211,16 +212,28 @@ pub enum Parsed {
 
 /// Parses one shell's words (`delay 40 --uplink 5`), as the top-level
 /// parser would have.
-pub fn parse(segment: &[String]) -> Result<Parsed, UsageError> {
+/// A clap error comes back as it is, for the top level to word as it
+/// words its own (it knows every command's arguments).
+pub fn parse(segment: &[String]) -> Result<Parsed, SegmentError> {
     let words = std::iter::once("emu".to_string()).chain(segment.iter().cloned());
     match Segment::try_parse_from(words) {
-        Ok(parsed) => Ok(Parsed::Spec(Box::new(parsed.shell.spec()?))),
+        Ok(parsed) => Ok(Parsed::Spec(Box::new(
+            parsed.shell.spec().map_err(SegmentError::Usage)?,
+        ))),
         Err(e) if !e.use_stderr() => {
-            super::print_out(&e);
+            super::output::print_out(&e);
             Ok(Parsed::Printed)
         }
-        Err(e) => Err(super::clap_error(&e, segment)),
+        Err(e) => Err(SegmentError::Clap(Box::new(e))),
     }
+}
+
+/// Why a shell's words did not parse.
+pub enum SegmentError {
+    /// Its options parsed, but their values do not make a shell.
+    Usage(UsageError),
+    /// Its words did not parse.
+    Clap(Box<clap::Error>),
 }
 
 /// The value for each direction: the override if given, else the shared one.
@@ -330,73 +343,14 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
     let (duplicate, corrupt, mangle_words) = args.mangle.parse("link")?;
     dynamics.words.extend(mangle_words);
     let on = args.dynamics_on;
-    if on == DynamicsOn::Both
-        && dynamics.server.is_some()
-        && (args.rate.is_some()
-            || args.uplink.is_some()
-            || args.downlink.is_some()
-            || args.uplink_trace.is_some()
-            || args.downlink_trace.is_some())
-    {
-        return Err(UsageError(
-            "link: --rate-steps and --rate-trace give the rate of both directions: leave out RATE, --uplink, --downlink and the traces (or schedule one direction with --dynamics-on)".into(),
-        ));
-    }
-    let scheduled = |d: usize| dynamics.server.is_some() && on.applies(d);
-    for (d, name, rate, trace) in [
-        (0, "uplink", &args.uplink, &args.uplink_trace),
-        (1, "downlink", &args.downlink, &args.downlink_trace),
-    ] {
-        if scheduled(d) && (rate.is_some() || trace.is_some()) {
-            return Err(UsageError(format!(
-                "link: the {name}'s rate follows --rate-steps/--rate-trace: leave out --{name} and --{name}-trace"
-            )));
-        }
-    }
-    let mut servers = Vec::new();
-    let mut words = Vec::new();
+    check_rate_schedule(&args, &dynamics)?;
     // Each direction's own queue, else the shared one, else the default.
     let queue = |own: &Option<String>| match own.as_deref().or(args.queue.as_deref()) {
         Some(text) => QueueSpec::parse(text).map_err(|e| UsageError(format!("link: --queue: {e}"))),
         None => Ok(DEFAULT_LINK_QUEUE),
     };
     let queues = [queue(&args.uplink_queue)?, queue(&args.downlink_queue)?];
-    for (d, (name, rate, trace), queue) in [
-        ("uplink", &args.uplink, &args.uplink_trace),
-        ("downlink", &args.downlink, &args.downlink_trace),
-    ]
-    .into_iter()
-    .zip(&queues)
-    .enumerate()
-    .map(|(d, (direction, queue))| (d, direction, queue))
-    {
-        if let (true, Some(server)) = (scheduled(d), &dynamics.server) {
-            servers.push(server.clone());
-            words.push(String::new());
-            continue;
-        }
-        let server = match (rate.as_ref().or(if trace.is_none() { args.rate.as_ref() } else { None }), trace) {
-            (_, Some(path)) => {
-                words.push(path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned()));
-                load_trace(path, args.once)?
-            }
-            (Some(text), None) => {
-                let rate = Rate::parse(text).map_err(|e| UsageError(format!("link: {e}")))?;
-                words.push(rate.to_string());
-                Server::Rate(rate)
-            }
-            // A shaping queue alone, as `tc qdisc add ... cake bandwidth
-            // 10mbit` sets one up: no link bottleneck, the queue paces.
-            (None, None) if queue.shaper_bps().is_some() => {
-                words.push("unlimited".into());
-                Server::Unlimited
-            }
-            (None, None) => {
-                return Err(UsageError(format!("link: no rate for the {name}: give RATE, --{name} RATE, --{name}-trace FILE, a rate schedule, or a queue that shapes (--queue \"cake bandwidth 10mbit\") (see emu link --help)")))
-            }
-        };
-        servers.push(server);
-    }
+    let (servers, words) = link_servers(&args, &dynamics, &queues)?;
     if args.once
         && args.uplink_trace.is_none()
         && args.downlink_trace.is_none()
@@ -458,6 +412,82 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
             NO_RANDOMNESS
         },
     })
+}
+
+/// A rate schedule gives the rate of the directions it applies to (see
+/// `LinkDynamics::rate_given_twice`): refused with the flags to leave out.
+fn check_rate_schedule(args: &LinkArgs, dynamics: &LinkDynamics) -> Result<(), UsageError> {
+    let on = args.dynamics_on;
+    let any_rate = args.rate.is_some()
+        || args.uplink.is_some()
+        || args.downlink.is_some()
+        || args.uplink_trace.is_some()
+        || args.downlink_trace.is_some();
+    if on == DynamicsOn::Both && dynamics.rate_given_twice(true, any_rate) {
+        return Err(UsageError(
+            "link: --rate-steps and --rate-trace give the rate of both directions: leave out RATE, --uplink, --downlink and the traces (or schedule one direction with --dynamics-on)".into(),
+        ));
+    }
+    for (d, name, rate, trace) in [
+        (0, "uplink", &args.uplink, &args.uplink_trace),
+        (1, "downlink", &args.downlink, &args.downlink_trace),
+    ] {
+        if dynamics.rate_given_twice(on.applies(d), rate.is_some() || trace.is_some()) {
+            return Err(UsageError(format!(
+                "link: the {name}'s rate follows --rate-steps/--rate-trace: leave out --{name} and --{name}-trace"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Each direction's server (its schedule, trace, rate, or none behind a
+/// queue that shapes) and the word that names it in the description.
+fn link_servers(
+    args: &LinkArgs,
+    dynamics: &LinkDynamics,
+    queues: &[QueueSpec; 2],
+) -> Result<(Vec<Server>, Vec<String>), UsageError> {
+    let scheduled = |d: usize| dynamics.server.is_some() && args.dynamics_on.applies(d);
+    let mut servers = Vec::new();
+    let mut words = Vec::new();
+    for (d, (name, rate, trace), queue) in [
+        ("uplink", &args.uplink, &args.uplink_trace),
+        ("downlink", &args.downlink, &args.downlink_trace),
+    ]
+    .into_iter()
+    .zip(queues)
+    .enumerate()
+    .map(|(d, (direction, queue))| (d, direction, queue))
+    {
+        if scheduled(d) {
+            servers.push(dynamics.server_or(Server::Unlimited));
+            words.push(String::new());
+            continue;
+        }
+        let server = match (rate.as_ref().or(if trace.is_none() { args.rate.as_ref() } else { None }), trace) {
+            (_, Some(path)) => {
+                words.push(path.file_name().map_or_else(|| path.display().to_string(), |f| f.to_string_lossy().into_owned()));
+                load_trace(path, args.once)?
+            }
+            (Some(text), None) => {
+                let rate = Rate::parse(text).map_err(|e| UsageError(format!("link: {e}")))?;
+                words.push(rate.to_string());
+                Server::Rate(rate)
+            }
+            // A shaping queue alone, as `tc qdisc add ... cake bandwidth
+            // 10mbit` sets one up: no link bottleneck, the queue paces.
+            (None, None) if queue.shaper_bps().is_some() => {
+                words.push("unlimited".into());
+                Server::Unlimited
+            }
+            (None, None) => {
+                return Err(UsageError(format!("link: no rate for the {name}: give RATE, --{name} RATE, --{name}-trace FILE, a rate schedule, or a queue that shapes (--queue \"cake bandwidth 10mbit\") (see emu link --help)")))
+            }
+        };
+        servers.push(server);
+    }
+    Ok((servers, words))
 }
 
 fn loss_spec(args: LossArgs) -> Result<ShellSpec, UsageError> {
@@ -555,7 +585,8 @@ mod tests {
         match parse(&words) {
             Ok(Parsed::Spec(spec)) => Ok(*spec),
             Ok(Parsed::Printed) => Err("printed".into()),
-            Err(e) => Err(e.0),
+            Err(SegmentError::Usage(e)) => Err(e.0),
+            Err(SegmentError::Clap(e)) => Err(crate::cli::clap_error(&e, &words).0),
         }
     }
 

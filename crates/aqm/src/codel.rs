@@ -11,9 +11,7 @@
 //!   and nanosecond time.
 
 use crate::ecn::set_ce;
-use crate::spec::catalogue::Opt;
-use crate::spec::words::{tc_time, Words};
-use crate::spec::SpecError;
+use crate::grammar::{tc_time, Opt, SpecError, Words};
 use crate::{Fifo, Limits, Outcome};
 use emu_core::log::{DropReason, Mark};
 use emu_core::size::{parse_count, parse_size};

@@ -24,9 +24,7 @@
 //! step AQM and the PI² controller sees only the C queue.
 
 use crate::ecn::set_ce;
-use crate::spec::catalogue::Opt;
-use crate::spec::words::{tc_time, Words};
-use crate::spec::SpecError;
+use crate::grammar::{tc_time, Opt, SpecError, Words};
 use crate::{Outcome, Queue};
 use emu_core::log::{DropReason, Mark};
 use emu_core::size::{parse_count, parse_size};

@@ -1,9 +1,7 @@
 //! First-in first-out queues: unbounded, tail-drop and head-drop, with a
 //! limit in packets, in bytes, or both (as Mahimahi's droptail/drophead).
 
-use crate::spec::catalogue::Opt;
-use crate::spec::words::Words;
-use crate::spec::SpecError;
+use crate::grammar::{Opt, SpecError, Words};
 use crate::{Outcome, Queue};
 use emu_core::log::DropReason;
 use emu_core::size::{parse_count, parse_size};

@@ -8,9 +8,7 @@
 //! new flow goes behind the old ones (so it cannot starve them by coming
 //! back as new); each discipline passes its own per-flow dequeue.
 
-use crate::spec::catalogue::Opt;
-use crate::spec::words::Words;
-use crate::spec::SpecError;
+use crate::grammar::{Opt, SpecError, Words};
 use emu_core::size::{parse_count, parse_size};
 use emu_core::Packet;
 use std::collections::VecDeque;

@@ -5,9 +5,7 @@
 
 use crate::codel::{describe_codel, CodelParams, CodelVars, FlowQueue};
 use crate::flow_queues::{FlowPackets, FlowQueues};
-use crate::spec::catalogue::Opt;
-use crate::spec::words::Words;
-use crate::spec::SpecError;
+use crate::grammar::{Opt, SpecError, Words};
 use crate::{codel, flow_queues};
 use crate::{Outcome, Queue};
 use emu_core::log::DropReason;

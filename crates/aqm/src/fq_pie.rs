@@ -8,10 +8,8 @@
 
 use crate::ecn::set_ce;
 use crate::flow_queues::FlowQueues;
+use crate::grammar::{Opt, SpecError, Words};
 use crate::pie::{PieParams, PieVars, UpdateTimer, MAX_PROB};
-use crate::spec::catalogue::Opt;
-use crate::spec::words::Words;
-use crate::spec::SpecError;
 use crate::{flow_queues, pie};
 use crate::{Outcome, Queue};
 use emu_core::log::{DropReason, Mark};

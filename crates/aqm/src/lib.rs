@@ -20,6 +20,7 @@ mod fifo;
 mod flow_queues;
 pub mod fq_codel;
 pub mod fq_pie;
+pub mod grammar;
 pub mod pie;
 pub mod red;
 pub mod spec;

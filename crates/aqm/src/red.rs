@@ -11,9 +11,7 @@
 //! The queue can be measured in bytes (tc's default) or in packets.
 
 use crate::ecn::set_ce;
-use crate::spec::catalogue::Opt;
-use crate::spec::words::{probability, Words};
-use crate::spec::SpecError;
+use crate::grammar::{probability, Opt, SpecError, Words};
 use crate::{Fifo, Limits, Outcome, Queue};
 use emu_core::log::{DropReason, Mark};
 use emu_core::rate::Rate;

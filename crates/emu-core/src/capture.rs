@@ -10,7 +10,7 @@
 //! log writer thread turns it into a pcapng block. The file format itself is
 //! written by the `pcap-file` crate.
 
-use crate::log::{DropReason, Mark};
+use crate::log::record::{DropReason, Mark};
 use crate::output::{Encode, Routed};
 use crate::time::Nanos;
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};

@@ -8,7 +8,7 @@
 //! an IPv6 tuple takes two consecutive ones (source half, then destination
 //! half). The layout is in docs/log-format.md.
 
-use crate::log::{Direction, Event, Record};
+use crate::log::record::{Direction, Event, Record};
 use crate::packet::{ip_version, transport};
 use crate::time::Nanos;
 use serde::Serialize;
@@ -284,7 +284,7 @@ impl FlowTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::log::RECORD_SIZE;
+    use crate::log::record::RECORD_SIZE;
     use crate::packet::flow_hash;
 
     fn tcp4(sport: u16, dport: u16) -> Vec<u8> {

@@ -86,6 +86,7 @@ impl Trace {
     }
 
     /// Parses trace text; errors carry the 1-based line number.
+    // Long: both trace formats read line by line, each line's errors beside its reading.
     pub fn parse(text: &str) -> Result<Trace, (Option<usize>, String)> {
         let mut lines: Vec<&str> = text.split('\n').collect();
         if lines.last() == Some(&"") {

@@ -93,7 +93,7 @@ pub struct RunSection {
     /// of packets, while every link still sees each packet of the wire.
     /// Off by default: a host's super-packet reaches its side link as a
     /// burst of segments stamped at one instant, which makes flows a little
-    /// less fair (the figures are in the README, under Experiments).
+    /// less fair (the figures are in docs/guide.md, under Experiments).
     #[serde(default)]
     pub offload: bool,
     /// The lateness accepted for a write into a host, as the shells'
@@ -584,8 +584,53 @@ pub fn plan(
     base: &Path,
     controls: &CongestionControls,
 ) -> Result<Plan, ExperimentError> {
-    let available = &controls.available;
+    plan_with(experiment, source, default_name, base, controls, &run_first)
+}
+
+/// [`plan`], with the question put to a Pantheon wrapper (`WRAPPER
+/// run_first`) given as the kernel's congestion controls are: what the
+/// machine says is asked before, not inside, the checks.
+pub fn plan_with(
+    experiment: &Experiment,
+    source: &Source,
+    default_name: &str,
+    base: &Path,
+    controls: &CongestionControls,
+    run_first: &dyn Fn(&Path) -> Result<PantheonSide, String>,
+) -> Result<Plan, ExperimentError> {
     let run = &experiment.run;
+    check_run(run, source)?;
+    let hosts = plan_hosts(experiment, source, base, controls)?;
+    let bottlenecks = plan_bottlenecks(experiment, source, base)?;
+    let context = FlowContext {
+        experiment,
+        source,
+        base,
+        controls,
+        run_first,
+        hosts: &hosts,
+    };
+    let mut flows = Vec::new();
+    let mut port = FIRST_PORT;
+    for (f, flow) in experiment.flows.iter().enumerate() {
+        plan_flow(&context, f, flow, &mut flows, &mut port)?;
+    }
+    if flows.is_empty() {
+        return Err(source.key("flows", "an experiment needs at least one flow"));
+    }
+    let warnings = same_side_warnings(&flows, &hosts);
+    Ok(Plan {
+        name: run.name.clone().unwrap_or_else(|| default_name.to_string()),
+        run: run.clone(),
+        hosts,
+        bottlenecks,
+        flows,
+        warnings,
+    })
+}
+
+/// The `[run]` section's bounds.
+fn check_run(run: &RunSection, source: &Source) -> Result<(), ExperimentError> {
     if run.runs == 0 {
         return Err(source.key("run.runs", "must be at least 1"));
     }
@@ -598,67 +643,60 @@ pub fn plan(
     if !(576..=9000).contains(&run.mtu) {
         return Err(source.key("run.mtu", "must be between 576 and 9000"));
     }
+    Ok(())
+}
+
+/// A congestion control named at `key`: one of the kernel's.
+fn check_cc(
+    controls: &CongestionControls,
+    source: &Source,
+    cc: &Spanned<String>,
+    key: &str,
+) -> Result<(), ExperimentError> {
+    let available = &controls.available;
+    if available.iter().any(|a| a == cc.get_ref()) {
+        return Ok(());
+    }
+    if cc.get_ref().trim().is_empty() {
+        return Err(source.at(
+            cc,
+            key,
+            format!(
+                "is empty: name a congestion control ({}), or leave the key out for the machine's default",
+                available.join(", ")
+            ),
+        ));
+    }
+    Err(source.at(
+        cc,
+        key,
+        format!(
+            "congestion control '{}' is not available in this kernel (available: {}); load its module (modprobe tcp_{}) or pick one of those",
+            cc.get_ref(),
+            available.join(", "),
+            cc.get_ref()
+        ),
+    ))
+}
+
+/// The hosts, in the order of their names, each with its address (10.0.0.1
+/// on), its sysctls and its side link.
+fn plan_hosts(
+    experiment: &Experiment,
+    source: &Source,
+    base: &Path,
+    controls: &CongestionControls,
+) -> Result<Vec<HostPlan>, ExperimentError> {
     if experiment.hosts.is_empty() {
         return Err(source.key("hosts", "an experiment needs at least two hosts"));
     }
     if experiment.hosts.len() > 250 {
         return Err(source.key("hosts", "at most 250 hosts"));
     }
-    let check_cc = |cc: &Spanned<String>, key: &str| -> Result<(), ExperimentError> {
-        if available.iter().any(|a| a == cc.get_ref()) {
-            return Ok(());
-        }
-        if cc.get_ref().trim().is_empty() {
-            return Err(source.at(
-                cc,
-                key,
-                format!(
-                    "is empty: name a congestion control ({}), or leave the key out for the machine's default",
-                    available.join(", ")
-                ),
-            ));
-        }
-        Err(source.at(
-            cc,
-            key,
-            format!(
-                "congestion control '{}' is not available in this kernel (available: {}); load its module (modprobe tcp_{}) or pick one of those",
-                cc.get_ref(),
-                available.join(", "),
-                cc.get_ref()
-            ),
-        ))
-    };
     let mut hosts = Vec::new();
     for (index, (name, host)) in experiment.hosts.iter().enumerate() {
         check_name(name).map_err(|m| source.key(&format!("hosts.{name}"), m))?;
-        let mut sysctls = Vec::new();
-        if let Some(cc) = &host.cc {
-            check_cc(cc, &format!("hosts.{name}.cc"))?;
-            // The host's TCP flows get it by name in any case; the
-            // namespace's default is set where the kernel allows it.
-            if controls.allowed.contains(cc.get_ref()) {
-                sysctls.push((
-                    "net.ipv4.tcp_congestion_control".to_string(),
-                    cc.get_ref().clone(),
-                ));
-            }
-        }
-        if let Some(ecn) = host.tcp_ecn {
-            if ecn > 2 {
-                return Err(source.key(&format!("hosts.{name}.tcp_ecn"), "must be 0, 1 or 2"));
-            }
-            sysctls.push(("net.ipv4.tcp_ecn".to_string(), ecn.to_string()));
-        }
-        for (key, value) in &host.sysctl {
-            if !key.starts_with("net.") {
-                return Err(source.key(
-                    &format!("hosts.{name}.sysctl"),
-                    format!("'{key}': only net.* sysctls belong to a host's namespace"),
-                ));
-            }
-            sysctls.push((key.clone(), value.to_string()));
-        }
+        let sysctls = host_sysctls(name, host, source, controls)?;
         let shared = host.shared();
         let key = format!("hosts.{name}");
         hosts.push(HostPlan {
@@ -670,6 +708,54 @@ pub fn plan(
             down: direction(&host.down, &shared, source, &format!("{key}.down"), base)?,
         });
     }
+    Ok(hosts)
+}
+
+/// The sysctls of host `name`'s namespace: its congestion control where
+/// the kernel lets a namespace take it as default, `tcp_ecn`, and its own
+/// `net.*` keys.
+fn host_sysctls(
+    name: &str,
+    host: &HostSection,
+    source: &Source,
+    controls: &CongestionControls,
+) -> Result<Vec<(String, String)>, ExperimentError> {
+    let mut sysctls = Vec::new();
+    if let Some(cc) = &host.cc {
+        check_cc(controls, source, cc, &format!("hosts.{name}.cc"))?;
+        // The host's TCP flows get it by name in any case; the
+        // namespace's default is set where the kernel allows it.
+        if controls.allowed.contains(cc.get_ref()) {
+            sysctls.push((
+                "net.ipv4.tcp_congestion_control".to_string(),
+                cc.get_ref().clone(),
+            ));
+        }
+    }
+    if let Some(ecn) = host.tcp_ecn {
+        if ecn > 2 {
+            return Err(source.key(&format!("hosts.{name}.tcp_ecn"), "must be 0, 1 or 2"));
+        }
+        sysctls.push(("net.ipv4.tcp_ecn".to_string(), ecn.to_string()));
+    }
+    for (key, value) in &host.sysctl {
+        if !key.starts_with("net.") {
+            return Err(source.key(
+                &format!("hosts.{name}.sysctl"),
+                format!("'{key}': only net.* sysctls belong to a host's namespace"),
+            ));
+        }
+        sysctls.push((key.clone(), value.to_string()));
+    }
+    Ok(sysctls)
+}
+
+/// Each bottleneck's two directions, left to right and back.
+fn plan_bottlenecks(
+    experiment: &Experiment,
+    source: &Source,
+    base: &Path,
+) -> Result<Vec<[DirectionPlan; 2]>, ExperimentError> {
     let mut bottlenecks = Vec::new();
     for (b, link) in experiment.bottleneck.iter().enumerate() {
         let shared = link.shared();
@@ -695,6 +781,149 @@ pub fn plan(
             )?,
         ]);
     }
+    Ok(bottlenecks)
+}
+
+/// What planning a flow needs besides the flow.
+struct FlowContext<'a> {
+    experiment: &'a Experiment,
+    source: &'a Source<'a>,
+    base: &'a Path,
+    controls: &'a CongestionControls,
+    run_first: &'a dyn Fn(&Path) -> Result<PantheonSide, String>,
+    hosts: &'a [HostPlan],
+}
+
+/// The keys each kind of flow takes besides those every flow takes
+/// (`kind`, `from`, `to`, `name`, `start`, `duration`, `count`).
+fn flow_keys(kind: FlowKind) -> &'static [&'static str] {
+    match kind {
+        FlowKind::Tcp => &["cc", "bytes", "omit"],
+        FlowKind::Udp => &["rate", "ecn", "size", "omit"],
+        FlowKind::Ping => &["interval"],
+        FlowKind::Pantheon => &["wrapper", "setup_time"],
+        FlowKind::Command => &["command"],
+    }
+}
+
+/// The key a kind of flow cannot do without, and what its absence says.
+fn required_flow_key(kind: FlowKind) -> Option<(&'static str, &'static str)> {
+    match kind {
+        FlowKind::Tcp | FlowKind::Ping => None,
+        FlowKind::Udp => Some(("rate", "missing: a UDP flow needs a rate")),
+        FlowKind::Pantheon => Some((
+            "wrapper",
+            "missing: the scheme's wrapper (e.g. pantheon/src/wrappers/bbr.py)",
+        )),
+        FlowKind::Command => Some(("command", "missing: the command to run (with sh -c)")),
+    }
+}
+
+/// Which of the keys only some kinds of flow take `flow` gives.
+fn given_flow_keys(flow: &FlowSection) -> [(&'static str, bool); 10] {
+    [
+        ("cc", flow.cc.is_some()),
+        ("bytes", flow.bytes.is_some()),
+        ("rate", flow.rate.is_some()),
+        ("ecn", flow.ecn.is_some()),
+        ("size", flow.size.is_some()),
+        ("interval", flow.interval.is_some()),
+        ("command", flow.command.is_some()),
+        ("omit", flow.omit.is_some()),
+        ("wrapper", flow.wrapper.is_some()),
+        ("setup_time", flow.setup_time.is_some()),
+    ]
+}
+
+/// Flow `f` of the file, checked, as `count` plans with their ports.
+fn plan_flow(
+    context: &FlowContext,
+    f: usize,
+    flow: &FlowSection,
+    flows: &mut Vec<FlowPlan>,
+    port: &mut u16,
+) -> Result<(), ExperimentError> {
+    let (source, hosts) = (context.source, context.hosts);
+    let key = format!("flows.{f}");
+    let (from, to) = flow_ends(context, flow, &key)?;
+    check_flow_keys(context, flow, &key)?;
+    let duration = flow_duration(&context.experiment.run, source, flow, &key)?;
+    let omit = flow.omit.map_or(0, |o| o.0);
+    if !omit.is_multiple_of(NS_PER_SEC) || omit + NS_PER_SEC > duration {
+        return Err(source.key(
+            &format!("{key}.omit"),
+            "whole seconds, at least one second shorter than the flow",
+        ));
+    }
+    if flow.count == 0 {
+        return Err(source.key(&format!("{key}.count"), "must be at least 1"));
+    }
+    let pantheon = plan_pantheon(context, flow, &key, duration)?;
+    let base_name = match &flow.name {
+        Some(name) => {
+            check_name(name).map_err(|m| source.key(&format!("{key}.name"), m))?;
+            name.clone()
+        }
+        None => {
+            let to = to
+                .map(|t| format!("-{}", hosts[t].name))
+                .unwrap_or_default();
+            format!("{f}-{}-{}{to}", kind_name(flow.kind), hosts[from].name)
+        }
+    };
+    for copy in 0..flow.count {
+        let name = if flow.count == 1 {
+            base_name.clone()
+        } else {
+            format!("{base_name}.{copy}")
+        };
+        if flows.iter().any(|p: &FlowPlan| p.name == name) {
+            return Err(source.key(
+                &format!("{key}.name"),
+                format!("two flows are named '{name}'"),
+            ));
+        }
+        flows.push(FlowPlan {
+            name,
+            kind: flow.kind,
+            from,
+            to,
+            cc: flow
+                .cc
+                .as_ref()
+                .or(context
+                    .experiment
+                    .hosts
+                    .values()
+                    .nth(from)
+                    .and_then(|h| h.cc.as_ref()))
+                .map(|c| c.get_ref().clone()),
+            rate: flow.rate,
+            ecn: flow.ecn.unwrap_or_default(),
+            size: flow.size.unwrap_or(1200),
+            interval: flow.interval.map(|i| i.0).unwrap_or(100_000_000),
+            command: flow.command.clone(),
+            pantheon: pantheon.clone(),
+            start: flow.start.0,
+            duration,
+            bytes: flow.bytes.map(|b| b.0),
+            omit,
+            port: *port,
+        });
+        *port = port
+            .checked_add(1)
+            .ok_or_else(|| source.key("flows", "too many flows"))?;
+    }
+    Ok(())
+}
+
+/// The hosts a flow goes from and to (a command flow may have no `to`).
+fn flow_ends(
+    context: &FlowContext,
+    flow: &FlowSection,
+    key: &str,
+) -> Result<(usize, Option<usize>), ExperimentError> {
+    let (experiment, source) = (context.experiment, context.source);
     let host_index = |name: &Spanned<String>, key: &str| -> Result<usize, ExperimentError> {
         experiment
             .hosts
@@ -717,193 +946,122 @@ pub fn plan(
                 )
             })
     };
-    let mut flows = Vec::new();
-    let mut port = FIRST_PORT;
-    for (f, flow) in experiment.flows.iter().enumerate() {
-        let key = format!("flows.{f}");
-        let from = host_index(&flow.from, &format!("{key}.from"))?;
-        let to = match &flow.to {
-            Some(to) => Some(host_index(to, &format!("{key}.to"))?),
-            None if flow.kind == FlowKind::Command => None,
-            None => return Err(source.key(&format!("{key}.to"), "missing: the receiving host")),
-        };
-        if to == Some(from) {
+    let from = host_index(&flow.from, &format!("{key}.from"))?;
+    let to = match &flow.to {
+        Some(to) => Some(host_index(to, &format!("{key}.to"))?),
+        None if flow.kind == FlowKind::Command => None,
+        None => return Err(source.key(&format!("{key}.to"), "missing: the receiving host")),
+    };
+    if to == Some(from) {
+        return Err(source.key(
+            &format!("{key}.to"),
+            "a flow's ends must be different hosts",
+        ));
+    }
+    Ok((from, to))
+}
+
+/// A flow's kind-specific keys: a TCP flow's congestion control is the
+/// kernel's, the key its kind needs is there, and no key belongs to
+/// another kind.
+fn check_flow_keys(
+    context: &FlowContext,
+    flow: &FlowSection,
+    key: &str,
+) -> Result<(), ExperimentError> {
+    let source = context.source;
+    if let (FlowKind::Tcp, Some(cc)) = (flow.kind, &flow.cc) {
+        check_cc(context.controls, source, cc, &format!("{key}.cc"))?;
+    }
+    let given = given_flow_keys(flow);
+    if let Some((required, missing)) = required_flow_key(flow.kind) {
+        if !given.iter().any(|&(name, given)| given && name == required) {
+            return Err(source.key(&format!("{key}.{required}"), missing));
+        }
+    }
+    let allowed = flow_keys(flow.kind);
+    for (name, given) in given {
+        if given && !allowed.contains(&name) {
             return Err(source.key(
-                &format!("{key}.to"),
-                "a flow's ends must be different hosts",
-            ));
-        }
-        let mut allowed: Vec<&str> = Vec::new();
-        match flow.kind {
-            FlowKind::Tcp => {
-                allowed.extend(["cc", "bytes", "omit"]);
-                if let Some(cc) = &flow.cc {
-                    check_cc(cc, &format!("{key}.cc"))?;
-                }
-            }
-            FlowKind::Udp => {
-                allowed.extend(["rate", "ecn", "size", "omit"]);
-                if flow.rate.is_none() {
-                    return Err(
-                        source.key(&format!("{key}.rate"), "missing: a UDP flow needs a rate")
-                    );
-                }
-            }
-            FlowKind::Ping => allowed.push("interval"),
-            FlowKind::Pantheon => {
-                allowed.extend(["wrapper", "setup_time"]);
-                if flow.wrapper.is_none() {
-                    return Err(source.key(
-                        &format!("{key}.wrapper"),
-                        "missing: the scheme's wrapper (e.g. pantheon/src/wrappers/bbr.py)",
-                    ));
-                }
-            }
-            FlowKind::Command => {
-                allowed.push("command");
-                if flow.command.is_none() {
-                    return Err(source.key(
-                        &format!("{key}.command"),
-                        "missing: the command to run (with sh -c)",
-                    ));
-                }
-            }
-        }
-        for (name, given) in [
-            ("cc", flow.cc.is_some()),
-            ("bytes", flow.bytes.is_some()),
-            ("rate", flow.rate.is_some()),
-            ("ecn", flow.ecn.is_some()),
-            ("size", flow.size.is_some()),
-            ("interval", flow.interval.is_some()),
-            ("command", flow.command.is_some()),
-            ("omit", flow.omit.is_some()),
-            ("wrapper", flow.wrapper.is_some()),
-            ("setup_time", flow.setup_time.is_some()),
-        ] {
-            if given && !allowed.contains(&name) {
-                return Err(source.key(
-                    &format!("{key}.{name}"),
-                    format!(
-                        "does not apply to a {} flow (it takes: {})",
-                        kind_name(flow.kind),
-                        allowed.join(", ")
-                    ),
-                ));
-            }
-        }
-        if flow.start.0 >= run.duration.0 {
-            return Err(source.key(&format!("{key}.start"), "starts after the run ends"));
-        }
-        let duration = flow
-            .duration
-            .map(|d| d.0)
-            .unwrap_or(run.duration.0 - flow.start.0);
-        if duration < NS_PER_SEC && flow.kind != FlowKind::Command && flow.bytes.is_none() {
-            // Without a duration of its own, the flow runs to the run's
-            // end: the run's duration (or the flow's start) is at fault.
-            return Err(match flow.duration {
-                Some(_) => source.key(&format!("{key}.duration"), "must be at least 1s"),
-                None => source.key(
-                    "run.duration",
-                    format!(
-                        "leaves {key}, which runs to the end from its start at {}, {} where \
-                         a flow needs at least 1s (a bare number is milliseconds)",
-                        format_duration(flow.start.0),
-                        format_duration(duration)
-                    ),
+                &format!("{key}.{name}"),
+                format!(
+                    "does not apply to a {} flow (it takes: {})",
+                    kind_name(flow.kind),
+                    allowed.join(", ")
                 ),
-            });
-        }
-        let omit = flow.omit.map_or(0, |o| o.0);
-        if omit % NS_PER_SEC != 0 || omit + NS_PER_SEC > duration {
-            return Err(source.key(
-                &format!("{key}.omit"),
-                "whole seconds, at least one second shorter than the flow",
             ));
         }
-        if flow.count == 0 {
-            return Err(source.key(&format!("{key}.count"), "must be at least 1"));
-        }
-        let pantheon = match &flow.wrapper {
-            Some(wrapper) => {
-                let setup_time = flow.setup_time.map_or(3 * NS_PER_SEC, |t| t.0);
-                if setup_time + NS_PER_SEC > duration {
-                    return Err(source.key(
-                        &format!("{key}.setup_time"),
-                        "must leave the flow at least 1s after it",
-                    ));
-                }
-                let path = base.join(wrapper.get_ref());
-                let first = run_first(&path)
-                    .map_err(|e| source.at(wrapper, &format!("{key}.wrapper"), e))?;
-                Some(PantheonPlan {
-                    wrapper: path,
-                    first,
-                    setup_time,
-                })
-            }
-            None => None,
-        };
-        let base_name = match &flow.name {
-            Some(name) => {
-                check_name(name).map_err(|m| source.key(&format!("{key}.name"), m))?;
-                name.clone()
-            }
-            None => {
-                let to = to
-                    .map(|t| format!("-{}", hosts[t].name))
-                    .unwrap_or_default();
-                format!("{f}-{}-{}{to}", kind_name(flow.kind), hosts[from].name)
-            }
-        };
-        for copy in 0..flow.count {
-            let name = if flow.count == 1 {
-                base_name.clone()
-            } else {
-                format!("{base_name}.{copy}")
-            };
-            if flows.iter().any(|p: &FlowPlan| p.name == name) {
-                return Err(source.key(
-                    &format!("{key}.name"),
-                    format!("two flows are named '{name}'"),
-                ));
-            }
-            flows.push(FlowPlan {
-                name,
-                kind: flow.kind,
-                from,
-                to,
-                cc: flow
-                    .cc
-                    .as_ref()
-                    .or(experiment
-                        .hosts
-                        .values()
-                        .nth(from)
-                        .and_then(|h| h.cc.as_ref()))
-                    .map(|c| c.get_ref().clone()),
-                rate: flow.rate,
-                ecn: flow.ecn.unwrap_or_default(),
-                size: flow.size.unwrap_or(1200),
-                interval: flow.interval.map(|i| i.0).unwrap_or(100_000_000),
-                command: flow.command.clone(),
-                pantheon: pantheon.clone(),
-                start: flow.start.0,
-                duration,
-                bytes: flow.bytes.map(|b| b.0),
-                omit,
-                port,
-            });
-            port = port
-                .checked_add(1)
-                .ok_or_else(|| source.key("flows", "too many flows"))?;
-        }
     }
-    if flows.is_empty() {
-        return Err(source.key("flows", "an experiment needs at least one flow"));
+    Ok(())
+}
+
+/// How long a flow runs: its own duration, or to the run's end from its
+/// start; at least 1s unless it is a command or sends a number of bytes.
+fn flow_duration(
+    run: &RunSection,
+    source: &Source,
+    flow: &FlowSection,
+    key: &str,
+) -> Result<Nanos, ExperimentError> {
+    if flow.start.0 >= run.duration.0 {
+        return Err(source.key(&format!("{key}.start"), "starts after the run ends"));
     }
-    let warnings = flows
+    let duration = flow
+        .duration
+        .map(|d| d.0)
+        .unwrap_or(run.duration.0 - flow.start.0);
+    if duration < NS_PER_SEC && flow.kind != FlowKind::Command && flow.bytes.is_none() {
+        // Without a duration of its own, the flow runs to the run's
+        // end: the run's duration (or the flow's start) is at fault.
+        return Err(match flow.duration {
+            Some(_) => source.key(&format!("{key}.duration"), "must be at least 1s"),
+            None => source.key(
+                "run.duration",
+                format!(
+                    "leaves {key}, which runs to the end from its start at {}, {} where \
+                     a flow needs at least 1s (a bare number is milliseconds)",
+                    format_duration(flow.start.0),
+                    format_duration(duration)
+                ),
+            ),
+        });
+    }
+    Ok(duration)
+}
+
+/// A Pantheon flow's wrapper, the side it says runs first, and the time
+/// the other side waits.
+fn plan_pantheon(
+    context: &FlowContext,
+    flow: &FlowSection,
+    key: &str,
+    duration: Nanos,
+) -> Result<Option<PantheonPlan>, ExperimentError> {
+    let Some(wrapper) = &flow.wrapper else {
+        return Ok(None);
+    };
+    let source = context.source;
+    let setup_time = flow.setup_time.map_or(3 * NS_PER_SEC, |t| t.0);
+    if setup_time + NS_PER_SEC > duration {
+        return Err(source.key(
+            &format!("{key}.setup_time"),
+            "must leave the flow at least 1s after it",
+        ));
+    }
+    let path = context.base.join(wrapper.get_ref());
+    let first =
+        (context.run_first)(&path).map_err(|e| source.at(wrapper, &format!("{key}.wrapper"), e))?;
+    Ok(Some(PantheonPlan {
+        wrapper: path,
+        first,
+        setup_time,
+    }))
+}
+
+/// A warning for each flow between two hosts of one side: it never
+/// crosses the bottleneck.
+fn same_side_warnings(flows: &[FlowPlan], hosts: &[HostPlan]) -> Vec<String> {
+    flows
         .iter()
         .filter_map(|f| {
             let (from, to) = (&hosts[f.from], &hosts[f.to?]);
@@ -917,15 +1075,7 @@ pub fn plan(
                 )
             })
         })
-        .collect();
-    Ok(Plan {
-        name: run.name.clone().unwrap_or_else(|| default_name.to_string()),
-        run: run.clone(),
-        hosts,
-        bottlenecks,
-        flows,
-        warnings,
-    })
+        .collect()
 }
 
 fn side_name(side: Side) -> &'static str {
@@ -960,6 +1110,9 @@ fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// One direction of a link, resolved from its keys (its own, else the
+/// link's): its server, queue, loss and delay, with every path dynamic
+/// read by the shells' own option parsers.
 fn direction(
     own: &DirectionSection,
     shared: &DirectionSection,
@@ -967,10 +1120,8 @@ fn direction(
     key: &str,
     base: &Path,
 ) -> Result<DirectionPlan, ExperimentError> {
-    use link::options::{DelayOptions, LinkOptions, LossOptions, OptionError};
+    use link::options::OptionError;
     let keys = own.or(shared);
-    let text = |value: &Option<Spanned<String>>| value.as_ref().map(|v| v.get_ref().clone());
-    let path = |value: &Option<Spanned<String>>| value.as_ref().map(|v| base.join(v.get_ref()));
     // An option's error, at its key's line when the key has one.
     let at = |e: OptionError| {
         let name = e.option.replace('-', "_");
@@ -980,22 +1131,7 @@ fn direction(
             None => source.key(&key, e.problem),
         }
     };
-    let server = match (keys.rate, keys.trace.as_ref()) {
-        (Some(_), Some(trace)) => {
-            return Err(source.at(trace, key, "give a rate or a trace, not both"));
-        }
-        (Some(rate), None) => Server::Rate(rate.0),
-        (None, Some(trace)) => {
-            let path = base.join(trace.get_ref());
-            let loaded =
-                Trace::load(&path).map_err(|e| source.at(trace, &format!("{key}.trace"), e))?;
-            Server::Trace {
-                trace: Arc::new(loaded),
-                repeat: !keys.once.unwrap_or(false),
-            }
-        }
-        (None, None) => Server::Unlimited,
-    };
+    let server = own_server(&keys, source, key, base)?;
     let queue = match &keys.queue {
         Some(q) => aqm::QueueSpec::parse(q.get_ref())
             .map_err(|e| source.at(q, &format!("{key}.queue"), e))?,
@@ -1007,31 +1143,11 @@ fn direction(
     }
     let delay = keys.delay.map(|d| d.0).unwrap_or(0);
     let once = keys.once.unwrap_or(false);
-    let (mut delay_dynamics, _) = DelayOptions {
-        jitter: text(&keys.jitter),
-        correlation: text(&keys.correlation),
-        distribution: text(&keys.distribution),
-        reorder: keys.reorder.unwrap_or(false),
-        square: text(&keys.square),
-        steps: text(&keys.steps),
-        walk: text(&keys.walk),
-        delay_trace: path(&keys.delay_trace),
-        interpolate: keys.interpolate.unwrap_or(false),
-        once,
-    }
-    .parse(keys.delay.map(|d| d.0))
-    .map_err(at)?;
-    let server_dynamics = LinkOptions {
-        rate_steps: text(&keys.rate_steps),
-        rate_trace: path(&keys.rate_trace),
-        outage: text(&keys.outage),
-        onoff: text(&keys.onoff),
-        onoff_exp: text(&keys.onoff_exp),
-        aggregate: text(&keys.aggregate),
-    }
-    .parse(once)
-    .map_err(at)?;
-    if server_dynamics.server.is_some() && !matches!(server, Server::Unlimited) {
+    let (mut delay_dynamics, _) = delay_options(&keys, base, once)
+        .parse(keys.delay.map(|d| d.0))
+        .map_err(at)?;
+    let server_dynamics = link_options(&keys, base).parse(once).map_err(at)?;
+    if server_dynamics.rate_given_twice(true, !matches!(server, Server::Unlimited)) {
         let option = if keys.rate_steps.is_some() {
             "rate_steps"
         } else {
@@ -1042,19 +1158,9 @@ fn direction(
             "a rate schedule gives the rate itself: leave out rate and trace",
         ));
     }
-    let server = server_dynamics.server.unwrap_or(server);
+    let server = server_dynamics.server_or(server);
     delay_dynamics.aggregate = server_dynamics.aggregate;
-    let words = |v: &Option<Spanned<String>>| {
-        v.as_ref()
-            .map(|v| v.get_ref().split_whitespace().map(str::to_string).collect())
-    };
-    let loss_options = LossOptions {
-        gemodel: words(&keys.gemodel),
-        state: words(&keys.state),
-        burst: text(&keys.burst),
-        duplicate: text(&keys.duplicate),
-        corrupt: text(&keys.corrupt),
-    };
+    let loss_options = loss_options(&keys);
     if loss_options.is_markov() && keys.loss.is_some() {
         return Err(source.key(
             &format!("{key}.loss"),
@@ -1083,6 +1189,85 @@ fn direction(
             ..link::Dynamics::default()
         },
     })
+}
+
+/// A direction's own server: its rate or its trace (read relative to
+/// `base`), not both; none at all leaves it unlimited.
+fn own_server(
+    keys: &DirectionSection,
+    source: &Source,
+    key: &str,
+    base: &Path,
+) -> Result<Server, ExperimentError> {
+    Ok(match (keys.rate, keys.trace.as_ref()) {
+        (Some(_), Some(trace)) => {
+            return Err(source.at(trace, key, "give a rate or a trace, not both"));
+        }
+        (Some(rate), None) => Server::Rate(rate.0),
+        (None, Some(trace)) => {
+            let path = base.join(trace.get_ref());
+            let loaded =
+                Trace::load(&path).map_err(|e| source.at(trace, &format!("{key}.trace"), e))?;
+            Server::Trace {
+                trace: Arc::new(loaded),
+                repeat: !keys.once.unwrap_or(false),
+            }
+        }
+        (None, None) => Server::Unlimited,
+    })
+}
+
+/// A text key's value.
+fn text(value: &Option<Spanned<String>>) -> Option<String> {
+    value.as_ref().map(|v| v.get_ref().clone())
+}
+
+/// A path key's value, relative to `base`.
+fn path_in(base: &Path, value: &Option<Spanned<String>>) -> Option<PathBuf> {
+    value.as_ref().map(|v| base.join(v.get_ref()))
+}
+
+/// The delay's dynamics as the `delay` shell's flags would give them.
+fn delay_options(keys: &DirectionSection, base: &Path, once: bool) -> link::options::DelayOptions {
+    link::options::DelayOptions {
+        jitter: text(&keys.jitter),
+        correlation: text(&keys.correlation),
+        distribution: text(&keys.distribution),
+        reorder: keys.reorder.unwrap_or(false),
+        square: text(&keys.square),
+        steps: text(&keys.steps),
+        walk: text(&keys.walk),
+        delay_trace: path_in(base, &keys.delay_trace),
+        interpolate: keys.interpolate.unwrap_or(false),
+        once,
+    }
+}
+
+/// The server's dynamics as the `link` shell's flags would give them.
+fn link_options(keys: &DirectionSection, base: &Path) -> link::options::LinkOptions {
+    link::options::LinkOptions {
+        rate_steps: text(&keys.rate_steps),
+        rate_trace: path_in(base, &keys.rate_trace),
+        outage: text(&keys.outage),
+        onoff: text(&keys.onoff),
+        onoff_exp: text(&keys.onoff_exp),
+        aggregate: text(&keys.aggregate),
+    }
+}
+
+/// The loss model and mangling as the `loss` shell's flags would give them.
+fn loss_options(keys: &DirectionSection) -> link::options::LossOptions {
+    let words = |v: &Option<Spanned<String>>| {
+        v.as_ref()
+            .map(|v| v.get_ref().split_whitespace().map(str::to_string).collect())
+    };
+    link::options::LossOptions {
+        gemodel: words(&keys.gemodel),
+        state: words(&keys.state),
+        burst: text(&keys.burst),
+        duplicate: text(&keys.duplicate),
+        corrupt: text(&keys.corrupt),
+    }
 }
 
 /// The value of a text key of a direction by name, for its line.

@@ -101,6 +101,7 @@ pub fn receiver(plan: &Plan, flow: &FlowPlan, dir: &Path) -> Option<CommandLine>
 }
 
 /// The sending side of a flow.
+// Long: one arm per kind of flow, each the command line of its program.
 pub fn sender(plan: &Plan, flow: &FlowPlan, dir: &Path) -> CommandLine {
     let from = plan.hosts[flow.from].address.to_string();
     let to = flow.to.map(|t| plan.hosts[t].address.to_string());

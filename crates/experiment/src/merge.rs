@@ -92,10 +92,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, String> {
             if !seen_files.insert(canonical) {
                 continue;
             }
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
-            let result: RunResult = serde_json::from_str(&text)
-                .map_err(|e| format!("{}: not a run's result: {e}", file.display()))?;
+            let result = read_result(&file)?;
             if let Some(root) = experiment_dir(&file) {
                 if let Some(name) = root.file_name() {
                     experiments.insert(name.to_string_lossy().into_owned());
@@ -149,6 +146,13 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, String> {
         incomplete,
         warnings,
     })
+}
+
+/// One run's `result.json`.
+fn read_result(file: &Path) -> Result<RunResult, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: not a run's result: {e}", file.display()))
 }
 
 /// The grid's size as a `meta.json` or `meta-cell-K.json` records it.

@@ -239,7 +239,7 @@ pub fn summarize_cell(cell: usize, label: &str, runs: &[RunResult]) -> CellSumma
 /// Which flows the cell's index takes, where not all of them: ` over a,
 /// b` (flows the other way, pings and commands are left out).
 fn jain_scope(cell: &CellSummary) -> String {
-    // Results from before `jain_flows` was kept name none.
+    // Results written without `jain_flows` name none.
     let all = cell.jain_flows.is_empty() || cell.jain_flows.len() == cell.flows.len();
     if cell.jain_index.is_none() || all {
         return String::new();

@@ -505,6 +505,10 @@ struct FlowState {
     csv: std::fs::File,
 }
 
+/// Runs the flows of one repetition: the receivers first, then each
+/// sender at its time, sampling the TCP senders' sockets meanwhile, until
+/// every flow has ended (or a signal stops the run); then what each flow
+/// measured.
 async fn run_flows(
     plan: &Plan,
     dir: &Path,
@@ -515,86 +519,14 @@ async fn run_flows(
     endpoints: Option<&endpoints::Loaded>,
 ) -> Result<Vec<FlowResult>, RunError> {
     let mut interrupted = false;
-
-    // Receivers first.
-    let mut servers = Vec::new();
-    for flow in &plan.flows {
-        if let Some(command) = flows::receiver(plan, flow, dir) {
-            let host = &hosts[flow.to.expect("a receiver has a host")];
-            servers.push(flows::spawn(&host.namespace, &command).map_err(RunError::Failed)?);
-        }
-    }
+    let servers = start_receivers(plan, dir, hosts)?;
     tokio::time::sleep(RECEIVER_HEAD_START).await;
     let t0 = tokio::time::Instant::now();
     let t0_mono = monotonic_now();
     shells::tcp_info::write_clock(dir, t0_mono)
         .map_err(io_error("writing", &dir.join("clock.json")))?;
-
-    let mut tasks = tokio::task::JoinSet::new();
-    for (index, flow) in plan.flows.iter().enumerate() {
-        if let Some(scheme) = &flow.pantheon {
-            let start = t0 + Duration::from_nanos(flow.start);
-            let sides = [scheme.first, scheme.first.other()].map(|side| {
-                let (host, command) = flows::pantheon_side(plan, flow, dir, side);
-                (side, hosts[host].namespace.clone(), command)
-            });
-            let setup = Duration::from_nanos(scheme.setup_time);
-            let end = start + Duration::from_nanos(flow.duration);
-            tasks.spawn(async move {
-                tokio::time::sleep_until(start).await;
-                (index, run_pantheon(sides, setup, end).await)
-            });
-            continue;
-        }
-        let command = flows::sender(plan, flow, dir);
-        let namespace = hosts[flow.from].namespace.clone();
-        let start = t0 + Duration::from_nanos(flow.start);
-        let end = start + Duration::from_nanos(flow.duration);
-        let is_command = flow.kind == FlowKind::Command;
-        tasks.spawn(async move {
-            tokio::time::sleep_until(start).await;
-            let mut child = match flows::spawn(&namespace, &command) {
-                Ok(child) => child,
-                Err(e) => return (index, format!("did not start: {e}")),
-            };
-            // A command is stopped at its end; the others end by
-            // themselves and are stopped only if they overstay.
-            let deadline = if is_command { end } else { end + GRACE };
-            let ended = tokio::select! {
-                status = child.wait() => match status {
-                    Ok(s) => flows::describe(s),
-                    Err(e) => format!("could not be waited for: {e}"),
-                },
-                _ = tokio::time::sleep_until(deadline) => {
-                    let _ = child.start_kill();
-                    let _ = child.wait().await;
-                    if is_command { flows::STOPPED_AT_ITS_END.to_string() } else { "killed: ran past its end".to_string() }
-                }
-            };
-            (index, ended)
-        });
-    }
-
-    let mut states: Vec<Option<FlowState>> = Vec::new();
-    for flow in &plan.flows {
-        if samples_tcp(flow.kind) {
-            let path = dir.join("tcp").join(format!("{}.csv", flow.name));
-            let mut csv = std::fs::File::create(&path).map_err(io_error("creating", &path))?;
-            writeln!(csv, "{}", flows::CSV_HEADER).map_err(io_error("writing", &path))?;
-            states.push(Some(FlowState {
-                samples: Vec::new(),
-                csv,
-            }));
-        } else {
-            states.push(None);
-        }
-    }
-    let mut sockets: BTreeMap<usize, DiagSocket> = BTreeMap::new();
-    for flow in plan.flows.iter().filter(|f| samples_tcp(f.kind)) {
-        if let std::collections::btree_map::Entry::Vacant(slot) = sockets.entry(flow.from) {
-            slot.insert(DiagSocket::open_in(&hosts[flow.from].namespace)?);
-        }
-    }
+    let mut tasks = start_senders(plan, dir, hosts, t0);
+    let (mut states, mut sockets) = open_samples(plan, dir, hosts)?;
     let mut ticker = tokio::time::interval(Duration::from_nanos(plan.run.sample_interval.0));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut progress = tokio::time::interval(Duration::from_secs(1));
@@ -609,27 +541,7 @@ async fn run_flows(
                 Some(Err(e)) => return Err(RunError::Failed(format!("a flow's task failed: {e}"))),
                 None => break,
             },
-            _ = ticker.tick() => {
-                let elapsed = t0.elapsed().as_secs_f64();
-                for (host, socket) in sockets.iter_mut() {
-                    let Ok(samples) = socket.tcp_sockets() else { continue };
-                    for sample in samples {
-                        let Some(f) = plan.flows.iter().position(|f| {
-                            f.from == *host && match f.kind {
-                                FlowKind::Tcp => f.port == sample.dport,
-                                // The sender connects to the port, or
-                                // listens on it when it runs first.
-                                FlowKind::Pantheon => f.port == sample.dport || f.port == sample.sport,
-                                _ => false,
-                            }
-                        }) else { continue };
-                        if let Some(state) = states[f].as_mut() {
-                            let _ = writeln!(state.csv, "{}", flows::csv_row(elapsed, &sample));
-                            state.samples.push((elapsed, sample));
-                        }
-                    }
-                }
-            },
+            _ = ticker.tick() => sample_tcp(plan, &mut sockets, &mut states, t0.elapsed().as_secs_f64()),
             _ = progress.tick(), if show_progress => {
                 eprint!("\r\x1b[K{}", progress_line(plan, info, t0.elapsed().as_secs_f64(), &states, &mut last_acked));
             },
@@ -667,6 +579,148 @@ async fn run_flows(
             result
         })
         .collect())
+}
+
+/// The receivers of the flows that have one, each on its host.
+fn start_receivers(
+    plan: &Plan,
+    dir: &Path,
+    hosts: &[Host],
+) -> Result<Vec<tokio::process::Child>, RunError> {
+    let mut servers = Vec::new();
+    for flow in &plan.flows {
+        if let Some(command) = flows::receiver(plan, flow, dir) {
+            let host = &hosts[flow.to.expect("a receiver has a host")];
+            servers.push(flows::spawn(&host.namespace, &command).map_err(RunError::Failed)?);
+        }
+    }
+    Ok(servers)
+}
+
+/// A task per flow that starts its sender (or a Pantheon scheme's two
+/// sides) at its time, counted from `t0`, and says how it ended.
+fn start_senders(
+    plan: &Plan,
+    dir: &Path,
+    hosts: &[Host],
+    t0: tokio::time::Instant,
+) -> tokio::task::JoinSet<(usize, String)> {
+    let mut tasks = tokio::task::JoinSet::new();
+    for (index, flow) in plan.flows.iter().enumerate() {
+        let start = t0 + Duration::from_nanos(flow.start);
+        let end = start + Duration::from_nanos(flow.duration);
+        if let Some(scheme) = &flow.pantheon {
+            let sides = [scheme.first, scheme.first.other()].map(|side| {
+                let (host, command) = flows::pantheon_side(plan, flow, dir, side);
+                (side, hosts[host].namespace.clone(), command)
+            });
+            let setup = Duration::from_nanos(scheme.setup_time);
+            tasks.spawn(async move {
+                tokio::time::sleep_until(start).await;
+                (index, run_pantheon(sides, setup, end).await)
+            });
+            continue;
+        }
+        let command = flows::sender(plan, flow, dir);
+        let namespace = hosts[flow.from].namespace.clone();
+        let is_command = flow.kind == FlowKind::Command;
+        tasks.spawn(async move {
+            tokio::time::sleep_until(start).await;
+            (
+                index,
+                run_sender(&namespace, &command, end, is_command).await,
+            )
+        });
+    }
+    tasks
+}
+
+/// Runs one sender until it ends, or past its end: a command is stopped
+/// at its end; the others end by themselves and are stopped only if they
+/// overstay. How it ended.
+async fn run_sender(
+    namespace: &netns::NetNs,
+    command: &flows::CommandLine,
+    end: tokio::time::Instant,
+    is_command: bool,
+) -> String {
+    let mut child = match flows::spawn(namespace, command) {
+        Ok(child) => child,
+        Err(e) => return format!("did not start: {e}"),
+    };
+    let deadline = if is_command { end } else { end + GRACE };
+    tokio::select! {
+        status = child.wait() => match status {
+            Ok(s) => flows::describe(s),
+            Err(e) => format!("could not be waited for: {e}"),
+        },
+        _ = tokio::time::sleep_until(deadline) => {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+            if is_command { flows::STOPPED_AT_ITS_END.to_string() } else { "killed: ran past its end".to_string() }
+        }
+    }
+}
+
+/// A sock_diag socket in each host (by index) that sends sampled flows.
+type Sockets = BTreeMap<usize, DiagSocket>;
+
+/// Per flow, the file its TCP samples go to (None for flows not sampled),
+/// and a sock_diag socket in each host that sends sampled flows.
+fn open_samples(
+    plan: &Plan,
+    dir: &Path,
+    hosts: &[Host],
+) -> Result<(Vec<Option<FlowState>>, Sockets), RunError> {
+    let mut states: Vec<Option<FlowState>> = Vec::new();
+    for flow in &plan.flows {
+        if samples_tcp(flow.kind) {
+            let path = dir.join("tcp").join(format!("{}.csv", flow.name));
+            let mut csv = std::fs::File::create(&path).map_err(io_error("creating", &path))?;
+            writeln!(csv, "{}", flows::CSV_HEADER).map_err(io_error("writing", &path))?;
+            states.push(Some(FlowState {
+                samples: Vec::new(),
+                csv,
+            }));
+        } else {
+            states.push(None);
+        }
+    }
+    let mut sockets = Sockets::new();
+    for flow in plan.flows.iter().filter(|f| samples_tcp(f.kind)) {
+        if let std::collections::btree_map::Entry::Vacant(slot) = sockets.entry(flow.from) {
+            slot.insert(DiagSocket::open_in(&hosts[flow.from].namespace)?);
+        }
+    }
+    Ok((states, sockets))
+}
+
+/// One round of TCP samples, `elapsed` seconds into the run: each sampled
+/// socket of each host, matched to its flow by port, into the flow's file.
+fn sample_tcp(plan: &Plan, sockets: &mut Sockets, states: &mut [Option<FlowState>], elapsed: f64) {
+    for (host, socket) in sockets.iter_mut() {
+        let Ok(samples) = socket.tcp_sockets() else {
+            continue;
+        };
+        for sample in samples {
+            let Some(f) = plan.flows.iter().position(|f| {
+                f.from == *host
+                    && match f.kind {
+                        FlowKind::Tcp => f.port == sample.dport,
+                        // The sender connects to the port, or
+                        // listens on it when it runs first.
+                        FlowKind::Pantheon => f.port == sample.dport || f.port == sample.sport,
+                        _ => false,
+                    }
+            }) else {
+                continue;
+            };
+            if let Some(state) = states[f].as_mut() {
+                let _ = writeln!(state.csv, "{}", flows::csv_row(elapsed, &sample));
+                state.samples.push((elapsed, sample));
+            }
+        }
+    }
 }
 
 /// Flows whose sender's TCP sockets are sampled: kernel TCP, and Pantheon

@@ -244,39 +244,7 @@ fn run_cells(
             let _ = std::fs::remove_dir_all(&dir);
             match runner::run_once(&planned.plan, &dir, &info, guardian, &mut control) {
                 Ok(result) => {
-                    let path = dir.join("result.json");
-                    let json = serde_json::to_string_pretty(&result).expect("results serialize");
-                    std::fs::write(&path, json + "\n")
-                        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))?;
-                    if !result.accounting_ok {
-                        eprintln!(
-                            "emu run: warning: cell {} run {run}: a link's packet accounting does not add up; see {}",
-                            planned.cell.index,
-                            dir.join("links.json").display()
-                        );
-                    }
-                    // A flow whose program failed has no figures, or
-                    // wrong ones: say so, where the table shows a dash.
-                    for flow in result.flows.iter().filter(|f| !flows::ended_well(&f.ended)) {
-                        eprintln!(
-                            "emu run: warning: cell {} run {run}: flow {} ended with {}; see {}",
-                            planned.cell.index,
-                            flow.name,
-                            flow.ended,
-                            dir.join("flows").display()
-                        );
-                    }
-                    let planned_cc = planned
-                        .plan
-                        .flows
-                        .iter()
-                        .map(|f| (f.name.as_str(), f.cc.as_deref()));
-                    for warning in crate::congestion::fallbacks(planned_cc, &result.flows) {
-                        eprintln!(
-                            "emu run: warning: cell {} run {run}: {warning}",
-                            planned.cell.index
-                        );
-                    }
+                    keep_result(planned, run, &dir, &result)?;
                     results.push(result);
                     done_runs += 1;
                 }
@@ -293,10 +261,7 @@ fn run_cells(
         if finished {
             let summary =
                 results::summarize_cell(planned.cell.index, &planned.cell.label(), &results);
-            let path = cell_dir.join("summary.json");
-            let json = serde_json::to_string_pretty(&summary).expect("summaries serialize");
-            std::fs::write(&path, json + "\n")
-                .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))?;
+            write_json(&cell_dir.join("summary.json"), &summary)?;
             summaries.push(summary);
         } else {
             missing.push(planned.cell.index);
@@ -304,6 +269,50 @@ fn run_cells(
     }
     let _ = (done_runs, total_runs);
     Ok((summaries, missing, failure))
+}
+
+/// Writes run `run` of cell `cell`'s result into its directory, and warns
+/// of what makes its figures doubtful: accounting that does not add up, a
+/// flow whose program failed (it has no figures, or wrong ones; the table
+/// shows a dash).
+fn keep_result(
+    planned: &Planned,
+    run: u32,
+    dir: &Path,
+    result: &RunResult,
+) -> Result<(), ExperimentError> {
+    let cell = planned.cell.index;
+    write_json(&dir.join("result.json"), result)?;
+    if !result.accounting_ok {
+        eprintln!(
+            "emu run: warning: cell {cell} run {run}: a link's packet accounting does not add up; see {}",
+            dir.join("links.json").display()
+        );
+    }
+    for flow in result.flows.iter().filter(|f| !flows::ended_well(&f.ended)) {
+        eprintln!(
+            "emu run: warning: cell {cell} run {run}: flow {} ended with {}; see {}",
+            flow.name,
+            flow.ended,
+            dir.join("flows").display()
+        );
+    }
+    let planned_cc = planned
+        .plan
+        .flows
+        .iter()
+        .map(|f| (f.name.as_str(), f.cc.as_deref()));
+    for warning in crate::congestion::fallbacks(planned_cc, &result.flows) {
+        eprintln!("emu run: warning: cell {cell} run {run}: {warning}");
+    }
+    Ok(())
+}
+
+/// Writes `value` as pretty JSON, a newline after it.
+fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), ExperimentError> {
+    let json = serde_json::to_string_pretty(value).expect("results serialize");
+    std::fs::write(path, json + "\n")
+        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))
 }
 
 fn print_cells(planned: &[Planned], json: bool) {

@@ -146,6 +146,44 @@ enum ServerState {
     },
 }
 
+impl ServerState {
+    /// The server a link starts with at `start`: a rate (along a curve
+    /// where it changes or the link has outages), a schedule of rates
+    /// (whose changes `changes` logs), a trace, or none.
+    fn start(
+        server: Server,
+        start: Nanos,
+        (seed, stream): (u64, u64),
+        has_outages: bool,
+        changes: &mut ChangeLog,
+    ) -> ServerState {
+        let curve = |rate: RateCurve| Box::new(ServiceCurve { rate });
+        match server {
+            Server::Unlimited => ServerState::Unlimited,
+            Server::Rate(rate) => ServerState::Rate {
+                serializer: Serializer::new(rate),
+                busy_until: start,
+                curve: has_outages.then(|| curve(RateCurve::Constant(rate.bits_per_sec()))),
+            },
+            Server::Schedule(schedule) => {
+                changes.follow(Change::Rate, schedule.cursor(start, seed, stream));
+                let first = Rate::from_bits_per_sec(schedule.first().max(1)).expect("above 0");
+                ServerState::Rate {
+                    serializer: Serializer::new(first),
+                    busy_until: start,
+                    curve: Some(curve(RateCurve::Scheduled(Box::new(
+                        schedule.cursor(start, seed, stream),
+                    )))),
+                }
+            }
+            Server::Trace { trace, repeat } => ServerState::Trace {
+                opportunities: trace.opportunities(start, repeat),
+                transit: None,
+            },
+        }
+    }
+}
+
 /// What the log says about a packet, taken before the packet moves on.
 #[derive(Clone, Copy)]
 struct Facts {
@@ -255,32 +293,13 @@ impl Link {
             changes.follow_outages(o.cursor(start, seed, stream));
             Box::new(o.cursor(start, seed, stream))
         });
-        let curve = |rate: RateCurve| Box::new(ServiceCurve { rate });
-        let server = match config.server {
-            Server::Unlimited => ServerState::Unlimited,
-            Server::Rate(rate) => ServerState::Rate {
-                serializer: Serializer::new(rate),
-                busy_until: start,
-                curve: outage
-                    .is_some()
-                    .then(|| curve(RateCurve::Constant(rate.bits_per_sec()))),
-            },
-            Server::Schedule(schedule) => {
-                changes.follow(Change::Rate, schedule.cursor(start, seed, stream));
-                let first = Rate::from_bits_per_sec(schedule.first().max(1)).expect("above 0");
-                ServerState::Rate {
-                    serializer: Serializer::new(first),
-                    busy_until: start,
-                    curve: Some(curve(RateCurve::Scheduled(Box::new(
-                        schedule.cursor(start, seed, stream),
-                    )))),
-                }
-            }
-            Server::Trace { trace, repeat } => ServerState::Trace {
-                opportunities: trace.opportunities(start, repeat),
-                transit: None,
-            },
-        };
+        let server = ServerState::start(
+            config.server,
+            start,
+            (seed, stream),
+            outage.is_some(),
+            &mut changes,
+        );
         let propagation = (!dynamics.delay.is_none()).then(|| {
             if let Some(schedule) = &dynamics.delay.schedule {
                 changes.follow(Change::Delay, schedule.cursor(start, seed, stream));
@@ -456,6 +475,34 @@ impl Link {
         let now = now.max(self.clock);
         let previous = self.clock;
         self.clock = now;
+        self.log_changes(now);
+        let mut line = Line {
+            queue: &mut self.queue,
+            outcome: &mut self.outcome,
+            outage: self.outage.as_deref_mut(),
+            delay: self.delay,
+            propagation: &mut self.propagation,
+            in_flight: &mut self.in_flight,
+            reorder: self.reorder,
+            overhead: self.overhead,
+        };
+        match &mut self.server {
+            ServerState::Unlimited => serve_unlimited(&mut line, previous, now),
+            ServerState::Rate {
+                serializer,
+                busy_until,
+                curve,
+            } => serve_rate(&mut line, serializer, busy_until, curve, now),
+            ServerState::Trace {
+                opportunities,
+                transit,
+            } => serve_trace(&mut line, opportunities, transit, now),
+        }
+        self.settle_outcome();
+    }
+
+    /// Logs the parameter changes due up to `now`.
+    fn log_changes(&mut self, now: Nanos) {
         if let Some(changes) = self.changes.as_deref_mut() {
             for (time, kind, value) in changes.until(now) {
                 self.log.record(Record::change(
@@ -467,141 +514,6 @@ impl Link {
                 ));
             }
         }
-        match &mut self.server {
-            ServerState::Unlimited => loop {
-                // A queue with its own shaper sends when the shaper lets it,
-                // which may lie between the last call and this one.
-                let at = match self.queue.next_ready() {
-                    Some(ready) if ready > now => break,
-                    Some(ready) => ready.max(previous),
-                    None => now,
-                };
-                let Some(packet) = self.queue.dequeue(at, &mut self.outcome) else {
-                    break;
-                };
-                let sojourn = at - packet.enqueued.min(at);
-                let leave = match self.outage.as_deref_mut() {
-                    Some(outage) => outage.up_at(at),
-                    None => at,
-                };
-                let due = due_after(self.delay, &mut self.propagation, leave);
-                push_flight(
-                    &mut self.in_flight,
-                    self.reorder,
-                    InFlight {
-                        packet,
-                        due,
-                        sojourn,
-                    },
-                );
-            },
-            ServerState::Rate {
-                serializer,
-                busy_until,
-                curve,
-            } => {
-                while *busy_until <= now && !self.queue.is_empty() {
-                    let start = *busy_until;
-                    if let Some(outage) = self.outage.as_deref_mut() {
-                        let up = outage.up_at(start);
-                        if up != start {
-                            *busy_until = up; // down: the queue waits
-                            continue;
-                        }
-                    }
-                    let Some(packet) = self.queue.dequeue(start, &mut self.outcome) else {
-                        // A shaped queue may hold packets its shaper is not
-                        // yet letting go: the link idles until it does.
-                        match self.queue.next_ready() {
-                            Some(ready) if ready > start && !self.queue.is_empty() => {
-                                *busy_until = ready;
-                                continue;
-                            }
-                            _ => break,
-                        }
-                    };
-                    let bytes = packet.frame_len() as u64 + self.overhead;
-                    let finish = match curve.as_deref_mut() {
-                        None => start + serializer.next(bytes),
-                        Some(curve) => curve.serve(start, bytes, self.outage.as_deref_mut()).1,
-                    };
-                    *busy_until = finish;
-                    let sojourn = start - packet.enqueued.min(start);
-                    let due = due_after(self.delay, &mut self.propagation, finish);
-                    push_flight(
-                        &mut self.in_flight,
-                        self.reorder,
-                        InFlight {
-                            packet,
-                            due,
-                            sojourn,
-                        },
-                    );
-                }
-                if self.queue.is_empty() && *busy_until <= now {
-                    self.queue.on_idle(*busy_until);
-                }
-            }
-            ServerState::Trace {
-                opportunities,
-                transit,
-            } => {
-                while let Some((when, size)) = opportunities.peek() {
-                    if when > now {
-                        break;
-                    }
-                    if transit.is_none() && self.queue.is_empty() {
-                        // Nothing to send: every opportunity up to `now` is
-                        // lost unused, so jump past them in one step.
-                        opportunities.skip_through(now);
-                        break;
-                    }
-                    // Use this opportunity. As in Mahimahi, the opportunity
-                    // is consumed first; reaching the end of a trace that
-                    // does not repeat ends the link before its last
-                    // opportunity delivers anything.
-                    opportunities.next();
-                    if opportunities.is_ended() {
-                        break;
-                    }
-                    if self.outage.as_deref_mut().is_some_and(|o| o.is_down(when)) {
-                        continue; // an opportunity during an outage is lost
-                    }
-                    let mut budget = size as i64;
-                    while budget > 0 {
-                        if transit.is_none() {
-                            let Some(packet) = self.queue.dequeue(when, &mut self.outcome) else {
-                                break; // unused bytes of an opportunity are lost
-                            };
-                            let sojourn = when - packet.enqueued.min(when);
-                            *transit = Some(Transit {
-                                remaining: (packet.frame_len() as u64 + self.overhead) as i64,
-                                packet,
-                                sojourn,
-                            });
-                        }
-                        let sending = transit.as_mut().expect("a packet is in transit");
-                        sending.remaining -= budget;
-                        budget = 0;
-                        if sending.remaining <= 0 {
-                            budget = -sending.remaining; // left over for the next packet
-                            let done = transit.take().expect("a packet is in transit");
-                            let due = due_after(self.delay, &mut self.propagation, when);
-                            push_flight(
-                                &mut self.in_flight,
-                                self.reorder,
-                                InFlight {
-                                    packet: done.packet,
-                                    due,
-                                    sojourn: done.sojourn,
-                                },
-                            );
-                        }
-                    }
-                }
-            }
-        }
-        self.settle_outcome();
     }
 
     /// The next time anything happens without a new arrival: a packet due
@@ -780,6 +692,157 @@ impl Link {
             detail,
             ecn: facts.ecn,
         });
+    }
+}
+
+/// What a server hands its packets over with: the queue it takes them
+/// from, the outages it waits out, and the delay line it puts them in.
+struct Line<'a> {
+    queue: &'a mut Box<dyn Queue>,
+    outcome: &'a mut Outcome,
+    outage: Option<&'a mut OutageCursor>,
+    delay: Nanos,
+    propagation: &'a mut Option<Box<Propagation>>,
+    in_flight: &'a mut VecDeque<InFlight>,
+    reorder: bool,
+    overhead: u64,
+}
+
+impl Line<'_> {
+    /// `packet` leaves the server at `leave`, after `sojourn` in the queue,
+    /// into the delay line.
+    fn depart(&mut self, packet: Packet, leave: Nanos, sojourn: Nanos) {
+        let due = due_after(self.delay, self.propagation, leave);
+        push_flight(
+            self.in_flight,
+            self.reorder,
+            InFlight {
+                packet,
+                due,
+                sojourn,
+            },
+        );
+    }
+}
+
+/// No rate of its own: what the queue lets go up to `now` leaves at once
+/// (or when an outage ends). A queue with its own shaper sends when the
+/// shaper lets it, which may lie between the last call (`previous`) and
+/// this one.
+fn serve_unlimited(line: &mut Line, previous: Nanos, now: Nanos) {
+    loop {
+        let at = match line.queue.next_ready() {
+            Some(ready) if ready > now => break,
+            Some(ready) => ready.max(previous),
+            None => now,
+        };
+        let Some(packet) = line.queue.dequeue(at, line.outcome) else {
+            break;
+        };
+        let sojourn = at - packet.enqueued.min(at);
+        let leave = match line.outage.as_deref_mut() {
+            Some(outage) => outage.up_at(at),
+            None => at,
+        };
+        line.depart(packet, leave, sojourn);
+    }
+}
+
+/// A rate, constant or along a curve: each packet starts when the one
+/// before it is serialized (or an outage ends) and leaves when its own
+/// bytes are.
+fn serve_rate(
+    line: &mut Line,
+    serializer: &mut Serializer,
+    busy_until: &mut Nanos,
+    curve: &mut Option<Box<ServiceCurve>>,
+    now: Nanos,
+) {
+    while *busy_until <= now && !line.queue.is_empty() {
+        let start = *busy_until;
+        if let Some(outage) = line.outage.as_deref_mut() {
+            let up = outage.up_at(start);
+            if up != start {
+                *busy_until = up; // down: the queue waits
+                continue;
+            }
+        }
+        let Some(packet) = line.queue.dequeue(start, line.outcome) else {
+            // A shaped queue may hold packets its shaper is not
+            // yet letting go: the link idles until it does.
+            match line.queue.next_ready() {
+                Some(ready) if ready > start && !line.queue.is_empty() => {
+                    *busy_until = ready;
+                    continue;
+                }
+                _ => break,
+            }
+        };
+        let bytes = packet.frame_len() as u64 + line.overhead;
+        let finish = match curve.as_deref_mut() {
+            None => start + serializer.next(bytes),
+            Some(curve) => curve.serve(start, bytes, line.outage.as_deref_mut()).1,
+        };
+        *busy_until = finish;
+        let sojourn = start - packet.enqueued.min(start);
+        line.depart(packet, finish, sojourn);
+    }
+    if line.queue.is_empty() && *busy_until <= now {
+        line.queue.on_idle(*busy_until);
+    }
+}
+
+/// A delivery trace: each opportunity up to `now` carries its bytes of
+/// the packet in transit and the ones after it; unused bytes are lost.
+fn serve_trace(
+    line: &mut Line,
+    opportunities: &mut Opportunities,
+    transit: &mut Option<Transit>,
+    now: Nanos,
+) {
+    while let Some((when, size)) = opportunities.peek() {
+        if when > now {
+            break;
+        }
+        if transit.is_none() && line.queue.is_empty() {
+            // Nothing to send: every opportunity up to `now` is
+            // lost unused, so jump past them in one step.
+            opportunities.skip_through(now);
+            break;
+        }
+        // Use this opportunity. As in Mahimahi, the opportunity
+        // is consumed first; reaching the end of a trace that
+        // does not repeat ends the link before its last
+        // opportunity delivers anything.
+        opportunities.next();
+        if opportunities.is_ended() {
+            break;
+        }
+        if line.outage.as_deref_mut().is_some_and(|o| o.is_down(when)) {
+            continue; // an opportunity during an outage is lost
+        }
+        let mut budget = size as i64;
+        while budget > 0 {
+            if transit.is_none() {
+                let Some(packet) = line.queue.dequeue(when, line.outcome) else {
+                    break; // unused bytes of an opportunity are lost
+                };
+                let sojourn = when - packet.enqueued.min(when);
+                *transit = Some(Transit {
+                    remaining: (packet.frame_len() as u64 + line.overhead) as i64,
+                    packet,
+                    sojourn,
+                });
+            }
+            let sending = transit.as_mut().expect("a packet is in transit");
+            sending.remaining -= budget;
+            budget = 0;
+            if sending.remaining <= 0 {
+                budget = -sending.remaining; // left over for the next packet
+                let done = transit.take().expect("a packet is in transit");
+                line.depart(done.packet, when, done.sojourn);
+            }
+        }
     }
 }
 

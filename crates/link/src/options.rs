@@ -218,6 +218,8 @@ impl DelayOptions {
 
     /// The dynamics, and words for a description. `base` is the constant
     /// delay, where a walk starts if given.
+    // Long: each option's checks and reading, in the order their errors are reported; a check
+    // stays beside the option it guards.
     pub fn parse(&self, base: Option<Nanos>) -> Result<(DelayDynamics, Vec<String>), OptionError> {
         at_most_one(
             &[
@@ -354,6 +356,24 @@ pub struct LinkDynamics {
     pub words: Vec<String>,
 }
 
+impl LinkDynamics {
+    /// The rule of rate schedules, for the shells' flags and the
+    /// experiment files alike: a schedule gives the rate of each direction
+    /// it applies to, so such a direction takes no rate or trace of its
+    /// own. True if a direction the dynamics apply to (`applies`) was
+    /// given one as well (`own`): every front end refuses it, in its own
+    /// words.
+    pub fn rate_given_twice(&self, applies: bool, own: bool) -> bool {
+        self.server.is_some() && applies && own
+    }
+
+    /// The server of a direction the dynamics apply to: the schedule's,
+    /// where there is one, else `own`.
+    pub fn server_or(&self, own: Server) -> Server {
+        self.server.clone().unwrap_or(own)
+    }
+}
+
 impl LinkOptions {
     /// Whether the dynamics draw random numbers (and so need a seed).
     pub fn is_random(&self) -> bool {
@@ -451,6 +471,8 @@ impl LossOptions {
 
     /// The loss pattern given `mean` (the mean loss rate, which `burst`
     /// needs), the duplicate and corrupt probabilities.
+    // Long: each loss model's checks and reading, in the order their errors are reported; a check
+    // stays beside the model it guards.
     pub fn parse(&self, mean: Option<f64>) -> Result<LossDynamics, OptionError> {
         at_most_one(
             &[

@@ -651,7 +651,8 @@ struct FlowTables {
     jain_bins: Vec<Option<f64>>,
 }
 
-/// Flows biggest first; the selection decides who is shown.
+/// Flows biggest first; the selection decides who is shown, and Jain's
+/// index takes the shown flows that compete for the path.
 fn flows_and_fairness(
     flows: HashMap<u32, Totals>,
     names: &HashMap<u32, FlowName>,
@@ -659,8 +660,85 @@ fn flows_and_fairness(
     total: &Totals,
     window: &Window,
 ) -> FlowTables {
-    let (from, bins) = (window.from, window.bins);
-    let total_bytes = total.delivered_bytes;
+    let bins = window.bins;
+    let (flows, selected, fair) = rank_and_select(flows, names, selection, total.delivered_bytes);
+    let mut rows = Vec::new();
+    let mut lines = Vec::new();
+    let mut other = OtherFlows {
+        count: 0,
+        delivered_bytes: 0,
+    };
+    let mut shares = Vec::new();
+    let mut active_bins = Vec::new();
+    let common = common_window(
+        flows
+            .iter()
+            .zip(&fair)
+            .filter(|(_, fair)| **fair)
+            .map(|((_, t), _)| t.delivered_bins.span()),
+        bins,
+    );
+    let windows = Windows {
+        window,
+        common,
+        common_s: common.map_or(0.0, |(a, b)| window.span_s(a, b)),
+        common_total: common_bytes(common, &total.delivered_bins.dense(bins)),
+    };
+    let mut common_rates = Vec::new();
+    for (((id, t), chosen), &fair) in flows.iter().zip(&selected).zip(&fair) {
+        if !chosen {
+            other.count += 1;
+            other.delivered_bytes += t.delivered_bytes;
+            continue;
+        }
+        let named = names.get(id);
+        let name = named.map_or_else(|| format!("flow {id:08x}"), FlowName::label);
+        let dense = t.delivered_bins.dense(bins);
+        let row = flow_row(*id, t, named, fair, &windows, &dense);
+        if fair {
+            common_rates.extend(row.common_window_throughput_mbps);
+            shares.extend(t.throughput_mbps());
+            if let Some(span) = t.delivered_bins.span() {
+                active_bins.push((span, dense.clone()));
+            }
+        }
+        rows.push(row);
+        lines.push((name, window.rates(dense)));
+    }
+    let fair_flows = fair.iter().filter(|&&f| f).count();
+    let jain_bins = jain_per_bin(&active_bins, bins);
+    let defined: Vec<f64> = jain_bins.iter().flatten().copied().collect();
+    let fairness = Fairness {
+        flows: fair_flows,
+        common_from_s: common.map(|(a, _)| (a as u64 * window.bin) as f64 / NS_PER_S),
+        common_to_s: common.map(|(_, b)| {
+            ((b as u64 * window.bin + window.bin).min(window.to - window.from)) as f64 / NS_PER_S
+        }),
+        jain: (common_rates.len() == fair_flows)
+            .then(|| jain(common_rates.iter().copied()))
+            .flatten(),
+        jain_over_own_spans: jain(shares.iter().copied()),
+        jain_mean_over_bins: (!defined.is_empty())
+            .then(|| defined.iter().sum::<f64>() / defined.len() as f64),
+    };
+    FlowTables {
+        rows,
+        lines,
+        other,
+        fairness,
+        jain_bins,
+    }
+}
+
+/// The flows biggest first (by id where equal), which the selection shows,
+/// and which of those Jain's index takes: those that compete for the path,
+/// unless the user named the flows.
+fn rank_and_select(
+    flows: HashMap<u32, Totals>,
+    names: &HashMap<u32, FlowName>,
+    selection: &FlowSelection,
+    total_bytes: u64,
+) -> (Vec<(u32, Totals)>, Vec<bool>, Vec<bool>) {
     let mut flows: Vec<(u32, Totals)> = flows.into_iter().collect();
     flows.sort_by(|a, b| {
         b.1.delivered_bytes
@@ -681,8 +759,6 @@ fn flows_and_fairness(
             }
         })
         .collect();
-    // Who Jain's index takes: the selected flows that compete for the
-    // path, unless the user named the flows.
     let fair: Vec<bool> = flows
         .iter()
         .zip(&selected)
@@ -691,113 +767,83 @@ fn flows_and_fairness(
                 && (matches!(selection, FlowSelection::Matching(_)) || competes(t, names.get(id)))
         })
         .collect();
-    let mut rows = Vec::new();
-    let mut lines = Vec::new();
-    let mut other = OtherFlows {
-        count: 0,
-        delivered_bytes: 0,
-    };
-    let mut shares = Vec::new();
-    let mut active_bins = Vec::new();
-    let common = common_window(
-        flows
-            .iter()
-            .zip(&fair)
-            .filter(|(_, fair)| **fair)
-            .map(|((_, t), _)| t.delivered_bins.span()),
-        bins,
-    );
-    let common_s = common.map_or(0.0, |(a, b)| window.span_s(a, b));
-    let common_bytes = |dense: &[u64]| common.map(|(a, b)| dense[a..=b].iter().sum::<u64>());
-    let common_total = common_bytes(&total.delivered_bins.dense(bins));
-    let window_s = window.seconds();
-    let mut common_rates = Vec::new();
-    for (((id, t), chosen), &fair) in flows.iter().zip(&selected).zip(&fair) {
-        if !chosen {
-            other.count += 1;
-            other.delivered_bytes += t.delivered_bytes;
-            continue;
-        }
-        let named = names.get(id);
-        let name = named.map_or_else(|| format!("flow {id:08x}"), FlowName::label);
-        let seconds = |ns: Nanos| (ns - from) as f64 / NS_PER_S;
-        let dense = t.delivered_bins.dense(bins);
-        let in_common = common_bytes(&dense);
-        let common_rate = in_common
-            .filter(|_| common_s > 0.0)
-            .map(|bytes| bytes as f64 * 8.0 / common_s / 1e6);
-        if fair {
-            common_rates.extend(common_rate);
-        }
-        rows.push(FlowSummary {
-            flow: format!("{id:08x}"),
-            name: named.map(FlowName::label),
-            tuple: named.map(|n| n.entry.clone()),
-            left_as: named.and_then(|n| n.exit.clone()),
-            arrivals: t.arrivals,
-            delivered: t.delivered,
-            delivered_bytes: t.delivered_bytes,
-            dropped: t.dropped(),
-            drops: t.drops_by_reason(),
-            first_delivery_s: t.first_delivery.map(seconds),
-            last_delivery_s: t.first_delivery.map(|_| seconds(t.last_delivery)),
-            throughput_mbps: t.throughput_mbps(),
-            window_throughput_mbps: (window_s > 0.0)
-                .then(|| t.delivered_bytes as f64 * 8.0 / window_s / 1e6),
-            common_window_throughput_mbps: common_rate,
-            common_window_share: in_common
-                .zip(common_total)
-                .filter(|&(_, total)| total > 0)
-                .map(|(bytes, total)| bytes as f64 / total as f64),
-            loss: t.loss(),
-            one_way_delay: DelayStats::of(&t.delay),
-            marks: t.marks(),
-            in_fairness: fair,
-        });
-        if fair {
-            shares.extend(t.throughput_mbps());
-            if let Some(span) = t.delivered_bins.span() {
-                active_bins.push((span, dense.clone()));
-            }
-        }
-        lines.push((name, window.rates(dense)));
+    (flows, selected, fair)
+}
+
+/// Where the flows' throughputs are told: the report window, and the
+/// common window (the bins where every flow in Jain's index is active)
+/// with its length and what the direction delivered in it.
+struct Windows<'a> {
+    window: &'a Window,
+    common: Option<(usize, usize)>,
+    common_s: f64,
+    common_total: Option<u64>,
+}
+
+/// The bytes of `dense` (per bin) within the common window, if there is one.
+fn common_bytes(common: Option<(usize, usize)>, dense: &[u64]) -> Option<u64> {
+    common.map(|(a, b)| dense[a..=b].iter().sum::<u64>())
+}
+
+/// The row of one shown flow; `dense` its delivered bytes per bin.
+fn flow_row(
+    id: u32,
+    t: &Totals,
+    named: Option<&FlowName>,
+    fair: bool,
+    windows: &Windows,
+    dense: &[u64],
+) -> FlowSummary {
+    let from = windows.window.from;
+    let seconds = |ns: Nanos| (ns - from) as f64 / NS_PER_S;
+    let window_s = windows.window.seconds();
+    let in_common = common_bytes(windows.common, dense);
+    let common_rate = in_common
+        .filter(|_| windows.common_s > 0.0)
+        .map(|bytes| bytes as f64 * 8.0 / windows.common_s / 1e6);
+    FlowSummary {
+        flow: format!("{id:08x}"),
+        name: named.map(FlowName::label),
+        tuple: named.map(|n| n.entry.clone()),
+        left_as: named.and_then(|n| n.exit.clone()),
+        arrivals: t.arrivals,
+        delivered: t.delivered,
+        delivered_bytes: t.delivered_bytes,
+        dropped: t.dropped(),
+        drops: t.drops_by_reason(),
+        first_delivery_s: t.first_delivery.map(seconds),
+        last_delivery_s: t.first_delivery.map(|_| seconds(t.last_delivery)),
+        throughput_mbps: t.throughput_mbps(),
+        window_throughput_mbps: (window_s > 0.0)
+            .then(|| t.delivered_bytes as f64 * 8.0 / window_s / 1e6),
+        common_window_throughput_mbps: common_rate,
+        common_window_share: in_common
+            .zip(windows.common_total)
+            .filter(|&(_, total)| total > 0)
+            .map(|(bytes, total)| bytes as f64 / total as f64),
+        loss: t.loss(),
+        one_way_delay: DelayStats::of(&t.delay),
+        marks: t.marks(),
+        in_fairness: fair,
     }
-    let fair_flows = fair.iter().filter(|&&f| f).count();
-    // Jain's index per bin over the flows active in that bin; with
-    // several flows, only bins where two or more share the path count
-    // (a flow alone is trivially fair to itself).
-    let needed = active_bins.len().min(2);
-    let jain_bins: Vec<Option<f64>> = (0..bins)
+}
+
+/// Jain's index per bin over the flows active in that bin (`active`: each
+/// flow's span of bins and its bytes per bin); with several flows, only
+/// bins where two or more share the path count (a flow alone is trivially
+/// fair to itself).
+fn jain_per_bin(active: &[((u32, u32), Vec<u64>)], bins: usize) -> Vec<Option<f64>> {
+    let needed = active.len().min(2);
+    (0..bins)
         .map(|b| {
-            let rates: Vec<f64> = active_bins
+            let rates: Vec<f64> = active
                 .iter()
                 .filter(|((first, last), _)| (*first as usize..=*last as usize).contains(&b))
                 .map(|(_, dense)| dense[b] as f64)
                 .collect();
             (rates.len() >= needed).then(|| jain(rates)).flatten()
         })
-        .collect();
-    let defined: Vec<f64> = jain_bins.iter().flatten().copied().collect();
-    let fairness = Fairness {
-        flows: fair_flows,
-        common_from_s: common.map(|(a, _)| (a as u64 * window.bin) as f64 / NS_PER_S),
-        common_to_s: common.map(|(_, b)| {
-            ((b as u64 * window.bin + window.bin).min(window.to - from)) as f64 / NS_PER_S
-        }),
-        jain: (common_rates.len() == fair_flows)
-            .then(|| jain(common_rates.iter().copied()))
-            .flatten(),
-        jain_over_own_spans: jain(shares.iter().copied()),
-        jain_mean_over_bins: (!defined.is_empty())
-            .then(|| defined.iter().sum::<f64>() / defined.len() as f64),
-    };
-    FlowTables {
-        rows,
-        lines,
-        other,
-        fairness,
-        jain_bins,
-    }
+        .collect()
 }
 
 /// The longest pure TCP acknowledgement: an IPv6 header (40 bytes), a TCP

@@ -228,6 +228,7 @@ impl Tracker {
             .collect()
     }
 
+    // Long: one arm per kind of record, each the event the analysis is given.
     fn record(&mut self, r: &Record, analysis: &mut DirectionAnalysis) {
         if r.event == Event::Flow {
             self.flow_table.add(r);

@@ -30,13 +30,35 @@ fn xy(times: &[f64], values: impl IntoIterator<Item = f64>) -> Vec<(f64, f64)> {
     times.iter().copied().zip(values).collect()
 }
 
-/// Every chart of one direction of one run.
+/// Every chart of one direction of one run, in the order the page shows
+/// them; the drops-and-marks, per-flow and Jain's index charts only where
+/// they have something to show.
 pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
     let title = |what: &str| format!("{run}, {}: {what}", s.direction);
     let stem = |what: &str| format!("{}-{}-{what}", slug(run), s.direction);
-    let t = &s.time_s;
-    let mut figures = Vec::new();
+    let charts = [
+        ("throughput", Some(throughput_chart(s, &title))),
+        ("delay", Some(delay_chart(s, &title))),
+        ("queue", Some(queue_chart(s, &title))),
+        ("signals", signals_chart(s, &title)),
+        ("flows", flows_chart(s, &title)),
+        ("jain", jain_chart(s, &title)),
+        ("cdf", Some(cdf_chart(s, &title))),
+    ];
+    charts
+        .into_iter()
+        .filter_map(|(what, chart)| {
+            chart.map(|chart| Figure {
+                stem: stem(what),
+                chart,
+            })
+        })
+        .collect()
+}
 
+/// Throughput over time, with what entered the path and the capacity.
+fn throughput_chart(s: &DirectionSeries, title: &dyn Fn(&str) -> String) -> Chart {
+    let t = &s.time_s;
     let mut chart = Chart::new(&title("throughput"), "time (s)", "throughput (Mbit/s)");
     if let Some(capacity) = &s.capacity_mbps {
         chart.series.push(Series {
@@ -60,11 +82,13 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
         color(1),
         xy(t, s.throughput_mbps.iter().copied()),
     ));
-    figures.push(Figure {
-        stem: stem("throughput"),
-        chart,
-    });
+    chart
+}
 
+/// One-way delay over time: sampled packets, percentile bands, the median
+/// and the base delay each shell logged.
+fn delay_chart(s: &DirectionSeries, title: &dyn Fn(&str) -> String) -> Chart {
+    let t = &s.time_s;
     let mut chart = Chart::new(&title("one-way delay"), "time (s)", "one-way delay (ms)");
     let band = |i: usize| {
         s.delay_bands_ms
@@ -107,11 +131,12 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
             },
         });
     }
-    figures.push(Figure {
-        stem: stem("delay"),
-        chart,
-    });
+    chart
+}
 
+/// The queue over time: its time-weighted mean and maximum per bin.
+fn queue_chart(s: &DirectionSeries, title: &dyn Fn(&str) -> String) -> Chart {
+    let t = &s.time_s;
     let queue_title = match s.queue_shell {
         Some(shell) => title(&format!("queue of shell {shell}")),
         None => title("queue"),
@@ -131,11 +156,13 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
             dashed: true,
         },
     });
-    figures.push(Figure {
-        stem: stem("queue"),
-        chart,
-    });
+    chart
+}
 
+/// Drops and marks per bin; None where nothing was dropped or marked
+/// (the tables say so; no empty chart).
+fn signals_chart(s: &DirectionSeries, title: &dyn Fn(&str) -> String) -> Option<Chart> {
+    let t = &s.time_s;
     let mut chart = Chart::new(&title("drops and marks"), "time (s)", "packets per bin");
     for (name, values, i) in [
         ("drops", &s.drops, 1),
@@ -150,46 +177,46 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
             ));
         }
     }
-    // Nothing dropped or marked: the tables say so; no empty chart.
-    if !chart.series.is_empty() {
-        figures.push(Figure {
-            stem: stem("signals"),
-            chart,
-        });
-    }
+    (!chart.series.is_empty()).then_some(chart)
+}
 
-    if !s.flows.is_empty() {
-        let mut chart = Chart::new(
-            &title("throughput per flow"),
-            "time (s)",
-            "throughput (Mbit/s)",
-        );
-        for (i, (flow, values)) in s.flows.iter().enumerate() {
-            chart.series.push(Series::line(
-                flow.clone(),
-                color(i),
-                xy(t, values.iter().copied()),
-            ));
-        }
-        figures.push(Figure {
-            stem: stem("flows"),
-            chart,
-        });
+/// Throughput per flow shown; None without flows.
+fn flows_chart(s: &DirectionSeries, title: &dyn Fn(&str) -> String) -> Option<Chart> {
+    if s.flows.is_empty() {
+        return None;
     }
-    if s.flows.len() > 1 {
-        let mut chart = Chart::new(&title("Jain's index per bin"), "time (s)", "Jain's index");
-        chart.y_range = Some((0.0, 1.0));
+    let mut chart = Chart::new(
+        &title("throughput per flow"),
+        "time (s)",
+        "throughput (Mbit/s)",
+    );
+    for (i, (flow, values)) in s.flows.iter().enumerate() {
         chart.series.push(Series::line(
-            "over the flows active in the bin (≥ 2)",
-            color(4),
-            xy(t, s.jain.iter().map(|j| j.unwrap_or(f64::NAN))),
+            flow.clone(),
+            color(i),
+            xy(&s.time_s, values.iter().copied()),
         ));
-        figures.push(Figure {
-            stem: stem("jain"),
-            chart,
-        });
     }
+    Some(chart)
+}
 
+/// Jain's index per bin; None with fewer than two flows.
+fn jain_chart(s: &DirectionSeries, title: &dyn Fn(&str) -> String) -> Option<Chart> {
+    if s.flows.len() <= 1 {
+        return None;
+    }
+    let mut chart = Chart::new(&title("Jain's index per bin"), "time (s)", "Jain's index");
+    chart.y_range = Some((0.0, 1.0));
+    chart.series.push(Series::line(
+        "over the flows active in the bin (≥ 2)",
+        color(4),
+        xy(&s.time_s, s.jain.iter().map(|j| j.unwrap_or(f64::NAN))),
+    ));
+    Some(chart)
+}
+
+/// The one-way delay's distribution.
+fn cdf_chart(s: &DirectionSeries, title: &dyn Fn(&str) -> String) -> Chart {
     let mut chart = Chart::new(
         &title("delay distribution"),
         "one-way delay (ms)",
@@ -199,11 +226,7 @@ pub fn direction_figures(run: &str, s: &DirectionSeries) -> Vec<Figure> {
     chart
         .series
         .push(Series::line("CDF", color(0), s.delay_cdf_ms.clone()));
-    figures.push(Figure {
-        stem: stem("cdf"),
-        chart,
-    });
-    figures
+    chart
 }
 
 /// TCP's view of a run, where it was sampled: each connection's smoothed

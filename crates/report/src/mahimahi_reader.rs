@@ -199,6 +199,7 @@ struct Feeder {
 impl Feeder {
     /// Feeds one event to the analysis, or says why the log cannot be
     /// true at this line.
+    // Long: one arm per kind of line of a Mahimahi log, each the event the analysis is given.
     fn feed(&mut self, line: MmLine, analysis: &mut DirectionAnalysis) -> Result<(), String> {
         let ip = |bytes: u64| bytes.saturating_sub(TUN_HEADER as u64) as u32;
         let time_of = |ms: u64| ms.saturating_sub(self.base) * MS;

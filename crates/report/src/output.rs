@@ -120,6 +120,7 @@ fn drops_text(drops: &std::collections::BTreeMap<&'static str, u64>) -> String {
 }
 
 /// One table row per metric, one column per direction.
+// Long: one row per metric, the table as data.
 fn path_table(directions: &[DirectionSummary]) -> String {
     type Cell = fn(&DirectionSummary) -> String;
     let rows: Vec<(&str, Cell)> = vec![
@@ -358,6 +359,7 @@ fn figures_html(figures: &[Figure], svgs: &std::collections::HashMap<String, Str
     html + "</div>\n"
 }
 
+// Long: the page's HTML in reading order, one section after another.
 fn page(
     runs: &[Run],
     compared: &[Figure],

@@ -157,6 +157,7 @@ impl Chart {
     }
 
     /// The chart as an SVG document.
+    // Long: the SVG in drawing order: frame, axes and grid, each series by its style, the legend.
     pub fn svg(&self) -> String {
         let ((x0, x1), (y0, y1)) = self.data_range();
         let plot_w = WIDTH - LEFT - RIGHT;

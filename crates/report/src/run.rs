@@ -9,6 +9,7 @@ use crate::summary::{DirectionSeries, DirectionSummary};
 use crate::tcp::{TcpSocket, TcpSummary};
 use emu_core::log::{Direction, LogError, MAGIC};
 use emu_core::progress::Counted;
+use emu_core::Nanos;
 use serde::Serialize;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -209,13 +210,7 @@ fn emu_run(
     } else {
         source.parent().unwrap_or(Path::new("."))
     };
-    let sockets = match crate::tcp::samples_dir(log_dir) {
-        Some(dir) => crate::tcp::load(&dir, run.origin).unwrap_or_else(|e| {
-            warnings.push(format!("TCP samples left out: {e}"));
-            Vec::new()
-        }),
-        None => Vec::new(),
-    };
+    let sockets = tcp_samples(log_dir, run.origin, &mut warnings);
     let mut result = Run {
         summary: RunSummary {
             name,
@@ -248,6 +243,22 @@ fn emu_run(
         ));
     }
     Ok(result)
+}
+
+/// The TCP samples beside the logs in `log_dir`, if any; a warning where
+/// they cannot be read.
+fn tcp_samples(
+    log_dir: &Path,
+    origin: Nanos,
+    warnings: &mut Vec<String>,
+) -> Vec<crate::tcp::TcpSocket> {
+    match crate::tcp::samples_dir(log_dir) {
+        Some(dir) => crate::tcp::load(&dir, origin).unwrap_or_else(|e| {
+            warnings.push(format!("TCP samples left out: {e}"));
+            Vec::new()
+        }),
+        None => Vec::new(),
+    }
 }
 
 fn finish_all(

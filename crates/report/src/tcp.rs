@@ -136,6 +136,8 @@ impl TcpSummary {
 /// sampling clock's start on the report's clock). Rows are grouped into
 /// sockets by 5-tuple; rows without an RTT yet (srtt 0, a
 /// socket still connecting or already closed) are left out of the series.
+// Long: one reading per column of the samples file, each with its error, then the rows grouped by
+// socket.
 pub fn parse_csv(text: &str, offset_s: f64) -> Result<Vec<TcpSocket>, String> {
     let mut lines = text.lines().enumerate();
     let Some((_, header)) = lines.next() else {

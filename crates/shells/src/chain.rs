@@ -9,24 +9,26 @@
 //! forward from shell to shell, emu hands over in memory instead (see
 //! `forwarding`), and the kernel sees only what it must answer.
 
-use crate::addressing::{self, AddressPair};
-use crate::command::{self, CommandSpec};
+use crate::accounting::kernel_drops::{self, KernelDrops};
+use crate::accounting::receiver_drops::{ReceiverDrops, ReceiverWatch};
+use crate::accounting::status::{self, StatusLine};
+use crate::accounting::tcp_sampler::Sampler;
+use crate::datapath::forwarding::{Crossing, Route};
+use crate::datapath::pump::{Devices, DirectionPump, DirectionResult, PumpNews, Timing};
+use crate::datapath::reader::Reader;
 use crate::error::{Result, ShellError};
-use crate::forwarding::{Crossing, Route};
-use crate::guardian::Guardian;
-use crate::kernel_drops::{self, KernelDrops};
 use crate::links::{copy_traces, LinkSetup};
-use crate::nat::{self, NatRule};
-use crate::netns::{self, NetNs};
-use crate::outside::Outside;
-use crate::pump::{Devices, DirectionPump, DirectionResult, PumpNews};
-use crate::reader::Reader;
-use crate::receiver_drops::ReceiverWatch;
-use crate::rootless;
 use crate::spec::{Finished, PathEnd, RunOptions, ShellSpec};
-use crate::status::{self, StatusLine};
-use crate::tun::Tun;
-use crate::{devices, environment, privilege, signals, summary};
+use crate::summary;
+use crate::sys::addressing::{self, AddressPair};
+use crate::sys::command::{self, CommandSpec};
+use crate::sys::guardian::Guardian;
+use crate::sys::nat::{self, NatRule};
+use crate::sys::netns::{self, NetNs};
+use crate::sys::outside::Outside;
+use crate::sys::rootless;
+use crate::sys::tun::Tun;
+use crate::sys::{devices, environment, privilege, signals};
 use emu_core::capture::CaptureHeader;
 use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, WriterTotals};
 use emu_core::time::{monotonic_now, realtime_now};
@@ -74,6 +76,10 @@ pub fn run(shells: Vec<ShellSpec>, options: RunOptions) -> Result<Finished> {
     result
 }
 
+/// The run, phase by phase, once the guardian watches: the host and the
+/// outputs, the chain of shells, the threads that move packets, the
+/// command; then supervising it until it ends, tearing everything down and
+/// reporting what each direction did.
 fn run_guarded(
     shells: Vec<ShellSpec>,
     options: RunOptions,
@@ -83,22 +89,62 @@ fn run_guarded(
         .iter()
         .map(|s| s.seed.unwrap_or_else(seed_from_clock))
         .collect();
+    let (host, outside) = prepare_host(&options, guardian)?;
+    let mut writer = prepare_outputs(&options)?;
+    let (news_tx, news_rx) = mpsc::channel::<News>();
+    let pump_tx = relay_pump_news(news_tx.clone());
+    let mut chain = build_chain(
+        &shells,
+        &seeds,
+        &options,
+        &host,
+        guardian,
+        writer.as_mut(),
+        pump_tx,
+    )?;
+    let readers = start_readers(&chain.running, chain.depth, options.timing)?;
+    attach_device_helpers(&options, &host, &chain)?;
+    if let Some(w) = writer.as_mut() {
+        w.start();
+    }
+    let command = start_command(&shells, &options, &host, &chain, &news_tx)?;
+    let started = std::time::Instant::now();
+    let (status, trace_ended) = supervise(&news_rx, &command, &shells);
+    // With programs on the path's ends, the connections left closing go
+    // too (they would hold the programs for minutes).
+    let close_from = options.device_helpers.as_ref().map(|_| host.as_ref());
+    let (results, receivers) = tear_down(&mut chain, readers, command, outside, close_from);
+    report(Report {
+        shells: &shells,
+        options: &options,
+        chain,
+        results,
+        receivers,
+        writer,
+        started,
+        status,
+        trace_ended,
+    })
+}
+
+/// The namespace the chain starts from, cleared of NAT rules whose emu is
+/// gone, and the `--outside` programs started in it (first, so a server
+/// has the time the shells take to come up).
+fn prepare_host(options: &RunOptions, guardian: &mut Guardian) -> Result<(Arc<NetNs>, Outside)> {
     let host = Arc::new(NetNs::current()?);
     nat::sweep_stale(&host);
     if options.rootless {
         // Whatever runs in emu's own outer namespace goes with emu.
         guardian.watch_namespace(host.identity()?);
     }
-    // Started first, so a server has the time the shells take to come up.
     let outside = Outside::start(&host, &options.outside, guardian)?;
-    let depth: usize = std::env::var("EMU_SHELL_DEPTH")
-        .ok()
-        .and_then(|d| d.parse().ok())
-        .unwrap_or(0);
-    // The variable alone is not trusted: a user of a setuid emu could set it
-    // to have emu treat the host like one of its own namespaces.
-    let nested_in_emu = depth > 0 && !host.is_initial();
+    Ok((host, outside))
+}
 
+/// The log and capture directories, made as the user, and the one writer
+/// thread that takes both the log records and the captures (None when
+/// neither is asked for).
+fn prepare_outputs(options: &RunOptions) -> Result<Option<LogWriter>> {
     if let Some(dir) = &options.log_dir {
         privilege::io_as_invoker(|| std::fs::create_dir_all(dir))
             .map_err(|e| ShellError::os(&format!("creating log directory {}", dir.display()), e))?;
@@ -111,21 +157,52 @@ fn run_guarded(
             )
         })?;
     }
-    // One writer thread takes both the log records and the captures.
-    let mut writer = (options.log_dir.is_some() || options.pcap.is_some()).then(LogWriter::new);
-    let (news_tx, news_rx) = mpsc::channel::<News>();
-    let (pump_tx, pump_rx) = mpsc::channel::<PumpNews>();
-    {
-        let news = news_tx.clone();
-        std::thread::spawn(move || {
-            while let Ok(n) = pump_rx.recv() {
-                if news.send(News::Pump(n)).is_err() {
-                    break;
-                }
-            }
-        });
-    }
+    Ok((options.log_dir.is_some() || options.pcap.is_some()).then(LogWriter::new))
+}
 
+/// A channel for the pumps' news, passed on to the control thread's.
+fn relay_pump_news(news: mpsc::Sender<News>) -> mpsc::Sender<PumpNews> {
+    let (pump_tx, pump_rx) = mpsc::channel::<PumpNews>();
+    std::thread::spawn(move || {
+        while let Ok(n) = pump_rx.recv() {
+            if news.send(News::Pump(n)).is_err() {
+                break;
+            }
+        }
+    });
+    pump_tx
+}
+
+/// The chain as built: its shells (outermost first), the innermost
+/// namespace (the command's), the prompt prefix naming the shells, the
+/// address pairs in use, and how deep it is nested in other emus.
+struct Chain {
+    running: Vec<RunningShell>,
+    innermost: Arc<NetNs>,
+    prompt: String,
+    taken: Vec<u32>,
+    depth: usize,
+}
+
+/// Builds every shell, outermost first, each in the namespace of the one
+/// before, and joins their directions (see `link_followers` and
+/// `link_hand_overs`).
+fn build_chain(
+    shells: &[ShellSpec],
+    seeds: &[u64],
+    options: &RunOptions,
+    host: &Arc<NetNs>,
+    guardian: &mut Guardian,
+    mut writer: Option<&mut LogWriter>,
+    pump_tx: mpsc::Sender<PumpNews>,
+) -> Result<Chain> {
+    let depth: usize = std::env::var("EMU_SHELL_DEPTH")
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(0);
+    // The variable alone is not trusted: a user of a setuid emu could set it
+    // to have emu treat the host like one of its own namespaces.
+    let nested_in_emu = depth > 0 && !host.is_initial();
     let mut taken: Vec<u32> = addressing::inherited_pairs();
     let mut running: Vec<RunningShell> = Vec::new();
     // Addresses are chosen under a machine-wide lock, so emus started
@@ -147,14 +224,14 @@ fn run_guarded(
             seeds[k],
             &Around {
                 outer: &outer,
-                host: &host,
+                host,
                 host_is_machine: !nested_in_emu,
                 earlier: &running,
             },
-            &options,
+            options,
             &mut taken,
             guardian,
-            writer.as_mut(),
+            writer.as_deref_mut(),
             pump_tx.clone(),
         )?;
         prompt += &format!("[{}] ", spec.description);
@@ -164,9 +241,33 @@ fn run_guarded(
     drop(selection);
     link_followers(&running);
     link_hand_overs(&running);
-    // One reader per direction, each serving that direction's input in
-    // every shell (see `reader` for why).
-    let readers = Direction::BOTH
+    Ok(Chain {
+        running,
+        innermost: outer,
+        prompt,
+        taken,
+        depth,
+    })
+}
+
+/// Gives the path's two ends their programs (`RunOptions::device_helpers`):
+/// the host's end of the outermost shell, and the command's device.
+fn attach_device_helpers(options: &RunOptions, host: &NetNs, chain: &Chain) -> Result<()> {
+    let Some(attach) = &options.device_helpers else {
+        return Ok(());
+    };
+    let outermost = chain.running.first().expect("at least one shell");
+    let innermost = chain.running.last().expect("at least one shell");
+    host.run(|| attach(&outermost.outer_device, PathEnd::Host).map_err(ShellError::new))?;
+    innermost
+        .inner
+        .run(|| attach(devices::INNER_DEVICE, PathEnd::Command).map_err(ShellError::new))
+}
+
+/// One reader per direction, each serving that direction's input in every
+/// shell (see `reader` for why).
+fn start_readers(running: &[RunningShell], depth: usize, timing: Timing) -> Result<Vec<Reader>> {
+    Direction::BOTH
         .into_iter()
         .map(|direction| {
             let inputs = running
@@ -176,40 +277,51 @@ fn run_guarded(
                 .map(|(_, pump)| pump.input())
                 .collect();
             let name = format!("emu{depth}{}-read", &direction.name()[..1]);
-            Reader::start(&name, inputs, options.timing)
+            Reader::start(&name, inputs, timing)
                 .map_err(|e| ShellError::os("starting a reader thread", e))
         })
-        .collect::<Result<Vec<Reader>>>()?;
-    if let Some(w) = writer.as_mut() {
-        w.start();
-    }
+        .collect()
+}
 
-    if let Some(attach) = &options.device_helpers {
-        let outermost = running.first().expect("at least one shell");
-        host.run(|| attach(&outermost.outer_device, PathEnd::Host).map_err(ShellError::new))?;
-        outer.run(|| attach(devices::INNER_DEVICE, PathEnd::Command).map_err(ShellError::new))?;
-    }
+/// The command as it runs, and what watches it.
+struct Command {
+    pid: i32,
+    /// Its namespace, where SIGINT goes to the foreground process.
+    namespace: Option<(u64, u64)>,
+    sampler: Option<Sampler>,
+    receivers: ReceiverWatch,
+    status_line: Option<StatusLine>,
+}
 
-    // The command, in the innermost namespace.
+/// Starts the command in the innermost namespace, as the user, with the
+/// TCP sampler before it (so its first connection is seen), the watch on
+/// the receivers' drops, a thread that reports its exit, the signal
+/// forwarder and the status line.
+fn start_command(
+    shells: &[ShellSpec],
+    options: &RunOptions,
+    host: &Arc<NetNs>,
+    chain: &Chain,
+    news_tx: &mpsc::Sender<News>,
+) -> Result<Command> {
+    let inner = &chain.innermost;
     let invoker = privilege::invoker();
     let argv = if options.command.is_empty() {
         vec![command::login_shell(&invoker)]
     } else {
         options.command.clone()
     };
-    // Sampling starts before the command, so its first connection is seen.
     let sampler = match (options.tcp_info, &options.log_dir) {
-        (Some(interval), Some(dir)) => {
-            Some(crate::tcp_sampler::Sampler::start(&outer, dir, interval)?)
-        }
+        (Some(interval), Some(dir)) => Some(Sampler::start(inner, dir, interval)?),
         _ => None,
     };
-    let outermost = running.first().expect("at least one shell").pair;
-    let env = environment::command_environment(outermost, &prompt, &taken, depth + shells.len());
+    let outermost = chain.running.first().expect("at least one shell").pair;
+    let shells_deep = chain.depth + shells.len();
+    let env = environment::command_environment(outermost, &chain.prompt, &chain.taken, shells_deep);
     // What receivers drop from here on, on either side of the chain.
-    let receivers = ReceiverWatch::start(&host, &outer);
+    let receivers = ReceiverWatch::start(host, inner);
     let mut child = command::spawn(
-        &outer,
+        inner,
         &CommandSpec {
             argv,
             env,
@@ -217,8 +329,8 @@ fn run_guarded(
             own_process_group: false,
         },
     )?;
-    let child_pid = child.id() as i32;
-    let command_namespace = outer.identity().ok();
+    let pid = child.id() as i32;
+    let namespace = inner.identity().ok();
     {
         let news = news_tx.clone();
         std::thread::spawn(move || {
@@ -232,9 +344,10 @@ fn run_guarded(
         signals::spawn_forwarder(move |signal| news.send(News::Signal(signal)).is_ok());
     }
     let status_line = options.status.then(|| {
-        let rows = running
+        let rows = chain
+            .running
             .iter()
-            .zip(&shells)
+            .zip(shells)
             .map(|(shell, spec)| status::Row {
                 label: spec.description.clone(),
                 directions: [0, 1].map(|d| shell.pumps[d].1.live()),
@@ -242,8 +355,23 @@ fn run_guarded(
             .collect();
         StatusLine::start(rows, std::io::stderr().is_terminal())
     });
+    Ok(Command {
+        pid,
+        namespace,
+        sampler,
+        receivers,
+        status_line,
+    })
+}
 
-    let started = std::time::Instant::now();
+/// Waits for the command to end, passing signals on to it and stopping it
+/// when a `--once` trace ends; its exit status, and whether a trace ended.
+fn supervise(
+    news_rx: &mpsc::Receiver<News>,
+    command: &Command,
+    shells: &[ShellSpec],
+) -> (i32, bool) {
+    let child_pid = command.pid;
     let mut trace_ended = false;
     // Set once the command has been asked to stop; past it, it is killed.
     let mut kill_at: Option<std::time::Instant> = None;
@@ -267,7 +395,7 @@ fn run_guarded(
         };
         match news {
             Ok(News::Exited(status)) => break command::status_code(status),
-            Ok(News::Signal(libc::SIGINT)) => signals::interrupt(command_namespace, child_pid),
+            Ok(News::Signal(libc::SIGINT)) => signals::interrupt(command.namespace, child_pid),
             Ok(News::Signal(signal)) => {
                 // SAFETY: sending a signal to our own child.
                 unsafe { libc::kill(child_pid, signal) };
@@ -293,38 +421,114 @@ fn run_guarded(
             Err(()) => break 1,
         }
     };
-    if let Some(line) = status_line {
+    (status, trace_ended)
+}
+
+/// Once the command has ended: stops what watched it, kills whatever it
+/// left in the chain's namespaces and the `--outside` programs, then stops
+/// reading before each pump takes what is left on its ring, so nothing is
+/// read that a stopped pump would not count. What each direction did, and
+/// what the receivers dropped.
+fn tear_down(
+    chain: &mut Chain,
+    readers: Vec<Reader>,
+    command: Command,
+    outside: Outside,
+    close_from: Option<&NetNs>,
+) -> (
+    Vec<(usize, Direction, DirectionResult)>,
+    Option<ReceiverDrops>,
+) {
+    if let Some(line) = command.status_line {
         line.stop();
     }
-    if let Some(sampler) = sampler {
+    if let Some(sampler) = command.sampler {
         sampler.stop();
     }
-
-    // Whatever the command left running in our namespaces goes with it.
-    let identities: Vec<(u64, u64)> = running
+    let identities: Vec<(u64, u64)> = chain
+        .running
         .iter()
         .filter_map(|s| s.inner.identity().ok())
         .collect();
     netns::kill_processes_in(&identities);
     drop(outside);
-    if options.device_helpers.is_some() {
-        let innermost = running.last().expect("at least one shell");
-        close_connections_to(&host, innermost.pair);
+    if let Some(host) = close_from {
+        let innermost = chain.running.last().expect("at least one shell");
+        close_connections_to(host, innermost.pair);
         // And the command's own, left closing by its processes' end.
         let _ = innermost.inner.exec("ss", &["-K", "-t", "-a"]);
     }
-
-    // Stop reading first, so nothing is read that a stopped pump would not
-    // count; then let each pump take what is left on its ring.
     readers.into_iter().for_each(Reader::stop);
-    let results = finish_pumps(&mut running, depth);
-    let receivers = receivers.finish();
-    let totals = match writer {
+    let results = finish_pumps(&mut chain.running, chain.depth);
+    (results, command.receivers.finish())
+}
+
+/// What `report` turns into the run's accounting.
+struct Report<'a> {
+    shells: &'a [ShellSpec],
+    options: &'a RunOptions,
+    chain: Chain,
+    results: Vec<(usize, Direction, DirectionResult)>,
+    receivers: Option<ReceiverDrops>,
+    writer: Option<LogWriter>,
+    started: std::time::Instant,
+    status: i32,
+    trace_ended: bool,
+}
+
+/// Closes the logs, says what they lost, puts the kernel's drops in their
+/// headers, and writes the summary (on stderr with `--stats`, as JSON in
+/// the log directory). A log the disk refused fails the run, however the
+/// command did: the experiment's record is incomplete, and a script must
+/// notice. The shells are removed last.
+fn report(run: Report) -> Result<Finished> {
+    let depth = run.chain.depth;
+    let totals = match run.writer {
         Some(w) => w
             .finish()
             .map_err(|e| ShellError::os("writing the packet log", e))?,
         None => WriterTotals::default(),
     };
+    let mut log_failed = warn_of_lost_records(&totals);
+    record_kernel_drops(&run.chain.running, &run.results);
+    let summary = summary::summarize(
+        run.shells,
+        depth,
+        &run.results,
+        run.receivers,
+        (totals.records_lost, totals.records_unwritten),
+        run.started.elapsed().as_secs_f64(),
+    );
+    if run.options.stats {
+        eprint!("{}", summary.text);
+    }
+    if let Some(dir) = &run.options.log_dir {
+        let path = dir.join(format!("summary-{depth}.json"));
+        if let Err(e) = privilege::io_as_invoker(|| std::fs::write(&path, &summary.json)) {
+            // The emulation is over and its logs are closed: say what is
+            // missing rather than lose the command's status to it.
+            eprintln!("emu: error: cannot write {}: {e}", path.display());
+            let _ = std::fs::remove_file(&path);
+            log_failed = true;
+        }
+    }
+    let logs = run
+        .chain
+        .running
+        .iter()
+        .filter_map(|s| s.log.clone())
+        .collect();
+    drop(run.chain);
+    let status = if run.trace_ended { 0 } else { run.status };
+    Ok(Finished {
+        status: if log_failed && status == 0 { 1 } else { status },
+        logs,
+    })
+}
+
+/// Warns of the records and captures the writer lost or could not write;
+/// true if a log is incomplete.
+fn warn_of_lost_records(totals: &WriterTotals) -> bool {
     if totals.records_lost > 0 {
         eprintln!(
             "emu: warning: {} log records were lost because the disk could not keep up ({} written)",
@@ -337,8 +541,6 @@ fn run_guarded(
             totals.captures_lost, totals.captures
         );
     }
-    // A log the disk refused fails the run, however the command did: the
-    // experiment's record is incomplete, and a script must notice.
     let mut log_failed = false;
     for (path, error) in totals.incomplete() {
         log_failed = true;
@@ -353,35 +555,7 @@ fn run_guarded(
             totals.records_unwritten, totals.captures_unwritten
         );
     }
-    record_kernel_drops(&running, &results);
-    let summary = summary::summarize(
-        &shells,
-        depth,
-        &results,
-        receivers,
-        (totals.records_lost, totals.records_unwritten),
-        started.elapsed().as_secs_f64(),
-    );
-    if options.stats {
-        eprint!("{}", summary.text);
-    }
-    if let Some(dir) = &options.log_dir {
-        let path = dir.join(format!("summary-{depth}.json"));
-        if let Err(e) = privilege::io_as_invoker(|| std::fs::write(&path, &summary.json)) {
-            // The emulation is over and its logs are closed: say what is
-            // missing rather than lose the command's status to it.
-            eprintln!("emu: error: cannot write {}: {e}", path.display());
-            let _ = std::fs::remove_file(&path);
-            log_failed = true;
-        }
-    }
-    let logs = running.iter().filter_map(|s| s.log.clone()).collect();
-    drop(running);
-    let status = if trace_ended { 0 } else { status };
-    Ok(Finished {
-        status: if log_failed && status == 0 { 1 } else { status },
-        logs,
-    })
+    log_failed
 }
 
 /// How long a command asked to stop (by a signal to emu, or by the end of
@@ -535,6 +709,9 @@ fn close_connections_to(host: &NetNs, pair: AddressPair) {
     }
 }
 
+/// One shell, phase by phase: its address pair, its two devices and the
+/// namespace inside, the routes and NAT that reach it, its logs and
+/// captures, and the pumps of its two directions.
 #[allow(clippy::too_many_arguments)]
 fn build_shell(
     index: usize,
@@ -548,16 +725,68 @@ fn build_shell(
     writer: Option<&mut LogWriter>,
     news: mpsc::Sender<PumpNews>,
 ) -> Result<RunningShell> {
-    let outer = around.outer;
-    let outer_is_host = Arc::ptr_eq(outer, around.host) && around.host_is_machine;
     // The pair must be free wherever it will be routed: in every
     // namespace around the shell.
     let mut namespaces: Vec<&NetNs> = vec![around.host];
     namespaces.extend(around.earlier.iter().map(|s| s.inner.as_ref()));
     let pair = addressing::choose(&namespaces, taken)?;
     taken.push(pair.index);
-    let mtu = options.mtu.to_string();
+    let (outer_tun, inner, inner_tun) =
+        bring_up_link(around.outer, &pair, position, options, guardian)?;
+    let rules = reach_shell(around, &pair, guardian)?;
+    let start = monotonic_now();
+    let realtime_start = realtime_now();
+    let setup = LinkSetup {
+        shell: index as u8,
+        directions: &spec.directions,
+        seed,
+        streams: [(index * 2) as u64, (index * 2 + 1) as u64],
+        max_packet: options.mtu as usize,
+        start,
+    };
+    let (sinks, log) = open_outputs(index, spec, &setup, options, writer, realtime_start)?;
+    let mut pumps = Vec::new();
+    for ((d, direction), sink) in Direction::BOTH.into_iter().enumerate().zip(sinks) {
+        let link = setup.build(d, sink);
+        let (input, output) = match direction {
+            Direction::Uplink => (inner_tun.raw_fd(), outer_tun.raw_fd()),
+            Direction::Downlink => (outer_tun.raw_fd(), inner_tun.raw_fd()),
+        };
+        let pump = DirectionPump::start(
+            &format!("emu{index}{}", &direction.name()[..1]),
+            format!("[{}] {}", spec.description, direction.name()),
+            position,
+            link,
+            Devices { input, output },
+            options.timing,
+            news.clone(),
+        )
+        .map_err(|e| ShellError::os("starting a pump thread", e))?;
+        pumps.push((direction, pump));
+    }
+    Ok(RunningShell {
+        pumps,
+        _nat: rules,
+        outer_device: outer_tun.name().to_string(),
+        _outer_tun: outer_tun,
+        _inner_tun: inner_tun,
+        outer: around.outer.clone(),
+        inner,
+        pair,
+        log,
+    })
+}
 
+/// The shell's point-to-point link: its outer device in `outer`, a new
+/// namespace with the inner device, and default routes inside through it.
+fn bring_up_link(
+    outer: &Arc<NetNs>,
+    pair: &AddressPair,
+    position: usize,
+    options: &RunOptions,
+    guardian: &mut Guardian,
+) -> Result<(Tun, Arc<NetNs>, Tun)> {
+    let mtu = options.mtu.to_string();
     let name = format!("emu{position}-{}", std::process::id());
     let outer_tun = devices::bring_up_end(
         outer,
@@ -567,9 +796,7 @@ fn build_shell(
         pair.inner4,
         options.offload,
     )?;
-    let inner = Arc::new(NetNs::create()?);
-    guardian.watch_namespace(inner.identity()?);
-    inner.exec("ip", &["link", "set", "dev", "lo", "up"])?;
+    let inner = devices::new_namespace(guardian)?;
     let inner_tun = devices::bring_up_end(
         &inner,
         devices::INNER_DEVICE,
@@ -578,49 +805,35 @@ fn build_shell(
         pair.outer4,
         options.offload,
     )?;
-    inner.exec(
-        "ip",
-        &[
-            "route",
-            "add",
-            "default",
-            "via",
-            &pair.outer4.to_string(),
-            "dev",
-            devices::INNER_DEVICE,
-        ],
-    )?;
-    inner.exec(
-        "ip",
-        &[
-            "-6",
-            "route",
-            "add",
-            "default",
-            "via",
-            &pair.outer6.to_string(),
-            "dev",
-            devices::INNER_DEVICE,
-        ],
-    )?;
+    for via in [IpAddr::V4(pair.outer4), IpAddr::V6(pair.outer6)] {
+        devices::add_route(&inner, via, "default", Some(via), devices::INNER_DEVICE)?;
+    }
+    Ok((outer_tun, inner, inner_tun))
+}
 
-    nat::enable_forwarding(outer, !outer_is_host)?;
+/// What makes a new shell reachable: forwarding in the namespace around
+/// it, a route to its addresses in every namespace further out, and the
+/// masquerade rules of the chain's outermost namespace (watched by the
+/// guardian on the machine's own).
+fn reach_shell(
+    around: &Around,
+    pair: &AddressPair,
+    guardian: &mut Guardian,
+) -> Result<Vec<NatRule>> {
+    let outer_is_host = Arc::ptr_eq(around.outer, around.host) && around.host_is_machine;
+    nat::enable_forwarding(around.outer, !outer_is_host)?;
     // Every namespace further out routes the shell's addresses inwards,
     // through the next shell's outer device (the routes go with the
     // device), so packets keep their addresses up to the host.
     for earlier in around.earlier {
         for (network, length) in pair.networks() {
-            let family = if network.is_ipv4() { "-4" } else { "-6" };
-            earlier.outer.exec(
-                "ip",
-                &[
-                    family,
-                    "route",
-                    "add",
-                    &format!("{network}/{length}"),
-                    "dev",
-                    &earlier.outer_device,
-                ],
+            let destination = format!("{network}/{length}");
+            devices::add_route(
+                &earlier.outer,
+                network,
+                &destination,
+                None,
+                &earlier.outer_device,
             )?;
         }
     }
@@ -641,19 +854,21 @@ fn build_shell(
             guardian.watch_rule(rule.program(), rule.spec());
         }
     }
+    Ok(rules)
+}
 
-    let start = monotonic_now();
-    let realtime_start = realtime_now();
-    let setup = LinkSetup {
-        shell: index as u8,
-        directions: &spec.directions,
-        seed,
-        streams: [(index * 2) as u64, (index * 2 + 1) as u64],
-        max_packet: options.mtu as usize,
-        start,
-    };
+/// The sinks of the shell's two directions: into its packet log (created
+/// as the user, with the traces it follows copied beside it) and its
+/// captures where they are asked for; the log's path.
+fn open_outputs(
+    index: usize,
+    spec: &ShellSpec,
+    setup: &LinkSetup,
+    options: &RunOptions,
+    mut writer: Option<&mut LogWriter>,
+    realtime_start: u64,
+) -> Result<([LogSink; 2], Option<PathBuf>)> {
     let mut log = None;
-    let mut writer = writer;
     let mut sinks = match writer.as_deref_mut().filter(|_| options.log_dir.is_some()) {
         Some(w) => {
             let dir = options
@@ -661,7 +876,7 @@ fn build_shell(
                 .as_ref()
                 .expect("a writer implies a log directory");
             let header = setup.log_header(
-                format!("{} seed {seed}", spec.description),
+                format!("{} seed {}", spec.description, setup.seed),
                 options.command_line.clone(),
                 realtime_start,
                 copy_traces(dir, &index.to_string(), &spec.directions)?,
@@ -687,7 +902,7 @@ fn build_shell(
                         suffix.replace('-', " ")
                     ),
                     description: spec.description.clone(),
-                    monotonic_origin_ns: start,
+                    monotonic_origin_ns: setup.start,
                     realtime_origin_ns: realtime_start,
                     options: pcap.options,
                 };
@@ -700,35 +915,5 @@ fn build_shell(
             sinks[d] = sink.with_capture(w.capture_sink(departures, drops, pcap.options));
         }
     }
-
-    let mut pumps = Vec::new();
-    for (d, direction) in Direction::BOTH.into_iter().enumerate() {
-        let link = setup.build(d, std::mem::replace(&mut sinks[d], LogSink::disabled()));
-        let (input, output) = match direction {
-            Direction::Uplink => (inner_tun.raw_fd(), outer_tun.raw_fd()),
-            Direction::Downlink => (outer_tun.raw_fd(), inner_tun.raw_fd()),
-        };
-        let pump = DirectionPump::start(
-            &format!("emu{index}{}", &direction.name()[..1]),
-            format!("[{}] {}", spec.description, direction.name()),
-            position,
-            link,
-            Devices { input, output },
-            options.timing,
-            news.clone(),
-        )
-        .map_err(|e| ShellError::os("starting a pump thread", e))?;
-        pumps.push((direction, pump));
-    }
-    Ok(RunningShell {
-        pumps,
-        _nat: rules,
-        outer_device: outer_tun.name().to_string(),
-        _outer_tun: outer_tun,
-        _inner_tun: inner_tun,
-        outer: outer.clone(),
-        inner,
-        pair,
-        log,
-    })
+    Ok((sinks, log))
 }

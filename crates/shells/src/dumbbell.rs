@@ -9,7 +9,7 @@
 //! due time across all links, then spins the last stretch; it does not
 //! grow a thread per link or per host.
 //!
-//! It moves packets as the shells' pumps do (`crate::wire`): with offload
+//! It moves packets as the shells' pumps do (`crate::datapath::wire`): with offload
 //! (off by default: see [`HostSetup::offload`]), a host's TCP super-packet
 //! is one read, cut into the segments the links see; with or without it,
 //! segments of one flow that are due together go into the receiving host
@@ -17,11 +17,11 @@
 //! rates.
 //!
 //! How long it spins before a due time adapts as a pump's spin does (see
-//! [`crate::spin`]): the high quantile of its own timed wake-ups'
-//! lateness, less the slack. It spun a fixed 500 µs before, the shells'
-//! longest spin, and a bottleneck whose packets leave less than that
-//! apart (20 Mbit/s: 600 µs) kept it spinning most of the time, on the
-//! same two cores as the hosts' senders.
+//! `crate::datapath::spin`): the high quantile of its own timed wake-ups'
+//! lateness, less the slack. A fixed spin as long as the shells' longest
+//! (500 µs) would keep it spinning most of the time behind a bottleneck
+//! whose packets leave about that far apart (20 Mbit/s: 600 µs), on the
+//! same cores as the hosts' senders.
 //!
 //! Unlike the shells' pumps it stays in the ordinary scheduling class:
 //! spinning in the real-time class, it keeps the hosts' senders off its
@@ -29,13 +29,14 @@
 //! Cake triple-isolate (tests/experiments.rs) came out 6 to 15% apart in
 //! three runs of five, and 0.3 to 2.3% in the ordinary class.
 
+use crate::accounting::lateness::Lateness;
+use crate::datapath::spin::{Plan, Spin, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
+use crate::datapath::wire::{write_due, Reception, MERGED_BUFFER};
 use crate::error::{Result, ShellError};
-use crate::guardian::Guardian;
-use crate::lateness::Lateness;
-use crate::netns::NetNs;
-use crate::spin::{Plan, Spin, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
-use crate::tun::Tun;
-use crate::wire::{write_due, Reception, MERGED_BUFFER};
+use crate::sys::devices;
+use crate::sys::guardian::Guardian;
+use crate::sys::netns::NetNs;
+use crate::sys::tun::Tun;
 use emu_core::time::{monotonic_now, timespec, Nanos};
 use emu_core::Packet;
 use fabric::{Delivery, Fabric, HostId};
@@ -88,9 +89,7 @@ impl Host {
     /// sysctls. The guardian learns of the namespace before anything can
     /// run in it.
     pub fn create(setup: &HostSetup, guardian: &mut Guardian) -> Result<Host> {
-        let namespace = Arc::new(NetNs::create()?);
-        guardian.watch_namespace(namespace.identity()?);
-        namespace.exec("ip", &["link", "set", "dev", "lo", "up"])?;
+        let namespace = devices::new_namespace(guardian)?;
         let offload = setup.offload;
         let tun = namespace.run(move || Tun::create(HOST_DEVICE, offload))?;
         // The experiment is IPv4: no IPv6 housekeeping packets on the path.
@@ -172,7 +171,7 @@ pub struct FabricThread {
 impl FabricThread {
     /// Starts carrying packets between `hosts` (in the fabric's host order)
     /// through `fabric`. `slack`: the lateness its adaptive spin accepts
-    /// (see [`crate::pump::Timing::slack`]).
+    /// (see [`crate::datapath::pump::Timing::slack`]).
     pub fn start(fabric: Fabric, hosts: &[Host], slack: Nanos) -> Result<FabricThread> {
         if hosts.len() != fabric.topology().hosts() {
             return Err(ShellError::new(format!(
@@ -215,7 +214,7 @@ fn carry(
     // Ahead of ordinary threads, as the shells' readers and pumps are: on
     // a busy machine an ordinary thread waits for a core for milliseconds,
     // and every host's deliveries wait with it.
-    crate::pump::realtime_priority();
+    crate::datapath::pump::realtime_priority();
     let hosts = devices.len();
     let mut read = vec![0u64; hosts];
     let mut write_errors = vec![0u64; hosts];
@@ -236,24 +235,14 @@ fn carry(
     let samples = calibration_waits(&mut polls);
     let mut timers = Spin::new(None, &samples).accepting(slack);
     loop {
-        let mut took = 0;
-        for (host, &fd) in devices.iter().enumerate() {
-            for _ in 0..READ_BATCH {
-                match reception.read(fd) {
-                    Ok(0) => break,
-                    Ok(_) => {
-                        took += 1;
-                        reception.split(monotonic_now(), &mut packets);
-                        read[host] += packets.len() as u64;
-                        for packet in packets.drain(..) {
-                            fabric.send(host as HostId, packet, &mut out);
-                        }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => break, // WouldBlock, or the device is gone
-                }
-            }
-        }
+        let took = read_hosts(
+            &devices,
+            &mut reception,
+            &mut packets,
+            &mut fabric,
+            &mut out,
+            &mut read,
+        );
         let now = monotonic_now();
         fabric.run_until(now, &mut out);
         if !out.is_empty() {
@@ -283,16 +272,54 @@ fn carry(
             Some((due, _)) => due,
             None => now + MAX_SLEEP,
         };
-        match timers.plan(Some(due), now) {
-            plan @ (Plan::Timed(until) | Plan::Probe(until)) => {
-                if !any_readable(&mut polls, (until - now).min(MAX_SLEEP)) {
-                    timers.learn(plan, monotonic_now());
+        wait(&mut timers, &mut polls, due, now);
+    }
+}
+
+/// Reads up to a batch from each host's device into the fabric, which
+/// puts what is due at once in `out`; how many reads found packets.
+fn read_hosts(
+    devices: &[RawFd],
+    reception: &mut Reception,
+    packets: &mut Vec<Packet>,
+    fabric: &mut Fabric,
+    out: &mut Vec<Delivery>,
+    read: &mut [u64],
+) -> usize {
+    let mut took = 0;
+    for (host, &fd) in devices.iter().enumerate() {
+        for _ in 0..READ_BATCH {
+            match reception.read(fd) {
+                Ok(0) => break,
+                Ok(_) => {
+                    took += 1;
+                    reception.split(monotonic_now(), packets);
+                    read[host] += packets.len() as u64;
+                    for packet in packets.drain(..) {
+                        fabric.send(host as HostId, packet, out);
+                    }
                 }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break, // WouldBlock, or the device is gone
             }
-            _ => {
-                while monotonic_now() < due && !any_readable(&mut polls, 0) {
-                    std::thread::yield_now();
-                }
+        }
+    }
+    took
+}
+
+/// Waits for `due` as the spin's plan says: asleep on the devices until
+/// the spin before it (learning how late such sleeps end), then looking
+/// without sleeping; a device that becomes readable ends the wait.
+fn wait(timers: &mut Spin, polls: &mut [libc::pollfd], due: Nanos, now: Nanos) {
+    match timers.plan(Some(due), now) {
+        plan @ (Plan::Timed(until) | Plan::Probe(until)) => {
+            if !any_readable(polls, (until - now).min(MAX_SLEEP)) {
+                timers.learn(plan, monotonic_now());
+            }
+        }
+        _ => {
+            while monotonic_now() < due && !any_readable(polls, 0) {
+                std::thread::yield_now();
             }
         }
     }
@@ -300,7 +327,7 @@ fn carry(
 
 /// The lateness of a few short timed waits on the hosts' devices, taken
 /// before the first packet, where the adaptive spin starts (see
-/// [`crate::spin::calibration_estimate`]); a device ready ends them.
+/// [`crate::datapath::spin::calibration_estimate`]); a device ready ends them.
 fn calibration_waits(polls: &mut [libc::pollfd]) -> Vec<Nanos> {
     (0..CALIBRATION_SLEEPS)
         .map_while(|_| {

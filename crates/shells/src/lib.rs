@@ -1,42 +1,39 @@
-//! Everything that touches the operating system: network namespaces, TUN
-//! devices, addresses and NAT, the command's process, and the threads that
-//! pump packets through the link model. Nothing below this crate knows
-//! about any of it.
+//! Everything between a packet's program and the link model: network
+//! namespaces, TUN devices, addresses and NAT, the command's process, the
+//! threads that move packets through the models, and what they count.
+//! Nothing below this crate knows about any of it.
+//!
+//! The layers, each standing only on those before it:
+//!
+//! - `sys`: the operating system's plumbing (devices, namespaces,
+//!   addresses, NAT, privileges, the guardian that cleans up after a
+//!   `kill -9`, signals, the command's process).
+//! - `accounting`: what is counted and observed (lateness, overload,
+//!   the kernel's and the receivers' drops, the status line, TCP_INFO).
+//! - `datapath`: the threads that move packets (readers, pumps, the
+//!   spin before a departure, forwarding between nested shells).
+//! - The two topologies built on them: a chain of shells around one
+//!   command (`chain`, run by [`run`]) and an experiment's hosts with the
+//!   thread that carries their packets ([`dumbbell`]); with what a run is
+//!   made of (`spec`), one link as every front end builds it ([`links`])
+//!   and the accounting at exit (`summary`).
+//!
+//! Other crates use the topologies, the specifications and the few
+//! modules re-exported here.
 
-pub mod addressing;
+mod accounting;
 mod chain;
-pub mod command;
-mod devices;
+mod datapath;
 pub mod dumbbell;
-mod environment;
 pub mod error;
-mod forwarding;
-pub mod guardian;
-mod input;
-pub mod kernel_drops;
-pub mod lateness;
 pub mod links;
-pub mod live;
-pub mod nat;
-pub mod netns;
-pub mod outside;
-pub mod overload;
-pub mod privilege;
-pub mod pump;
-mod reader;
-pub mod receiver_drops;
-pub mod rootless;
-mod signals;
 mod spec;
-mod spin;
-mod status;
 mod summary;
-pub mod tcp_info;
-pub mod tcp_sampler;
-pub mod tun;
-mod wire;
+mod sys;
 
+pub use accounting::{receiver_drops, tcp_info};
 pub use chain::run;
+pub use datapath::pump::{Timing, DEFAULT_SLACK};
 pub use error::ShellError;
-pub use pump::{Timing, DEFAULT_SLACK};
 pub use spec::{DeviceHelpers, DirectionSpec, Finished, PathEnd, Pcap, RunOptions, ShellSpec};
+pub use sys::{guardian, netns, privilege};

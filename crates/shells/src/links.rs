@@ -4,8 +4,8 @@
 //! field added for the shells reaches the experiments too.
 
 use crate::error::{Result, ShellError};
-use crate::privilege;
 use crate::spec::DirectionSpec;
+use crate::sys::privilege;
 use emu_core::log::{Direction, LogHeader, LogSink, TraceFile};
 use emu_core::time::Nanos;
 use link::{Link, LinkConfig, Loss, Server};

@@ -2,7 +2,7 @@
 //! commands) describe it: each shell's two directions, the run's options,
 //! and what a finished run hands back.
 
-use crate::pump::Timing;
+use crate::datapath::pump::Timing;
 use emu_core::time::Nanos;
 use link::Server;
 use std::path::PathBuf;

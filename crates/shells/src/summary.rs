@@ -2,10 +2,10 @@
 //! silently: read = delivered + dropped (by reason) + queued at exit, with
 //! the pump's lateness and emu's own CPU time.
 
-use crate::kernel_drops::KernelDrops;
-use crate::overload::LATE_P99_LIMIT;
-use crate::pump::DirectionResult;
-use crate::receiver_drops::ReceiverDrops;
+use crate::accounting::kernel_drops::KernelDrops;
+use crate::accounting::overload::LATE_P99_LIMIT;
+use crate::accounting::receiver_drops::ReceiverDrops;
+use crate::datapath::pump::DirectionResult;
 use crate::spec::ShellSpec;
 use emu_core::log::Direction;
 
@@ -31,113 +31,11 @@ pub(crate) fn summarize(
     let mut text = String::new();
     let mut entries = Vec::new();
     for (index, direction, r) in results {
-        let c = r.link.counters();
-        let queued = r.link.packets_inside();
-        let drops: Vec<String> = c
-            .dropped
-            .iter()
-            .filter(|&(_, n)| n > 0)
-            .map(|(reason, n)| format!("{} {n}", reason.name()))
-            .collect();
         let description = &shells[index - depth].description;
-        text += &format!(
-            "emu: [{description}] {}: read {}{}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us ({})\n",
-            direction.name(),
-            r.read,
-            if r.handed_in > 0 {
-                format!(" ({} handed over in memory)", r.handed_in)
-            } else {
-                String::new()
-            },
-            if c.duplicated > 0 {
-                format!(" + duplicated {}", c.duplicated)
-            } else {
-                String::new()
-            },
-            c.delivered,
-            c.dropped_total(),
-            if drops.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", drops.join(", "))
-            },
-            queued,
-            if c.corrupted > 0 {
-                format!(" ({} corrupted)", c.corrupted)
-            } else {
-                String::new()
-            },
-            if r.write_errors > 0 {
-                format!(" ({} writes refused by the kernel)", r.write_errors)
-            } else {
-                String::new()
-            },
-            r.lateness.mean_ns() / 1e3,
-            r.lateness.quantile_ns(0.99) as f64 / 1e3,
-            match (r.spin, r.slack) {
-                (Some(spin), Some(slack)) => format!(
-                    "spin {:.0} us, slack {:.0} us",
-                    spin as f64 / 1e3,
-                    slack as f64 / 1e3
-                ),
-                (Some(spin), None) => format!("spin {:.0} us", spin as f64 / 1e3),
-                (None, _) => "busy poll".to_string(),
-            },
-        );
+        text += &direction_line(description, *direction, r);
         text += &kernel_line(&r.kernel);
-        if r.overload.overloaded > 0 {
-            text += &format!(
-                "emu:   overloaded: in {} of {} one-second windows packets were written late by p99 > {} us (worst p99 {:.0} us, mean {:.0} us); the path's timing was not exact\n",
-                r.overload.overloaded,
-                r.overload.windows,
-                LATE_P99_LIMIT / 1_000,
-                r.overload.worst_p99_ns as f64 / 1e3,
-                r.overload.worst_mean_ns / 1e3,
-            );
-        }
-        let dropped: serde_json::Map<String, serde_json::Value> = c
-            .dropped
-            .iter()
-            .map(|(reason, n)| (reason.name().to_string(), n.into()))
-            .collect();
-        entries.push(serde_json::json!({
-            "shell": index,
-            "description": description,
-            "direction": direction.name(),
-            "read": r.read,
-            "handed_in": r.handed_in,
-            "arrived": c.arrived,
-            "delivered": c.delivered,
-            "delivered_bytes": c.delivered_bytes,
-            "dropped": dropped,
-            "queued_at_exit": queued,
-            "marked_ce": c.marked_ce,
-            "marked_ect1": c.marked_ect1,
-            "duplicated": c.duplicated,
-            "corrupted": c.corrupted,
-            "write_errors": r.write_errors,
-            "queue": r.link.queue_description(),
-            "departure_lateness": r.lateness.to_json(),
-            "spin_ns": r.spin,
-            "slack_ns": r.slack,
-            "overload": {
-                "windows": r.overload.windows,
-                "overloaded_windows": r.overload.overloaded,
-                "worst_p99_ns": r.overload.worst_p99_ns,
-                "worst_mean_ns": r.overload.worst_mean_ns.round(),
-                "limit_p99_ns": LATE_P99_LIMIT,
-            },
-            "kernel": if r.kernel.known {
-                serde_json::json!({
-                    "dropped_before_read": r.kernel.on_the_way_in(),
-                    "tun_ring_dropped": r.kernel.ring,
-                    "qdisc_dropped": r.kernel.qdisc,
-                    "dropped_after_write": r.kernel.after_write,
-                })
-            } else {
-                serde_json::Value::Null
-            },
-        }));
+        text += &overload_line(r);
+        entries.push(direction_json(*index, description, *direction, r));
     }
     text += &receivers_line(receivers);
     let OwnUsage {
@@ -163,6 +61,120 @@ pub(crate) fn summarize(
         text,
         json: format!("{json}\n"),
     }
+}
+
+/// A direction's accounting line: read = delivered + dropped + queued,
+/// and how late its writes were.
+fn direction_line(description: &str, direction: Direction, r: &DirectionResult) -> String {
+    let c = r.link.counters();
+    let queued = r.link.packets_inside();
+    let drops: Vec<String> = c
+        .dropped
+        .iter()
+        .filter(|&(_, n)| n > 0)
+        .map(|(reason, n)| format!("{} {n}", reason.name()))
+        .collect();
+    format!(
+        "emu: [{description}] {}: read {}{}{} = delivered {} + dropped {}{} + queued {}{}{}; written late by mean {:.1} us, p99 {:.1} us ({})\n",
+        direction.name(),
+        r.read,
+        part(r.handed_in > 0, || format!(" ({} handed over in memory)", r.handed_in)),
+        part(c.duplicated > 0, || format!(" + duplicated {}", c.duplicated)),
+        c.delivered,
+        c.dropped_total(),
+        part(!drops.is_empty(), || format!(" ({})", drops.join(", "))),
+        queued,
+        part(c.corrupted > 0, || format!(" ({} corrupted)", c.corrupted)),
+        part(r.write_errors > 0, || format!(" ({} writes refused by the kernel)", r.write_errors)),
+        r.lateness.mean_ns() / 1e3,
+        r.lateness.quantile_ns(0.99) as f64 / 1e3,
+        match (r.spin, r.slack) {
+            (Some(spin), Some(slack)) => format!(
+                "spin {:.0} us, slack {:.0} us",
+                spin as f64 / 1e3,
+                slack as f64 / 1e3
+            ),
+            (Some(spin), None) => format!("spin {:.0} us", spin as f64 / 1e3),
+            (None, _) => "busy poll".to_string(),
+        },
+    )
+}
+
+/// `text` where it is `shown`, else nothing: an optional part of a line.
+fn part(shown: bool, text: impl FnOnce() -> String) -> String {
+    if shown {
+        text()
+    } else {
+        String::new()
+    }
+}
+
+/// The overload line of a direction, where any second broke emu's bound.
+fn overload_line(r: &DirectionResult) -> String {
+    if r.overload.overloaded == 0 {
+        return String::new();
+    }
+    format!(
+        "emu:   overloaded: in {} of {} one-second windows packets were written late by p99 > {} us (worst p99 {:.0} us, mean {:.0} us); the path's timing was not exact\n",
+        r.overload.overloaded,
+        r.overload.windows,
+        LATE_P99_LIMIT / 1_000,
+        r.overload.worst_p99_ns as f64 / 1e3,
+        r.overload.worst_mean_ns / 1e3,
+    )
+}
+
+/// A direction's accounting in the summary's JSON.
+fn direction_json(
+    index: usize,
+    description: &str,
+    direction: Direction,
+    r: &DirectionResult,
+) -> serde_json::Value {
+    let c = r.link.counters();
+    let dropped: serde_json::Map<String, serde_json::Value> = c
+        .dropped
+        .iter()
+        .map(|(reason, n)| (reason.name().to_string(), n.into()))
+        .collect();
+    serde_json::json!({
+        "shell": index,
+        "description": description,
+        "direction": direction.name(),
+        "read": r.read,
+        "handed_in": r.handed_in,
+        "arrived": c.arrived,
+        "delivered": c.delivered,
+        "delivered_bytes": c.delivered_bytes,
+        "dropped": dropped,
+        "queued_at_exit": r.link.packets_inside(),
+        "marked_ce": c.marked_ce,
+        "marked_ect1": c.marked_ect1,
+        "duplicated": c.duplicated,
+        "corrupted": c.corrupted,
+        "write_errors": r.write_errors,
+        "queue": r.link.queue_description(),
+        "departure_lateness": r.lateness.to_json(),
+        "spin_ns": r.spin,
+        "slack_ns": r.slack,
+        "overload": {
+            "windows": r.overload.windows,
+            "overloaded_windows": r.overload.overloaded,
+            "worst_p99_ns": r.overload.worst_p99_ns,
+            "worst_mean_ns": r.overload.worst_mean_ns.round(),
+            "limit_p99_ns": LATE_P99_LIMIT,
+        },
+        "kernel": if r.kernel.known {
+            serde_json::json!({
+                "dropped_before_read": r.kernel.on_the_way_in(),
+                "tun_ring_dropped": r.kernel.ring,
+                "qdisc_dropped": r.kernel.qdisc,
+                "dropped_after_write": r.kernel.after_write,
+            })
+        } else {
+            serde_json::Value::Null
+        },
+    })
 }
 
 /// The second line of a direction's accounting: what the kernel dropped
@@ -231,7 +243,7 @@ fn own_usage() -> OwnUsage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lateness::Lateness;
+    use crate::accounting::lateness::Lateness;
     use crate::spec::DirectionSpec;
     use emu_core::log::LogSink;
     use link::{Link, LinkConfig, Server};

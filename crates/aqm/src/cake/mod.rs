@@ -560,6 +560,8 @@ impl Cake {
 }
 
 impl Queue for Cake {
+    // Long: the kernel's cake_enqueue step for step (classify, wash, ack filter, flow and host
+    // bookkeeping, overflow), to be read beside it.
     fn enqueue(&mut self, mut packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
         let tin = self.tin_of(&packet);
         if self.params.wash && packet.dscp().is_some_and(|d| d != 0) {
@@ -645,6 +647,8 @@ impl Queue for Cake {
         true
     }
 
+    // Long: the kernel's cake_dequeue with its gotos (begin, retry) as labelled loops in one body,
+    // step for step, so the two read side by side.
     fn dequeue(&mut self, now: Nanos, outcome: &mut Outcome) -> Option<Packet> {
         let mode = self.params.flow_mode;
         // Only the first flow looked at in a call may come from the

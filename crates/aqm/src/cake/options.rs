@@ -4,15 +4,13 @@
 use super::overhead::{Framing, Overhead};
 use super::tins::TinMode;
 use super::{flow_mode, AckFilter, CakeParams};
-use crate::spec::catalogue::Opt;
-use crate::spec::words::{tc_time, Words};
-use crate::spec::SpecError;
+use crate::grammar::{tc_time, Opt, SpecError, Words};
 use emu_core::rate::Rate;
 use emu_core::size::{parse_count, parse_size};
 use emu_core::time::Nanos;
 
 pub(crate) const OPTIONS: &[Opt] = &[
-    ("bandwidth", "RATE|unlimited", "unlimited", "cake's own shaper (see README: with the link rate)"),
+    ("bandwidth", "RATE|unlimited", "unlimited", "cake's own shaper (see docs/guide.md: with the link rate)"),
     ("besteffort | precedence | diffserv8 | diffserv4 | diffserv3", "", "diffserv3", "priority tins by DSCP"),
     ("flowblind | srchost | dsthost | hosts | flows | dual-srchost | dual-dsthost | triple-isolate", "", "triple-isolate", "flow isolation"),
     ("rtt", "TIME", "100ms", "interval; target = rtt/20"),
@@ -48,6 +46,7 @@ const RTT_PRESETS: &[(&str, Nanos)] = &[
 ];
 
 /// Reads cake's options, as tc-cake takes them.
+// Long: one arm per tc-cake keyword, in tc-cake's order: the keywords read as a table.
 pub(crate) fn parse(words: &mut Words) -> Result<CakeParams, SpecError> {
     let mut p = CakeParams::default();
     let mut target_given = false;

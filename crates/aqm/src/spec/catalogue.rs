@@ -2,6 +2,7 @@
 //! its options as `emu queues` lists them. The option tables live beside
 //! each discipline's parser; this file only gathers them.
 
+pub use crate::grammar::Opt;
 use crate::{cake, codel, dualpi2, fifo, flow_queues, fq_codel, fq_pie, pie, red};
 
 /// One discipline in the catalogue shown by `emu queues`.
@@ -11,9 +12,6 @@ pub struct Discipline {
     /// Groups of options; disciplines that share options share a group.
     pub options: &'static [&'static [Opt]],
 }
-
-/// One option: keyword, value form, default, meaning.
-pub type Opt = (&'static str, &'static str, &'static str, &'static str);
 
 impl Discipline {
     pub fn all_options(&self) -> impl Iterator<Item = &'static Opt> {
@@ -94,4 +92,13 @@ pub(crate) fn names() -> String {
         .map(|d| d.name)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The options of the discipline `name`, in groups (none for a name the
+/// catalogue does not know).
+pub(crate) fn options_of(name: &str) -> &'static [&'static [Opt]] {
+    catalogue()
+        .iter()
+        .find(|d| d.name == name)
+        .map_or(&[], |d| d.options)
 }

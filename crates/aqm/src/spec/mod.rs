@@ -5,8 +5,8 @@
 //! headers through serde) and builds its queue where the link is built.
 //!
 //! Each discipline's options and parser sit beside the discipline; this
-//! module holds what they share: the word-and-unit grammar ([`words`]), the
-//! registry `emu queues` prints ([`catalogue`]), and Mahimahi's spelling of
+//! module holds what they share: the word-and-unit grammar
+//! ([`crate::grammar`]), the registry `emu queues` prints ([`catalogue`]), and Mahimahi's spelling of
 //! queue arguments as one more front end ([`mahimahi`]).
 //!
 //! ```
@@ -23,7 +23,6 @@
 
 pub mod catalogue;
 pub mod mahimahi;
-pub mod words;
 
 use crate::cake::{Cake, CakeParams};
 use crate::codel::{Codel, CodelQueueParams};
@@ -31,24 +30,12 @@ use crate::dualpi2::{DualPi2, DualPi2Params};
 use crate::fifo::{Bounded, Infinite, Limits, Overflow};
 use crate::fq_codel::{FqCodel, FqCodelParams};
 use crate::fq_pie::{FqPie, FqPieParams};
+pub use crate::grammar::SpecError;
+use crate::grammar::Words;
 use crate::pie::{Pie, PieParams};
 use crate::red::{Red, RedParams};
 use crate::Queue;
 use serde::{Deserialize, Serialize};
-use std::fmt;
-use words::Words;
-
-/// A queue specification we could not understand.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpecError(pub String);
-
-impl fmt::Display for SpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SpecError {}
 
 /// A queue discipline and all its parameters, resolved (defaults filled
 /// in, derived values such as RED's weight computed), ready to build.
@@ -81,7 +68,7 @@ impl QueueSpec {
                 catalogue::names()
             )));
         };
-        let mut words = Words::new(name, rest);
+        let mut words = Words::new(name, catalogue::options_of(name), rest);
         Ok(match name {
             "infinite" => {
                 if let Some(keyword) = words.next_keyword() {

@@ -210,7 +210,7 @@ fn a_quantum_beyond_linux_limit_is_refused_not_wrapped() {
 }
 
 /// As Linux refuses them: no flow queues, or more than 65536, is an
-/// error naming the value, where it was quietly made 1 or 65536.
+/// error naming the value, never quietly made 1 or 65536.
 #[test]
 fn a_count_of_flow_queues_outside_linux_range_is_refused() {
     for discipline in ["fq_codel", "fq_pie"] {

@@ -10,7 +10,7 @@
 //! Overload that lasts is what the warning is for; the summary counts
 //! every late window either way.
 
-use crate::lateness::Lateness;
+use crate::accounting::lateness::Lateness;
 use emu_core::Nanos;
 
 /// The p99 lateness above which emu's timing no longer holds.

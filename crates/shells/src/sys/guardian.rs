@@ -145,10 +145,10 @@ fn guard(pipe: File) -> ! {
         }
     }
     // emu is gone without saying "done": clean up what it left.
-    crate::netns::kill_processes_in(&namespaces);
+    crate::sys::netns::kill_processes_in(&namespaces);
     stop_groups(&groups);
     for (program, spec) in rules {
-        let args = crate::nat::with_action(&spec, "-D");
+        let args = crate::sys::nat::with_action(&spec, "-D");
         let _ = std::process::Command::new(&program).args(&args).output();
     }
     std::process::exit(0)

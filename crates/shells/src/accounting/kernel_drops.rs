@@ -9,7 +9,7 @@
 //! be refused on the other device (`rx_dropped`). Both counters, and the
 //! qdisc's drops, are read at exit with iproute2's JSON output.
 
-use crate::netns::NetNs;
+use crate::sys::netns::NetNs;
 
 /// One device's drop counters, since it was created.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

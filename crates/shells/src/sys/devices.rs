@@ -1,11 +1,14 @@
 //! Bringing up one end of a shell's point-to-point link: a TUN device in a
 //! namespace, with its MTU, its IPv4 peer address and IPv6 address, and
-//! the kernel's own IPv6 chatter turned off.
+//! the kernel's own IPv6 chatter turned off; the namespaces such devices
+//! go into, and the routes through them.
 
 use crate::error::{Result, ShellError};
-use crate::netns::NetNs;
-use crate::tun::Tun;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use crate::sys::guardian::Guardian;
+use crate::sys::netns::NetNs;
+use crate::sys::tun::Tun;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
 
 /// The name of a shell's device inside its namespace.
 pub(crate) const INNER_DEVICE: &str = "ingress";
@@ -17,6 +20,39 @@ pub(crate) const INNER_DEVICE: &str = "ingress";
 /// kernel drop what it had not read yet. The ring only fills while emu is
 /// behind, so the larger size costs nothing otherwise.
 pub(crate) const TUN_QUEUE_PACKETS: u32 = 8192;
+
+/// A fresh network namespace with its loopback up, known to the guardian
+/// before anything can run in it: a shell's, or an experiment's host's.
+pub(crate) fn new_namespace(guardian: &mut Guardian) -> Result<Arc<NetNs>> {
+    let namespace = Arc::new(NetNs::create()?);
+    guardian.watch_namespace(namespace.identity()?);
+    namespace.exec("ip", &["link", "set", "dev", "lo", "up"])?;
+    Ok(namespace)
+}
+
+/// Routes `destination` (`default`, or `NETWORK/LENGTH`) of the family
+/// of `family` out of `device`, through `via` where given.
+pub(crate) fn add_route(
+    ns: &NetNs,
+    family: IpAddr,
+    destination: &str,
+    via: Option<IpAddr>,
+    device: &str,
+) -> Result<()> {
+    let via = via.map(|v| v.to_string());
+    let mut args = vec![
+        if family.is_ipv4() { "-4" } else { "-6" },
+        "route",
+        "add",
+        destination,
+    ];
+    if let Some(via) = &via {
+        args.extend(["via", via.as_str()]);
+    }
+    args.extend(["dev", device]);
+    ns.exec("ip", &args)?;
+    Ok(())
+}
 
 /// One end of a shell's point-to-point link: a TUN device in `ns`, up,
 /// holding the `local` IPv4 and IPv6 addresses and facing `peer`.

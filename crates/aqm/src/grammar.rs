@@ -1,24 +1,42 @@
 //! The shared grammar of every discipline's options: keyword/value pairs
 //! read one at a time, values in tc's units, and errors that name the
-//! discipline, the keyword and what it accepts.
+//! discipline, the keyword and what it accepts. It stands below the
+//! disciplines (each parses its options with it) and the catalogue (which
+//! gathers their option tables), and names neither.
 
-use super::catalogue::catalogue;
-use super::SpecError;
 use emu_core::error::ParseError;
 use emu_core::time::{parse_duration, Nanos};
 use std::fmt;
 
+/// A queue specification we could not understand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError(pub String);
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// One option: keyword, value form, default, meaning.
+pub type Opt = (&'static str, &'static str, &'static str, &'static str);
+
 /// Keyword/value pairs after the discipline name, consumed one at a time.
 pub struct Words<'a> {
     discipline: &'a str,
+    /// The discipline's options, in groups, as the catalogue lists them.
+    options: &'a [&'a [Opt]],
     words: std::slice::Iter<'a, &'a str>,
 }
 
 impl<'a> Words<'a> {
-    /// The words after `discipline`'s name.
-    pub fn new(discipline: &'a str, words: &'a [&'a str]) -> Words<'a> {
+    /// The words after `discipline`'s name; `options` are those it takes.
+    pub fn new(discipline: &'a str, options: &'a [&'a [Opt]], words: &'a [&'a str]) -> Words<'a> {
         Words {
             discipline,
+            options,
             words: words.iter(),
         }
     }
@@ -46,13 +64,14 @@ impl<'a> Words<'a> {
     }
 
     /// The error for a keyword the discipline does not take, listing those
-    /// it does (from the catalogue, so the list is what `emu queues` shows).
+    /// it does (the catalogue's, so the list is what `emu queues` shows).
     pub fn unknown(&self, keyword: &str) -> SpecError {
-        let known: Vec<&str> = catalogue()
+        let known: Vec<&str> = self
+            .options
             .iter()
-            .find(|d| d.name == self.discipline)
-            .map(|d| d.all_options().map(|o| o.0).collect())
-            .unwrap_or_default();
+            .flat_map(|group| group.iter())
+            .map(|o| o.0)
+            .collect();
         let accepted = if known.is_empty() {
             "no options".to_string()
         } else {

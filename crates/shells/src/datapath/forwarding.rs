@@ -17,7 +17,7 @@
 //! options and IPv6 hop-by-hop headers. Such a packet is written to the
 //! device as before.
 
-use crate::addressing::{overlaps, AddressPair};
+use crate::sys::addressing::{overlaps, AddressPair};
 use emu_core::packet::set_ipv4_word;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

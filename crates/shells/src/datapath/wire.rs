@@ -3,7 +3,7 @@
 //! device takes super-packets. The shells' pumps and the experiments'
 //! fabric both move packets this way, so both cut and merge alike.
 
-use crate::tun::{read_scattered, write_packet, write_raw};
+use crate::sys::tun::{read_scattered, write_packet, write_raw};
 use emu_core::offload::{
     continues_run, finish_plain, merge_run, segment, VnetHeader, MAX_MERGED, VNET_HDR_LEN,
 };

@@ -4,7 +4,7 @@
 //! already present, or a pair an enclosing emu uses (EMU_PAIRS_IN_USE).
 
 use crate::error::{Result, ShellError};
-use crate::netns::NetNs;
+use crate::sys::netns::NetNs;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// The addresses of one shell: `outer` on the device in the enclosing

@@ -6,7 +6,7 @@
 //! output scrolls above them undisturbed; elsewhere (`--status` with stderr
 //! redirected) each refresh is printed as ordinary lines.
 
-use crate::live::{LiveCounters, Snapshot};
+use crate::accounting::live::{LiveCounters, Snapshot};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! Mahimahi's MAHIMAHI_BASE), the prompt prefix naming the shells, and
 //! what nested emu processes need to know to pick addresses of their own.
 
-use crate::addressing::AddressPair;
+use crate::sys::addressing::AddressPair;
 
 /// The command's environment: the address of the host as seen from inside
 /// (kept from an enclosing emu, so it is always the outermost), the prompt

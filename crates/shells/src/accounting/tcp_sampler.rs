@@ -1,13 +1,13 @@
 //! `--tcp-info`: samples the TCP sockets of the command's namespace over
-//! sock_diag ([`crate::tcp_info`]) on a thread of its own while the command
+//! sock_diag ([`crate::accounting::tcp_info`]) on a thread of its own while the command
 //! runs, into the log directory in the format `emu run` writes
 //! (`tcp/tcp_info.csv` and `clock.json`), so `emu report` shows srtt and
 //! cwnd beside the packets' delays for a shell run as for an experiment.
 
+use crate::accounting::tcp_info::{csv_row, write_clock, DiagSocket, CSV_HEADER};
 use crate::error::{Result, ShellError};
-use crate::netns::NetNs;
-use crate::privilege;
-use crate::tcp_info::{csv_row, write_clock, DiagSocket, CSV_HEADER};
+use crate::sys::netns::NetNs;
+use crate::sys::privilege;
 use emu_core::time::monotonic_now;
 use std::io::Write;
 use std::path::Path;

@@ -1,21 +1,23 @@
 //! One direction's input: the device its reader thread reads, and how the
 //! packets read reach the model (at once, on the reading thread, or over
-//! a ring to the pump; see [`crate::pump`]). Also what a reading thread
+//! a ring to the pump; see [`crate::datapath::pump`]). Also what a reading thread
 //! takes on besides: the packets its writes caused on other inputs, and
 //! departures too close to wake a pump for.
 
-use crate::pump::{hand_over, lock, run_model, tell_pump, Shared, Turn, FAST_PATH_STREAK};
-use crate::wire::Reception;
+use crate::datapath::direction::{
+    follow, hand_over, lock, run_model, Follower, Shared, Turn, Waits,
+};
+use crate::datapath::wire::Reception;
 use emu_core::ring::Producer;
-use emu_core::time::{monotonic_now, Nanos};
+use emu_core::time::monotonic_now;
 use emu_core::Packet;
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 
 /// One direction's input: the device, and the state of its reading.
 ///
-/// Its direction's reader thread reads it (see [`crate::reader`]); so may
+/// Its direction's reader thread reads it (see [`crate::datapath::reader`]); so may
 /// another thread right after it wrote a packet that reaches this device
 /// at once (the other direction's reader, or a pump before it sleeps):
 /// the kernel delivers a written packet within the
@@ -77,9 +79,10 @@ pub(crate) enum Reading {
 const ROUND: u32 = 64;
 /// Reads a thread takes from an input its write fed.
 const FOLLOW_ROUND: u32 = 4;
-/// Inputs one thread visits after a write, so answers to answers cannot
-/// keep it from its own devices.
-const MAX_FOLLOW: usize = 8;
+/// Reads in a row (without the device running dry) after which the reader
+/// stops writing packets itself and hands them to the pump: past this, a
+/// backlog is building and reading must not wait for writes.
+const FAST_PATH_STREAK: u32 = 4;
 
 impl Input {
     /// The device this input reads.
@@ -106,112 +109,15 @@ impl Input {
     }
 }
 
-/// After this thread wrote packets out of the directions in `turn`, takes
-/// what the writes caused on the inputs they fed, and so on along the
-/// chain. An input another thread is reading is left to it.
-pub(crate) fn follow(turn: Turn) {
-    let Turn { writers, waits } = turn;
-    let followers = |writer: &Arc<Shared>| -> Vec<Arc<Input>> {
-        writer
-            .followers
-            .get()
-            .map(|f| f.iter().filter_map(Weak::upgrade).collect())
-            .unwrap_or_default()
-    };
-    let mut work: Vec<Arc<Input>> = writers.iter().flat_map(followers).collect();
-    let mut visits = 0;
-    while let Some(next) = work.pop() {
-        if visits == MAX_FOLLOW {
-            break;
-        }
-        visits += 1;
-        let Ok(mut side) = next.side.try_lock() else {
-            continue;
+impl Follower for Input {
+    fn take_caused(&self, waits: &mut Waits) -> Option<Vec<Arc<Shared>>> {
+        let Ok(mut side) = self.side.try_lock() else {
+            return None;
         };
-        let mut turn = Turn::new(&mut *waits);
-        let reading = side.round(&next.shared, FOLLOW_ROUND, &mut turn);
+        let mut turn = Turn::new(waits);
+        let reading = side.round(&self.shared, FOLLOW_ROUND, &mut turn);
         drop(side);
-        if reading == Reading::Open {
-            work.extend(turn.writers.iter().flat_map(followers));
-        }
-    }
-}
-
-/// Departures a thread waits for itself instead of waking a pump: a
-/// reader, or a pump that took what its writes caused (see
-/// `crate::pump`'s loop).
-///
-/// A sleeping pump runs late after it is woken: tens of microseconds on a
-/// virtual machine, often a hundred or more after a long idle (each pump
-/// measures it on the rings it answers, see `Shared::ring_lateness`). A
-/// packet due sooner than that (an acknowledgement through a slow link,
-/// due one serialization time after it was read) would be written late if
-/// handed to the pump, while the thread that ran the model is awake
-/// already. So that thread keeps the departure and runs the model when it
-/// is due, watching its inputs meanwhile: asleep until its own spin before
-/// the departure (a reader learns its wake-up lateness as a pump does, see
-/// `crate::reader`), then looking without sleeping. Measured at 10 Mbit/s
-/// bulk TCP, where each acknowledgement is due 53 µs after it is read: see
-/// the README's Performance section.
-#[derive(Default)]
-pub(crate) struct Waits {
-    /// When each model is next due, and the direction it belongs to.
-    due: Vec<(Nanos, Arc<Shared>)>,
-}
-
-impl Waits {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.due.is_empty()
-    }
-
-    /// When the first departure waited for is due.
-    pub(crate) fn earliest(&self) -> Option<Nanos> {
-        self.due.iter().map(|(at, _)| *at).min()
-    }
-
-    pub(crate) fn add(&mut self, at: Nanos, shared: &Arc<Shared>) {
-        match self.due.iter_mut().find(|(_, s)| Arc::ptr_eq(s, shared)) {
-            Some(entry) => entry.0 = entry.0.min(at),
-            None => self.due.push((at, shared.clone())),
-        }
-    }
-
-    /// Runs each model whose departure has come, and follows its writes.
-    /// A model another thread holds is left to it: a thread that holds
-    /// a model is awake and sees its departures.
-    pub(crate) fn run_due(&mut self) {
-        if self.due.is_empty() {
-            return;
-        }
-        let now = monotonic_now();
-        let (due, later) = std::mem::take(&mut self.due)
-            .into_iter()
-            .partition::<Vec<_>, _>(|(at, _)| *at <= now);
-        self.due = later;
-        for (_, shared) in due {
-            let mut turn = Turn::new(self);
-            if run_model(&shared, &mut Vec::new(), &mut turn) {
-                follow(turn);
-            }
-            // One wait at a time per model: one that is due again as soon
-            // (a queue draining at 100 Mbit/s, a packet every 120 µs) is
-            // its pump's work. A reader that kept waiting pumped such a
-            // queue by spinning, in the real-time class, for as long as
-            // the queue lasted, until the kernel's real-time throttling
-            // stalled every packet thread for milliseconds.
-            if let Some(again) = self.due.iter().position(|(_, s)| Arc::ptr_eq(s, &shared)) {
-                self.due.swap_remove(again);
-                tell_pump(&shared);
-            }
-        }
-    }
-
-    /// Leaves every departure waited for to its pump, waking the pumps
-    /// that sleep: the reader is about to be busy reading (or stopping).
-    pub(crate) fn hand_to_pumps(&mut self) {
-        for (_, shared) in self.due.drain(..) {
-            tell_pump(&shared);
-        }
+        (reading == Reading::Open).then_some(turn.writers)
     }
 }
 

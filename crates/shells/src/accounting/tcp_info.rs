@@ -7,7 +7,7 @@
 //! cheap.
 
 use crate::error::{Result, ShellError};
-use crate::netns::NetNs;
+use crate::sys::netns::NetNs;
 use serde::Serialize;
 use std::io;
 use std::net::Ipv4Addr;

@@ -5,11 +5,11 @@
 //! group of its own, and are stopped (SIGTERM, then SIGKILL) when emu ends,
 //! by emu's guardian if emu is killed.
 
-use crate::command::{self, CommandSpec};
 use crate::error::Result;
-use crate::guardian::Guardian;
-use crate::netns::NetNs;
-use crate::privilege;
+use crate::sys::command::{self, CommandSpec};
+use crate::sys::guardian::Guardian;
+use crate::sys::netns::NetNs;
+use crate::sys::privilege;
 use std::process::Child;
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! `emu:<pid>`, so rules of an emu that was killed can be found and removed.
 
 use crate::error::Result;
-use crate::netns::NetNs;
+use crate::sys::netns::NetNs;
 use std::net::IpAddr;
 use std::sync::Arc;
 

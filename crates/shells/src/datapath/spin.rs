@@ -1,6 +1,6 @@
 //! How long before a departure the pump stops sleeping and spins: as long
 //! as this machine's timed wake-ups are late, and no longer. A reader that
-//! keeps a departure (see `crate::input::Waits`) sleeps and spins for it
+//! keeps a departure (see `crate::datapath::input::Waits`) sleeps and spins for it
 //! the same way, with an estimate of its own.
 //!
 //! A thread asked to wake at `t` runs at `t + e`, where `e` (timer slack,
@@ -283,10 +283,10 @@ impl SpinBudget {
     }
 
     /// Draws `spun` ns from the budget, while it holds the pump: spins of
-    /// sparse departures are not its to count. Charged, they left a debt
-    /// without bound (a noisy minute at 10 Mbit/s spins a third of a
-    /// core), which held the pump to the shortest spin for minutes once
-    /// its departures came closer.
+    /// sparse departures are not its to count. Charging them would leave a
+    /// debt without bound (a noisy minute at 10 Mbit/s spins a third of a
+    /// core) and hold the pump to the shortest spin for minutes once its
+    /// departures came closer.
     pub fn spend(&mut self, spun: Nanos) {
         if self.holds() {
             self.tokens -= spun as f64;

@@ -19,7 +19,7 @@
 //! TCP needs no such count: its receiver's window keeps a slow reader from
 //! being sent more than it has room for.
 
-use crate::netns::NetNs;
+use crate::sys::netns::NetNs;
 use std::sync::Arc;
 
 /// The UDP datagrams dropped for want of buffer space in one namespace

@@ -14,7 +14,7 @@
 //! it ready on its next look, and a packet crosses any depth of nested
 //! shells in the wake-up it caused. The answer, queued on the other
 //! direction's input, is taken by the same thread too (see
-//! [`crate::pump`]'s `Input`). Measured (context switches of emu's
+//! [`Input`]). Measured (context switches of emu's
 //! threads per ping through 1, 2 and 3 nested zero-delay shells): 1.6, 3.2
 //! and 5.1 with a reader per input, 1.6, 1.7 and 1.8 with one per
 //! direction.
@@ -29,24 +29,25 @@
 //! held a core the pumps needed.
 //!
 //! Under load a reader only reads and hands packets to each direction's
-//! pump (see [`crate::pump`]), so reading and writing run on separate
+//! pump (see [`crate::datapath::pump`]), so reading and writing run on separate
 //! cores; a round of reads per input per turn keeps a flood on one from
 //! holding up the others.
 //!
 //! A departure a reader keeps (one due too soon to wake a pump for, see
 //! [`Waits`]) it sleeps for on a timer until a spin before it, as a pump
 //! does, and learns its own wake-up lateness from those sleeps (see
-//! [`crate::spin`]). Before, it looked without sleeping for the whole
-//! wait: 53 µs of a core for each acknowledgement through a 10 Mbit/s
+//! [`crate::datapath::spin`]). Looking without sleeping for the whole wait would
+//! cost 53 µs of a core for each acknowledgement through a 10 Mbit/s
 //! link, about a quarter of emu's CPU there. Where wake-ups are as late as
 //! the wait (this project's VM: 30–50 µs at the 99th percentile) the
 //! sleep saves little; the saving comes with the slack the spin leaves
 //! (`--slack`), and on machines that wake promptly.
 
-use crate::input::{Input, Reading, Waits};
-use crate::pump::{realtime_priority, Timing};
-use crate::spin::{Plan, Spin};
-use crate::tun::readable;
+use crate::datapath::direction::Waits;
+use crate::datapath::input::{Input, Reading};
+use crate::datapath::pump::{realtime_priority, Timing};
+use crate::datapath::spin::{Plan, Spin};
+use crate::sys::tun::readable;
 use emu_core::time::{monotonic_now, timespec, Nanos};
 use std::io;
 use std::os::fd::RawFd;
@@ -293,7 +294,7 @@ impl Drop for Epoll {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spin::SHORTEST_SLEEP;
+    use crate::datapath::spin::SHORTEST_SLEEP;
 
     /// A reader keeping an acknowledgement due 53 µs on sleeps until its
     /// spin before it; one due within the spin (and a short sleep more)

@@ -3,8 +3,8 @@
 //! emu dies.
 
 use crate::error::{Result, ShellError};
-use crate::netns::NetNs;
-use crate::privilege::Invoker;
+use crate::sys::netns::NetNs;
+use crate::sys::privilege::Invoker;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
@@ -40,7 +40,7 @@ pub fn spawn(ns: &NetNs, spec: &CommandSpec) -> Result<Child> {
     // A setuid emu runs with a scrubbed environment of its own; the command
     // gets the one its user gave (it runs as that user, so nothing in it
     // reaches root).
-    if let Some(environment) = crate::privilege::user_environment() {
+    if let Some(environment) = crate::sys::privilege::user_environment() {
         command.env_clear();
         command.envs(environment.iter().map(|(k, v)| (k, v)));
     }

@@ -64,7 +64,7 @@ pub(crate) fn interrupt(namespace: Option<(u64, u64)>, command: i32) {
     };
     // SAFETY: getpgid(0) asks for this process's group.
     let group = unsafe { libc::getpgid(0) };
-    for pid in crate::netns::processes_in(&[namespace]) {
+    for pid in crate::sys::netns::processes_in(&[namespace]) {
         // SAFETY: asking for a process's group, then signalling it.
         if unsafe { libc::getpgid(pid) } == group {
             unsafe { libc::kill(pid, libc::SIGINT) };

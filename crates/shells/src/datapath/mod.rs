@@ -1,0 +1,15 @@
+//! The threads that move packets: a TUN read into the packets of the wire
+//! and due packets back out (`wire`), how long to spin before a departure
+//! (`spin`), what a direction's threads share and how any of them runs its
+//! model (`direction`), reading an input (`input`), the reader threads
+//! (`reader`), the pump threads, where a packet waits for its departure
+//! (`pump`), and packets handed between nested shells in memory
+//! (`forwarding`).
+
+pub mod direction;
+pub mod forwarding;
+pub mod input;
+pub mod pump;
+pub mod reader;
+pub mod spin;
+pub mod wire;

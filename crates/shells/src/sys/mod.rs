@@ -1,0 +1,15 @@
+//! The operating system's plumbing: everything a shell or a host needs
+//! from the kernel, below the threads that move packets.
+
+pub mod addressing;
+pub mod command;
+pub mod devices;
+pub mod environment;
+pub mod guardian;
+pub mod nat;
+pub mod netns;
+pub mod outside;
+pub mod privilege;
+pub mod rootless;
+pub mod signals;
+pub mod tun;

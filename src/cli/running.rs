@@ -1,0 +1,135 @@
+//! Running a chain of shells around a command with the run's options, as
+//! every front end does: emu's own shells and Mahimahi's commands.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use super::output::UsageError;
+
+/// The options of the run, resolved.
+pub struct Globals {
+    pub log_dir: Option<PathBuf>,
+    pub stats: bool,
+    pub mtu: u32,
+    /// None: adapt to the machine (see `shells::Timing`).
+    pub spin: Option<u64>,
+    /// The lateness accepted before spinning (see `shells::Timing`).
+    pub slack: u64,
+    pub offload: bool,
+    pub busy_poll: bool,
+    /// The live status line: forced on or off, or None to decide from
+    /// whether stderr is a terminal.
+    pub status: Option<bool>,
+    /// `--pcap DIR`, `--snaplen`, `--pcap-drops`.
+    pub pcap_dir: Option<PathBuf>,
+    pub capture: emu_core::capture::CaptureOptions,
+    pub rootless: bool,
+    pub outside: Vec<String>,
+    /// `--tcp-info[=INTERVAL]`, in ns.
+    pub tcp_info: Option<u64>,
+    /// `--cc NAME`: emu's congestion controls to load for the run.
+    pub cc: Vec<String>,
+}
+
+impl Default for Globals {
+    fn default() -> Self {
+        Globals {
+            log_dir: None,
+            stats: false,
+            mtu: 1500,
+            spin: None,
+            slack: shells::DEFAULT_SLACK,
+            offload: true,
+            busy_poll: false,
+            status: None,
+            pcap_dir: None,
+            capture: Default::default(),
+            rootless: false,
+            outside: Vec::new(),
+            tcp_info: None,
+            cc: Vec::new(),
+        }
+    }
+}
+
+/// Runs shells around a command, as every front end does: a failure to
+/// set the shells up is reported on stderr with status 1.
+pub fn run_chain(
+    specs: Vec<shells::ShellSpec>,
+    command: Vec<String>,
+    globals: Globals,
+    command_line: String,
+) -> Result<shells::Finished, UsageError> {
+    // On by default only where someone watches and no interactive shell
+    // shares the screen with it.
+    let status = globals
+        .status
+        .unwrap_or_else(|| !command.is_empty() && std::io::stderr().is_terminal());
+    // Loaded before the shells (and their guardian) exist; unregistered
+    // when `_loaded` goes, after the shells are down.
+    let (_loaded, device_helpers) = match load_congestion_controls(&globals.cc) {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            eprintln!("emu: {message}");
+            return Ok(shells::Finished {
+                status: 1,
+                logs: Vec::new(),
+            });
+        }
+    };
+    let options = shells::RunOptions {
+        status,
+        command,
+        log_dir: globals.log_dir,
+        timing: shells::Timing {
+            spin: globals.spin,
+            slack: globals.slack,
+            busy_poll: globals.busy_poll,
+        },
+        mtu: globals.mtu,
+        stats: globals.stats,
+        offload: globals.offload,
+        command_line,
+        pcap: globals.pcap_dir.map(|dir| shells::Pcap {
+            dir,
+            options: globals.capture,
+        }),
+        rootless: globals.rootless,
+        outside: globals.outside,
+        tcp_info: globals.tcp_info.map(std::time::Duration::from_nanos),
+        device_helpers,
+    };
+    match shells::run(specs, options) {
+        Ok(finished) => Ok(finished),
+        Err(e) => {
+            eprintln!("emu: {e}");
+            Ok(shells::Finished {
+                status: 1,
+                logs: Vec::new(),
+            })
+        }
+    }
+}
+
+/// `--cc`: loads emu's congestion controls for a chain of shells, says
+/// which implementation of each runs, and gives the helpers to attach.
+fn load_congestion_controls(
+    names: &[String],
+) -> Result<(Option<endpoints::Loaded>, Option<shells::DeviceHelpers>), String> {
+    if names.is_empty() {
+        return Ok((None, None));
+    }
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let loaded = endpoints::Loaded::load(&names).map_err(|e| format!("--cc: {e}"))?;
+    for line in loaded.describe() {
+        eprintln!("emu: {line}");
+    }
+    let helpers = loaded.helpers().map_err(|e| format!("--cc: {e}"))?;
+    let attach: shells::DeviceHelpers = std::sync::Arc::new(move |device, end| {
+        if end == shells::PathEnd::Command {
+            endpoints::hosts::prepare_namespace().map_err(|e| e.to_string())?;
+        }
+        helpers.attach(device).map_err(|e| e.to_string())
+    });
+    Ok((Some(loaded), Some(attach)))
+}
