@@ -406,7 +406,10 @@ pub fn experiment(data: &[u8]) {
                 // Trace and wrapper paths resolve under a directory that
                 // does not exist, so a fuzzed path reads nothing real.
                 let base = std::path::Path::new("/nonexistent-emu-fuzz");
-                if let Err(e) = config::plan(&experiment, &source, "fuzz", base, &controls) {
+                let run_first = experiment::system::run_first;
+                if let Err(e) =
+                    config::plan(&experiment, &source, "fuzz", base, &controls, &run_first)
+                {
                     named(&e);
                 }
             }

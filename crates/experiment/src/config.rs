@@ -462,41 +462,6 @@ pub struct PantheonPlan {
     pub setup_time: Nanos,
 }
 
-/// Asks a wrapper which side runs first (`WRAPPER run_first`).
-fn run_first(wrapper: &Path) -> Result<PantheonSide, String> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(wrapper).map_err(|e| format!("{}: {e}", wrapper.display()))?;
-    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
-        return Err(format!(
-            "{} is not an executable file: make it one (chmod +x) with a #! line",
-            wrapper.display()
-        ));
-    }
-    let output = std::process::Command::new(wrapper)
-        .arg("run_first")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("running {} run_first: {e}", wrapper.display()))?;
-    let answer = String::from_utf8_lossy(&output.stdout);
-    match answer.trim() {
-        "receiver" => Ok(PantheonSide::Receiver),
-        "sender" => Ok(PantheonSide::Sender),
-        other => Err(format!(
-            "{} run_first answered '{other}'{}; a Pantheon wrapper prints receiver or sender",
-            wrapper.display(),
-            if output.status.success() {
-                String::new()
-            } else {
-                format!(
-                    " and failed ({}): {}",
-                    output.status,
-                    String::from_utf8_lossy(&output.stderr).trim()
-                )
-            }
-        )),
-    }
-}
-
 /// Everything a run needs, every default filled in.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -557,40 +522,13 @@ pub struct CongestionControls {
     pub allowed: Vec<String>,
 }
 
-impl CongestionControls {
-    pub fn of_this_kernel() -> CongestionControls {
-        let read = |name: &str| {
-            std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}"))
-                .unwrap_or_default()
-                .split_whitespace()
-                .map(str::to_string)
-                .collect()
-        };
-        CongestionControls {
-            available: read("tcp_available_congestion_control"),
-            allowed: read("tcp_allowed_congestion_control"),
-        }
-    }
-}
-
 /// Checks what one key cannot (host names, congestion controls, queue
 /// specs, traces) and resolves every default. `base` is the directory
-/// relative paths are read from; `available` the kernel's congestion
-/// controls.
+/// relative paths are read from; `controls` the kernel's congestion
+/// controls; `run_first` puts the question to a Pantheon wrapper
+/// (`WRAPPER run_first`, `system::run_first`). What the machine says is
+/// given, asked before the checks, not inside them.
 pub fn plan(
-    experiment: &Experiment,
-    source: &Source,
-    default_name: &str,
-    base: &Path,
-    controls: &CongestionControls,
-) -> Result<Plan, ExperimentError> {
-    plan_with(experiment, source, default_name, base, controls, &run_first)
-}
-
-/// [`plan`], with the question put to a Pantheon wrapper (`WRAPPER
-/// run_first`) given as the kernel's congestion controls are: what the
-/// machine says is asked before, not inside, the checks.
-pub fn plan_with(
     experiment: &Experiment,
     source: &Source,
     default_name: &str,
@@ -1312,7 +1250,14 @@ mod tests {
             text,
         };
         let experiment = parse(&source)?;
-        plan(&experiment, &source, "x", Path::new("."), &available())
+        plan(
+            &experiment,
+            &source,
+            "x",
+            Path::new("."),
+            &available(),
+            &crate::system::run_first,
+        )
     }
 
     const TWO_HOSTS: &str = r#"

@@ -8,9 +8,7 @@
 
 use crate::config::{FlowKind, FlowPlan, PantheonSide, Plan};
 use emu_core::time::NS_PER_SEC;
-use shells::netns::NetNs;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 /// A program to run in a host, and where its output goes.
 #[derive(Debug, Clone)]
@@ -202,78 +200,6 @@ pub fn sender(plan: &Plan, flow: &FlowPlan, dir: &Path) -> CommandLine {
         stdout,
         stderr,
     }
-}
-
-/// Starts `command` inside `namespace`.
-pub fn spawn(namespace: &NetNs, command: &CommandLine) -> Result<tokio::process::Child, String> {
-    spawn_with(namespace, command, false)
-}
-
-/// Starts `command` inside `namespace` in a process group of its own, so
-/// whatever it starts (a scheme's wrapper runs the scheme's binaries) is
-/// stopped with it by `stop_group`.
-pub fn spawn_group(
-    namespace: &NetNs,
-    command: &CommandLine,
-) -> Result<tokio::process::Child, String> {
-    spawn_with(namespace, command, true)
-}
-
-/// Stops a child started by `spawn_group` and everything in its group:
-/// SIGTERM first (a wrapper may clean up), SIGKILL a second later.
-pub async fn stop_group(child: &mut tokio::process::Child) {
-    let Some(pid) = child.id() else { return };
-    // SAFETY: signalling the process group our own child leads.
-    unsafe { libc::kill(-(pid as i32), libc::SIGTERM) };
-    if tokio::time::timeout(std::time::Duration::from_secs(1), child.wait())
-        .await
-        .is_err()
-    {
-        // SAFETY: as above; the leader is not reaped yet, so the group
-        // id is still ours.
-        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
-        let _ = child.wait().await;
-    } else {
-        // The leader is gone; what it left in its group goes too.
-        // SAFETY: as above.
-        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
-    }
-}
-
-fn spawn_with(
-    namespace: &NetNs,
-    command: &CommandLine,
-    own_group: bool,
-) -> Result<tokio::process::Child, String> {
-    let open = |path: &Path| {
-        std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))
-    };
-    let mut std_command = namespace.command(&command.argv[0]);
-    std_command
-        .args(&command.argv[1..])
-        .envs(command.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(open(&command.stdout)?)
-        .stderr(open(&command.stderr)?);
-    if own_group {
-        std::os::unix::process::CommandExt::process_group(&mut std_command, 0);
-    }
-    let mut tokio_command = tokio::process::Command::from(std_command);
-    tokio_command.kill_on_drop(true);
-    tokio_command.spawn().map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            format!(
-                "'{}' was not found: install it (Debian/Ubuntu: apt-get install {})",
-                command.argv[0],
-                match command.argv[0].as_str() {
-                    "ping" => "iputils-ping",
-                    other => other,
-                }
-            )
-        } else {
-            format!("starting {}: {e}", command.argv[0])
-        }
-    })
 }
 
 /// How a flow's program that did its work ends (see [`describe`] and the

@@ -15,4 +15,5 @@ pub mod results;
 pub mod runner;
 pub mod session;
 pub mod sweep;
+pub mod system;
 pub mod units;

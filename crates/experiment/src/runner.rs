@@ -591,7 +591,8 @@ fn start_receivers(
     for flow in &plan.flows {
         if let Some(command) = flows::receiver(plan, flow, dir) {
             let host = &hosts[flow.to.expect("a receiver has a host")];
-            servers.push(flows::spawn(&host.namespace, &command).map_err(RunError::Failed)?);
+            servers
+                .push(crate::system::spawn(&host.namespace, &command).map_err(RunError::Failed)?);
         }
     }
     Ok(servers)
@@ -644,7 +645,7 @@ async fn run_sender(
     end: tokio::time::Instant,
     is_command: bool,
 ) -> String {
-    let mut child = match flows::spawn(namespace, command) {
+    let mut child = match crate::system::spawn(namespace, command) {
         Ok(child) => child,
         Err(e) => return format!("did not start: {e}"),
     };
@@ -742,7 +743,7 @@ async fn run_pantheon(
     end: tokio::time::Instant,
 ) -> String {
     let [(first_side, first_ns, first_cmd), (second_side, second_ns, second_cmd)] = sides;
-    let mut first = match flows::spawn_group(&first_ns, &first_cmd) {
+    let mut first = match crate::system::spawn_group(&first_ns, &first_cmd) {
         Ok(child) => child,
         Err(e) => return format!("the {} did not start: {e}", first_side.name()),
     };
@@ -760,10 +761,10 @@ async fn run_pantheon(
         status = first.wait() => return early(first_side, status),
         _ = tokio::time::sleep(setup) => {}
     }
-    let mut second = match flows::spawn_group(&second_ns, &second_cmd) {
+    let mut second = match crate::system::spawn_group(&second_ns, &second_cmd) {
         Ok(child) => child,
         Err(e) => {
-            flows::stop_group(&mut first).await;
+            crate::system::stop_group(&mut first).await;
             return format!("the {} did not start: {e}", second_side.name());
         }
     };
@@ -772,8 +773,8 @@ async fn run_pantheon(
         status = second.wait() => early(second_side, status),
         _ = tokio::time::sleep_until(end) => "stopped at its end".to_string(),
     };
-    flows::stop_group(&mut second).await;
-    flows::stop_group(&mut first).await;
+    crate::system::stop_group(&mut second).await;
+    crate::system::stop_group(&mut first).await;
     ended
 }
 

@@ -50,7 +50,7 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "experiment".into());
-    let available = crate::congestion::with_emus(config::CongestionControls::of_this_kernel());
+    let available = crate::congestion::with_emus(crate::system::congestion_controls());
     let mut planned = Vec::new();
     for index in 0..grid.len() {
         let cell = grid.cell(index);
@@ -64,8 +64,15 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
         if let Some(runs) = options.runs {
             experiment.run.runs = runs;
         }
-        let mut plan = config::plan(&experiment, &source, &stem, &base, &available)
-            .map_err(|e| in_cell(e, &cell, &grid))?;
+        let mut plan = config::plan(
+            &experiment,
+            &source,
+            &stem,
+            &base,
+            &available,
+            &crate::system::run_first,
+        )
+        .map_err(|e| in_cell(e, &cell, &grid))?;
         crate::congestion::to_kernel_names(&mut plan);
         planned.push(Planned {
             cell,
@@ -346,12 +353,6 @@ fn say(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
-}
-
 fn write_meta(
     root: &Path,
     options: &Options,
@@ -360,7 +361,7 @@ fn write_meta(
 ) -> Result<(), ExperimentError> {
     let meta = serde_json::json!({
         "emu_version": env!("CARGO_PKG_VERSION"),
-        "kernel": kernel_release(),
+        "kernel": crate::system::kernel_release(),
         "file": options.file.display().to_string(),
         "set": options.sets,
         "cells_in_grid": grid.len(),
@@ -390,7 +391,7 @@ fn write_cell_files(dir: &Path, planned: &Planned) -> Result<(), ExperimentError
         planned.cell.index,
         planned.cell.label(),
         env!("CARGO_PKG_VERSION"),
-        kernel_release()
+        crate::system::kernel_release()
     );
     std::fs::write(&path, header + &toml)
         .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))?;

@@ -21,6 +21,7 @@ fn plan_of(text: &str) -> Result<config::Plan, String> {
         "dynamics",
         Path::new("."),
         &CongestionControls::default(),
+        &experiment::system::run_first,
     )
     .map_err(|e| e.0)
 }

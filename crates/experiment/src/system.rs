@@ -1,0 +1,143 @@
+//! Everything `emu run` asks of the operating system itself, in one place:
+//! the flows' processes (spawned in a host's namespace, alone or in a
+//! process group of their own, and stopped with it), what the kernel
+//! offers (its sysctls, its release), and a Pantheon wrapper's
+//! `run_first` probe. The hosts, links and packets are `shells`'; emu's
+//! congestion controls are `endpoints`'.
+
+use crate::config::{CongestionControls, PantheonSide};
+use crate::flows::CommandLine;
+use shells::netns::NetNs;
+use std::path::Path;
+use std::process::Stdio;
+
+/// The congestion controls of this kernel.
+pub fn congestion_controls() -> CongestionControls {
+    CongestionControls {
+        available: ipv4_sysctl_words("tcp_available_congestion_control"),
+        allowed: ipv4_sysctl_words("tcp_allowed_congestion_control"),
+    }
+}
+
+/// The words of `/proc/sys/net/ipv4/NAME` (empty if it cannot be read).
+fn ipv4_sysctl_words(name: &str) -> Vec<String> {
+    std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The kernel's release, as `uname -r` prints it.
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Starts `command` inside `namespace`.
+pub fn spawn(namespace: &NetNs, command: &CommandLine) -> Result<tokio::process::Child, String> {
+    spawn_with(namespace, command, false)
+}
+
+/// Starts `command` inside `namespace` in a process group of its own, so
+/// whatever it starts (a scheme's wrapper runs the scheme's binaries) is
+/// stopped with it by `stop_group`.
+pub fn spawn_group(
+    namespace: &NetNs,
+    command: &CommandLine,
+) -> Result<tokio::process::Child, String> {
+    spawn_with(namespace, command, true)
+}
+
+/// Stops a child started by `spawn_group` and everything in its group:
+/// SIGTERM first (a wrapper may clean up), SIGKILL a second later.
+pub async fn stop_group(child: &mut tokio::process::Child) {
+    let Some(pid) = child.id() else { return };
+    // SAFETY: signalling the process group our own child leads.
+    unsafe { libc::kill(-(pid as i32), libc::SIGTERM) };
+    if tokio::time::timeout(std::time::Duration::from_secs(1), child.wait())
+        .await
+        .is_err()
+    {
+        // SAFETY: as above; the leader is not reaped yet, so the group
+        // id is still ours.
+        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+        let _ = child.wait().await;
+    } else {
+        // The leader is gone; what it left in its group goes too.
+        // SAFETY: as above.
+        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+    }
+}
+
+fn spawn_with(
+    namespace: &NetNs,
+    command: &CommandLine,
+    own_group: bool,
+) -> Result<tokio::process::Child, String> {
+    let open = |path: &Path| {
+        std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))
+    };
+    let mut std_command = namespace.command(&command.argv[0]);
+    std_command
+        .args(&command.argv[1..])
+        .envs(command.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(open(&command.stdout)?)
+        .stderr(open(&command.stderr)?);
+    if own_group {
+        std::os::unix::process::CommandExt::process_group(&mut std_command, 0);
+    }
+    let mut tokio_command = tokio::process::Command::from(std_command);
+    tokio_command.kill_on_drop(true);
+    tokio_command.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            format!(
+                "'{}' was not found: install it (Debian/Ubuntu: apt-get install {})",
+                command.argv[0],
+                match command.argv[0].as_str() {
+                    "ping" => "iputils-ping",
+                    other => other,
+                }
+            )
+        } else {
+            format!("starting {}: {e}", command.argv[0])
+        }
+    })
+}
+
+/// Asks a wrapper which side runs first (`WRAPPER run_first`).
+pub fn run_first(wrapper: &Path) -> Result<PantheonSide, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(wrapper).map_err(|e| format!("{}: {e}", wrapper.display()))?;
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        return Err(format!(
+            "{} is not an executable file: make it one (chmod +x) with a #! line",
+            wrapper.display()
+        ));
+    }
+    let output = std::process::Command::new(wrapper)
+        .arg("run_first")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("running {} run_first: {e}", wrapper.display()))?;
+    let answer = String::from_utf8_lossy(&output.stdout);
+    match answer.trim() {
+        "receiver" => Ok(PantheonSide::Receiver),
+        "sender" => Ok(PantheonSide::Sender),
+        other => Err(format!(
+            "{} run_first answered '{other}'{}; a Pantheon wrapper prints receiver or sender",
+            wrapper.display(),
+            if output.status.success() {
+                String::new()
+            } else {
+                format!(
+                    " and failed ({}): {}",
+                    output.status,
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )
+            }
+        )),
+    }
+}
