@@ -452,3 +452,53 @@ fn shells_give_the_command_and_the_host_emus_congestion_control() {
     nothing_left();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The shipped studies run as shipped (shortened to one run of 4 s), with
+/// emu's congestion controls on the flows that name them.
+#[test]
+fn the_shipped_studies_run() {
+    let Some(_serial) = start() else { return };
+    for (file, flows) in [
+        (
+            "l4s-prague-vs-cubic",
+            [("prague", "prague"), ("cubic", "cubic")],
+        ),
+        (
+            "sce-reno-vs-reno",
+            [("reno-sce", "reno_sce"), ("reno", "reno")],
+        ),
+    ] {
+        let dir = support::temp_dir(file);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("experiments")
+            .join(format!("{file}.toml"));
+        let output = emu_run(&path, &dir, &["--runs", "1", "--set", "run.duration=4s"]);
+        assert!(output.status.success(), "{file}: {}", text(&output.stderr));
+        let result: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(file).join("cell-0/run-0/result.json")).unwrap(),
+        )
+        .unwrap();
+        for (name, cc) in flows {
+            let f = flow(&result, name);
+            assert_eq!(f["congestion_control"], cc, "{file}: {f:#}");
+            assert!(goodput(&result, name) > 1e6, "{file}: {f:#}");
+        }
+        nothing_left();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Without the privilege to load programs, one message names what is
+/// missing, and nothing is loaded.
+#[test]
+fn without_root_the_message_names_the_privilege() {
+    let Some(_serial) = start() else { return };
+    let out = support::emu_as_nobody(&["--cc", "prague", "delay", "1", "--", "true"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("prague") && stderr.contains("needs root") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert!(emus_bpf_objects().is_empty(), "{:?}", emus_bpf_objects());
+}

@@ -8,7 +8,7 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use support::*;
 
 #[test]
@@ -129,18 +129,7 @@ fn bad_arguments_and_malformed_traces_give_one_clear_error_and_leave_nothing() {
 #[test]
 fn missing_privilege_is_named_with_the_fix() {
     let Some(_serial) = start() else { return };
-    let out = Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-        ])
-        .arg(env!("CARGO_BIN_EXE_emu"))
-        .args(["delay", "10", "--", "true"])
-        .output()
-        .expect("setpriv (util-linux) is needed");
+    let out = support::emu_as_nobody(&["delay", "10", "--", "true"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(

@@ -270,3 +270,19 @@ pub fn assert_accounting_balances(dir: &std::path::Path, kinds: &[&str]) -> Vec<
     }
     directions
 }
+
+/// Runs emu with `args` as an unprivileged user (nobody, no capabilities).
+pub fn emu_as_nobody(args: &[&str]) -> Output {
+    Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+        ])
+        .arg(env!("CARGO_BIN_EXE_emu"))
+        .args(args)
+        .output()
+        .expect("setpriv (util-linux) is needed")
+}
