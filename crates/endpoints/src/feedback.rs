@@ -10,10 +10,12 @@ use crate::registry::Loaded;
 use libbpf_rs::{MapCore, MapFlags};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
+/// `struct emu_flow_key` and `struct emu_flow`, in bytes.
 const KEY_SIZE: usize = 40;
 const VALUE_SIZE: usize = 24;
-const AF_INET: u8 = 2;
-const AF_INET6: u8 = 10;
+/// The key's family byte.
+const AF_INET: u8 = libc::AF_INET as u8;
+const AF_INET6: u8 = libc::AF_INET6 as u8;
 
 /// One connection's counts, as seen from `local`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
