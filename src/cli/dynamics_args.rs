@@ -101,11 +101,14 @@ pub struct LinkDynamicsArgs {
 pub struct LossDynamicsArgs {
     /// Gilbert-Elliott loss, netem's `loss gemodel p [r [1-h [1-k]]]`:
     /// P good→bad, R bad→good [1-P], loss in bad [100%], loss in good [0%].
-    #[arg(long, num_args = 1..=4, value_name = "P R 1-H 1-K", group = "markov", allow_hyphen_values = true)]
+    // No hyphen values: an option of several values would take the `--`
+    // that ends the shell as one. A value that starts with a hyphen is
+    // refused as an unknown option instead of as a probability.
+    #[arg(long, num_args = 1..=4, value_name = "P R 1-H 1-K", group = "markov")]
     pub gemodel: Option<Vec<String>>,
     /// netem's 4-state loss, `loss state p13 [p31 [p32 [p23 [p14]]]]`
     /// (defaults: p31 = 1-p13, p32 = 0, p23 = 100%, p14 = 0).
-    #[arg(long, num_args = 1..=5, value_name = "P13 P31 P32 P23 P14", group = "markov", allow_hyphen_values = true)]
+    #[arg(long, num_args = 1..=5, value_name = "P13 P31 P32 P23 P14", group = "markov")]
     pub state: Option<Vec<String>>,
     /// Losses come in bursts of this mean length (packets); PROB is the mean
     /// loss rate. Short for the Gilbert model with R = 1/MEAN.

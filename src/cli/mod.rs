@@ -225,6 +225,15 @@ pub fn clap_error(e: &clap::Error, words: &[String]) -> UsageError {
         .trim_start_matches("error: ")
         .to_string();
     let mut message = match (e.kind(), text(ContextKind::InvalidArg)) {
+        // A value such as `-5%` or `-5mbit` where an option's values take
+        // no hyphen (one would take the `--` that ends a shell): clap
+        // reads it as the short option `-5`; the message quotes the word.
+        (ErrorKind::UnknownArgument, Some(arg))
+            if arg.starts_with('-') && arg[1..].starts_with(|c: char| c.is_ascii_digit()) =>
+        {
+            let word = words.iter().find(|w| w.starts_with(&arg)).unwrap_or(&arg);
+            format!("'{word}' is not an option, and no value here is negative")
+        }
         (ErrorKind::UnknownArgument, Some(arg)) if arg.starts_with('-') => {
             format!("unknown option '{arg}'")
         }
@@ -511,10 +520,25 @@ pub fn split_segments(words: &[String]) -> (Vec<Vec<String>>, Vec<String>) {
 }
 
 fn run_shells(
-    mut first: shell_args::ShellCommand,
+    first: shell_args::ShellCommand,
     globals: Globals,
     command_line: String,
 ) -> Result<i32, UsageError> {
+    match chain(first)? {
+        Some((specs, command)) => {
+            run_chain(specs, command, globals, command_line).map(|finished| finished.status)
+        }
+        None => Ok(0),
+    }
+}
+
+/// Every shell's specification, outermost first, and the command.
+type Chain = (Vec<shells::ShellSpec>, Vec<String>);
+
+/// The run's [`Chain`]: the first shell as the top-level parser read it,
+/// each later one from its segment after a `--`. None when a later
+/// shell's `--help` was printed.
+fn chain(mut first: shell_args::ShellCommand) -> Result<Option<Chain>, UsageError> {
     let rest = first.take_rest();
     let mut specs = vec![first.spec()?];
     let (segments, command) = split_segments(&rest);
@@ -525,10 +549,10 @@ fn run_shells(
         })?;
         match parsed {
             shell_args::Parsed::Spec(spec) => specs.push(*spec),
-            shell_args::Parsed::Printed => return Ok(0),
+            shell_args::Parsed::Printed => return Ok(None),
         }
     }
-    run_chain(specs, command, globals, command_line).map(|finished| finished.status)
+    Ok(Some((specs, command)))
 }
 
 fn queues_text() -> String {
@@ -587,6 +611,75 @@ mod tests {
         assert!(command.is_empty());
     }
 
+    /// A whole command line's shells and command, read as `emu` reads it.
+    fn shells_of(line: &str) -> Result<Chain, String> {
+        let args = words(line);
+        let cli = Cli::try_parse_from(std::iter::once("emu".to_string()).chain(args.clone()))
+            .map_err(|e| clap_error(&e, &args).0)?;
+        match cli.command {
+            Some(TopCommand::Shell(first)) => chain(first)
+                .map_err(|e| e.0)?
+                .ok_or_else(|| "printed".to_string()),
+            _ => Err(format!("{line}: not a shell")),
+        }
+    }
+
+    /// An option of several values (`--gemodel P [R ...]`, `--state P13
+    /// [...]`) ends at the `--` after it, with fewer values than it may
+    /// take, in the first shell (read by the top-level parser) as in a
+    /// later one (read from its segment).
+    #[test]
+    fn options_of_several_values_stop_at_the_double_dash() {
+        let gilbert = link::Pattern::GilbertElliott {
+            p: 0.01,
+            r: 0.3,
+            bad_loss: 1.0,
+            good_loss: 0.0,
+        };
+        let four_state = link::Pattern::FourState {
+            p13: 0.01,
+            p31: 0.3,
+            p32: 0.0,
+            p23: 1.0,
+            p14: 0.0,
+        };
+        for (line, loss_at, pattern, command) in [
+            ("loss --gemodel 1% 30% -- delay 40", 0, &gilbert, ""),
+            (
+                "loss --gemodel 1% 30% -- delay 40 -- sh -c x",
+                0,
+                &gilbert,
+                "sh -c x",
+            ),
+            (
+                "delay 40 -- loss --gemodel 1% 30% -- sh -c x",
+                1,
+                &gilbert,
+                "sh -c x",
+            ),
+            ("loss --state 1% 30% -- delay 40", 0, &four_state, ""),
+            (
+                "delay 40 -- loss --state 1% 30% -- true",
+                1,
+                &four_state,
+                "true",
+            ),
+            (
+                "loss --gemodel 1% 30% --seed 5 -- delay 40",
+                0,
+                &gilbert,
+                "",
+            ),
+        ] {
+            let (specs, rest) = shells_of(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert_eq!(specs.len(), 2, "{line}");
+            assert_eq!(&specs[loss_at].directions[0].loss, pattern, "{line}");
+            assert_eq!(&specs[loss_at].directions[1].loss, pattern, "{line}");
+            assert_eq!(specs[1 - loss_at].directions[0].delay, 40_000_000, "{line}");
+            assert_eq!(rest, words(command), "{line}");
+        }
+    }
+
     #[test]
     fn usage_errors_name_the_input() {
         let err = |s: &str| dispatch(words(s)).err().unwrap().0;
@@ -594,6 +687,8 @@ mod tests {
         assert!(err("teleport 4").contains("'teleport' is not a shell"));
         assert!(err("--mtu 9 delay 4").contains("--mtu '9'"));
         assert!(err("").contains("nothing to run"));
+        let negative = err("loss --gemodel 1% -5% -- true");
+        assert!(negative.contains("'-5%' is not an option"), "{negative}");
     }
 
     /// emu's own options are emu's: an error in one given before the

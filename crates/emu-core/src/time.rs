@@ -24,8 +24,7 @@ pub fn realtime_now() -> Nanos {
     clock_ns(libc::CLOCK_REALTIME)
 }
 
-/// A span of `ns` nanoseconds as the kernel's timeouts take it (ppoll,
-/// epoll_pwait2).
+/// A span of `ns` nanoseconds as the C library's timeouts take it (ppoll).
 pub fn timespec(ns: Nanos) -> libc::timespec {
     libc::timespec {
         tv_sec: (ns / NS_PER_SEC) as libc::time_t,

@@ -18,6 +18,7 @@ use emu_core::ring::{Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
 use link::Link;
+use nix::sys::eventfd::{EfdFlags, EventFd};
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
@@ -36,19 +37,14 @@ pub enum PumpNews {
 /// asked to tells a reader whether waking it is worth it (see
 /// [`Waits`]).
 pub(crate) struct Wake {
-    pub(crate) fd: RawFd,
+    pub(crate) fd: EventFd,
     rung_at: AtomicU64,
 }
 
 impl Wake {
     pub(crate) fn new() -> io::Result<Wake> {
-        // SAFETY: creating a descriptor we own from here on.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
         Ok(Wake {
-            fd,
+            fd: EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC)?,
             rung_at: AtomicU64::new(0),
         })
     }
@@ -57,24 +53,14 @@ impl Wake {
         let _ =
             self.rung_at
                 .compare_exchange(0, monotonic_now(), Ordering::AcqRel, Ordering::Relaxed);
-        let one: u64 = 1;
-        // SAFETY: writing 8 bytes to our eventfd.
-        unsafe { libc::write(self.fd, (&one as *const u64).cast(), 8) };
+        let _ = self.fd.write(1);
     }
 
     /// Empties the eventfd; when it was first rung (None if it was not).
     pub(crate) fn clear(&self) -> Option<Nanos> {
-        let mut value: u64 = 0;
-        // SAFETY: reading 8 bytes from our eventfd (non-blocking).
-        unsafe { libc::read(self.fd, (&mut value as *mut u64).cast(), 8) };
+        // Non-blocking: an eventfd not rung answers EAGAIN.
+        let _ = self.fd.read();
         Some(self.rung_at.swap(0, Ordering::AcqRel)).filter(|&at| at != 0)
-    }
-}
-
-impl Drop for Wake {
-    fn drop(&mut self) {
-        // SAFETY: closing the descriptor we own.
-        unsafe { libc::close(self.fd) };
     }
 }
 

@@ -43,7 +43,7 @@ use emu_core::time::{monotonic_now, timespec, Nanos};
 use emu_core::Packet;
 use link::Link;
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -670,7 +670,7 @@ pub(crate) fn realtime_priority() {
 /// the spin at hundreds of microseconds for a whole run.
 fn sleep(wake: &Wake, until: Option<Nanos>, since: Nanos) -> Slept {
     let mut fds = [libc::pollfd {
-        fd: wake.fd,
+        fd: wake.fd.as_raw_fd(),
         events: libc::POLLIN,
         revents: 0,
     }];

@@ -48,9 +48,11 @@ use crate::datapath::input::{Input, Reading};
 use crate::datapath::pump::{realtime_priority, Timing};
 use crate::datapath::spin::{Plan, Spin};
 use crate::sys::tun::readable;
-use emu_core::time::{monotonic_now, timespec, Nanos};
+use emu_core::time::{monotonic_now, Nanos, NS_PER_SEC};
+use nix::sys::epoll::EpollCreateFlags;
+use nix::sys::eventfd::{EfdFlags, EventFd};
 use std::io;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -68,7 +70,7 @@ pub struct Reader {
     thread: Option<JoinHandle<()>>,
     stop: Arc<AtomicBool>,
     /// Wakes the thread from its wait when it is to stop.
-    stop_fd: RawFd,
+    stop_fd: EventFd,
 }
 
 impl Reader {
@@ -77,40 +79,23 @@ impl Reader {
     /// real-time class and sleeps until an input is readable, or until
     /// shortly before a departure it keeps.
     pub(crate) fn start(name: &str, inputs: Vec<Arc<Input>>, timing: Timing) -> io::Result<Reader> {
-        // SAFETY: creating descriptors we own from here on.
-        let stop_fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if stop_fd < 0 {
-            return Err(io::Error::last_os_error());
+        let stop_fd = EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC)?;
+        let epoll = Epoll::new()?;
+        epoll.add(stop_fd.as_raw_fd(), STOP)?;
+        for (index, input) in inputs.iter().enumerate() {
+            epoll.add(input.fd(), index as u64)?;
         }
-        let epoll = match Epoll::new() {
-            Ok(epoll) => epoll,
-            Err(e) => {
-                // SAFETY: closing the eventfd created above.
-                unsafe { libc::close(stop_fd) };
-                return Err(e);
-            }
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let stop = stop.clone();
+            std::thread::Builder::new()
+                .name(name.to_string())
+                .spawn(move || read_loop(&epoll, &inputs, timing, &stop))?
         };
-        let reader = |epoll: Epoll| -> io::Result<Reader> {
-            epoll.add(stop_fd, STOP)?;
-            for (index, input) in inputs.iter().enumerate() {
-                epoll.add(input.fd(), index as u64)?;
-            }
-            let stop = Arc::new(AtomicBool::new(false));
-            let thread = {
-                let stop = stop.clone();
-                std::thread::Builder::new()
-                    .name(name.to_string())
-                    .spawn(move || read_loop(&epoll, &inputs, timing, &stop))?
-            };
-            Ok(Reader {
-                thread: Some(thread),
-                stop,
-                stop_fd,
-            })
-        };
-        reader(epoll).inspect_err(|_| {
-            // SAFETY: closing the eventfd created above, not handed out.
-            unsafe { libc::close(stop_fd) };
+        Ok(Reader {
+            thread: Some(thread),
+            stop,
+            stop_fd,
         })
     }
 
@@ -126,19 +111,16 @@ impl Reader {
             return;
         };
         self.stop.store(true, Ordering::Release);
-        let one: u64 = 1;
-        // SAFETY: writing 8 bytes to our eventfd.
-        unsafe { libc::write(self.stop_fd, (&one as *const u64).cast(), 8) };
+        let _ = self.stop_fd.write(1);
         let _ = thread.join();
     }
 }
 
 impl Drop for Reader {
+    /// Stops the thread; the eventfd it waited on closes after it, with
+    /// the fields.
     fn drop(&mut self) {
         self.stop_and_join();
-        // SAFETY: closing our eventfd, after the thread that waited on it
-        // has ended.
-        unsafe { libc::close(self.stop_fd) };
     }
 }
 
@@ -212,18 +194,15 @@ fn plan(earliest: Option<Nanos>, now: Nanos, timers: &Spin, busy_poll: bool) -> 
 /// the nanosecond; `epoll_wait` counts in milliseconds.
 static PRECISE_WAITS: AtomicBool = AtomicBool::new(true);
 
-/// An epoll instance, closed when dropped.
+/// An epoll instance, closed when dropped. Its waits are this module's
+/// own: `epoll_pwait2` waits to the nanosecond.
 struct Epoll {
-    fd: RawFd,
+    fd: OwnedFd,
 }
 
 impl Epoll {
     fn new() -> io::Result<Epoll> {
-        // SAFETY: creating a descriptor we own from here on.
-        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let fd = nix::sys::epoll::Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?.0;
         Ok(Epoll { fd })
     }
 
@@ -233,16 +212,25 @@ impl Epoll {
             events: libc::EPOLLIN as u32,
             u64: tag,
         };
-        // SAFETY: a valid epoll instance, descriptor and event.
-        if unsafe { libc::epoll_ctl(self.fd, libc::EPOLL_CTL_ADD, fd, &mut event) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        self.control(libc::EPOLL_CTL_ADD, fd, Some(&mut event))
     }
 
     fn remove(&self, fd: RawFd) -> io::Result<()> {
-        // SAFETY: a valid epoll instance; the event is ignored for DEL.
-        if unsafe { libc::epoll_ctl(self.fd, libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) } < 0 {
+        self.control(libc::EPOLL_CTL_DEL, fd, None)
+    }
+
+    /// `epoll_ctl(2)` on this instance: `op` on `fd` with `event` (none
+    /// for a removal).
+    fn control(
+        &self,
+        op: libc::c_int,
+        fd: RawFd,
+        event: Option<&mut libc::epoll_event>,
+    ) -> io::Result<()> {
+        let event = event.map_or(std::ptr::null_mut(), |e| e as *mut libc::epoll_event);
+        // SAFETY: a valid epoll instance; the event is ours, or null where
+        // the kernel ignores it.
+        if unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd, event) } < 0 {
             return Err(io::Error::last_os_error());
         }
         Ok(())
@@ -251,31 +239,22 @@ impl Epoll {
     /// Waits for ready descriptors as `plan` says (a timed wait to the
     /// nanosecond); how many were filled in.
     fn wait(&self, events: &mut [libc::epoll_event], plan: Plan) -> io::Result<usize> {
-        let (events_ptr, capacity) = (events.as_mut_ptr(), events.len() as libc::c_int);
-        let millis = |ms: i32| {
-            // SAFETY: the buffer holds `capacity` entries.
-            unsafe { libc::epoll_wait(self.fd, events_ptr, capacity, ms) }
-        };
+        let fd = self.fd.as_raw_fd();
         let n = match plan {
-            Plan::Look => millis(0),
-            Plan::Idle => millis(WAIT_MS),
+            Plan::Look => epoll_wait(fd, events, 0),
+            Plan::Idle => epoll_wait(fd, events, WAIT_MS),
             Plan::Timed(at) | Plan::Probe(at) if PRECISE_WAITS.load(Ordering::Relaxed) => {
-                let span = timespec(at.saturating_sub(monotonic_now()));
-                // SAFETY: the buffer holds `capacity` entries; a valid
-                // timespec, and no signal mask.
-                let n = unsafe {
-                    libc::epoll_pwait2(self.fd, events_ptr, capacity, &span, std::ptr::null())
-                };
+                let n = epoll_pwait2(fd, events, at.saturating_sub(monotonic_now()));
                 if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
                     // A kernel before 5.11: look without sleeping, as
                     // before there were timed waits.
                     PRECISE_WAITS.store(false, Ordering::Relaxed);
-                    millis(0)
+                    epoll_wait(fd, events, 0)
                 } else {
                     n
                 }
             }
-            Plan::Timed(_) | Plan::Probe(_) => millis(0),
+            Plan::Timed(_) | Plan::Probe(_) => epoll_wait(fd, events, 0),
         };
         if n < 0 {
             return Err(io::Error::last_os_error());
@@ -284,11 +263,49 @@ impl Epoll {
     }
 }
 
-impl Drop for Epoll {
-    fn drop(&mut self) {
-        // SAFETY: closing the descriptor we own.
-        unsafe { libc::close(self.fd) };
-    }
+/// `epoll_wait(2)`: waits up to `ms` milliseconds (0: looks) for ready
+/// descriptors of `epfd`; how many were filled in, or -1 with errno set.
+fn epoll_wait(epfd: RawFd, events: &mut [libc::epoll_event], ms: libc::c_int) -> libc::c_int {
+    // SAFETY: the buffer holds `events.len()` entries.
+    unsafe { libc::epoll_wait(epfd, events.as_mut_ptr(), events.len() as libc::c_int, ms) }
+}
+
+/// The kernel's `struct __kernel_timespec`, the timeout of
+/// `epoll_pwait2`: 64-bit seconds and nanoseconds on every architecture,
+/// where the C library's `timespec` has 32-bit seconds on some 32-bit ones.
+#[repr(C)]
+struct KernelTimespec {
+    tv_sec: i64,
+    tv_nsec: i64,
+}
+
+/// `epoll_pwait2(2)`: waits up to `span` nanoseconds for ready
+/// descriptors of `epfd`, with no signal mask; how many were filled in, or
+/// -1 with errno set (ENOSYS on a kernel before 5.11). Made as the system
+/// call itself: the C library's wrapper exists only from glibc 2.35, and a
+/// program that calls it does not link against an older one (RHEL 8 and 9,
+/// Ubuntu 20.04).
+fn epoll_pwait2(epfd: RawFd, events: &mut [libc::epoll_event], span: Nanos) -> libc::c_int {
+    let timeout = KernelTimespec {
+        tv_sec: (span / NS_PER_SEC) as i64,
+        tv_nsec: (span % NS_PER_SEC) as i64,
+    };
+    // The kernel's argument list: epfd, events, maxevents, timeout,
+    // sigmask, sigsetsize (not read when there is no mask).
+    // SAFETY: the buffer holds `events.len()` entries; the timeout is a
+    // valid `__kernel_timespec` for the call's length.
+    let n = unsafe {
+        libc::syscall(
+            libc::SYS_epoll_pwait2,
+            epfd,
+            events.as_mut_ptr(),
+            events.len() as libc::c_int,
+            &timeout as *const KernelTimespec,
+            std::ptr::null::<libc::sigset_t>(),
+            0 as libc::size_t,
+        )
+    };
+    n as libc::c_int
 }
 
 #[cfg(test)]
@@ -333,21 +350,14 @@ mod tests {
     #[test]
     fn a_timed_wait_ends_at_its_time_or_at_input() {
         let epoll = Epoll::new().unwrap();
-        // SAFETY: creating a descriptor this test owns and closes.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        assert!(fd >= 0);
-        epoll.add(fd, 7).unwrap();
+        let input = EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC).unwrap();
+        epoll.add(input.as_raw_fd(), 7).unwrap();
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
         let at = monotonic_now() + 2_000_000;
         assert_eq!(epoll.wait(&mut events, Plan::Timed(at)).unwrap(), 0);
         assert!(monotonic_now() >= at, "woke before its time");
         // Input ends a long wait at once.
-        let one: u64 = 1;
-        // SAFETY: writing 8 bytes to the eventfd.
-        assert_eq!(
-            unsafe { libc::write(fd, (&one as *const u64).cast(), 8) },
-            8
-        );
+        assert_eq!(input.write(1).unwrap(), 8);
         let far = monotonic_now() + 10_000_000_000;
         assert_eq!(epoll.wait(&mut events, Plan::Timed(far)).unwrap(), 1);
         let tag = events[0].u64;
@@ -355,7 +365,39 @@ mod tests {
         assert!(monotonic_now() < far);
         // A look returns at once, input or not.
         assert_eq!(epoll.wait(&mut events, Plan::Look).unwrap(), 1);
-        // SAFETY: closing the descriptor created above.
-        unsafe { libc::close(fd) };
+    }
+
+    /// A reader starts on its epoll set and stop eventfd and stops when
+    /// asked; its descriptors close with it.
+    #[test]
+    fn a_reader_without_inputs_starts_and_stops() {
+        let timing = Timing {
+            spin: None,
+            slack: 0,
+            busy_poll: true,
+        };
+        Reader::start("emu-test-reader", Vec::new(), timing)
+            .unwrap()
+            .stop();
+    }
+
+    /// The system call `epoll_pwait2`, made without the C library's
+    /// wrapper, sleeps on an empty set for the span asked, at least, and
+    /// finds nothing.
+    #[test]
+    fn epoll_pwait2_as_a_system_call_waits_its_span() {
+        let epoll = Epoll::new().unwrap();
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
+        let span = 3_000_000;
+        let start = monotonic_now();
+        let n = epoll_pwait2(epoll.fd.as_raw_fd(), &mut events, span);
+        let error = io::Error::last_os_error();
+        if n < 0 && error.raw_os_error() == Some(libc::ENOSYS) {
+            eprintln!("skipped: a kernel before 5.11 has no epoll_pwait2");
+            return;
+        }
+        assert_eq!(n, 0, "{error}");
+        let waited = monotonic_now() - start;
+        assert!(waited >= span, "woke after {waited} ns of {span}");
     }
 }

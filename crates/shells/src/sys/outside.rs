@@ -10,6 +10,8 @@ use crate::sys::command::{self, CommandSpec};
 use crate::sys::guardian::Guardian;
 use crate::sys::netns::NetNs;
 use crate::sys::privilege;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -62,29 +64,36 @@ impl Drop for Outside {
                 }
                 continue;
             }
-            let group = child.id() as i32;
-            // SAFETY: signalling the process group our own child leads; it
-            // has not been reaped, so the id is still its.
-            unsafe { libc::kill(-group, libc::SIGTERM) };
-            let deadline = Instant::now() + Duration::from_secs(1);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            // SAFETY: as above; whatever is left of the group goes.
-            unsafe { libc::kill(-group, libc::SIGKILL) };
-            let _ = child.wait();
-            // Its own children come to emu (the subreaper): reap them, so
-            // emu ends after everything it started.
-            let deadline = Instant::now() + Duration::from_secs(1);
-            // SAFETY: signal 0 only asks whether the group still exists.
-            while unsafe { libc::kill(-group, 0) } == 0 && Instant::now() < deadline {
-                reap_group(group);
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            stop_group(child);
         }
+    }
+}
+
+/// Stops `child`, which leads its own process group, and everything in
+/// the group: SIGTERM, a second's grace, SIGKILL; then reaps what of the
+/// group came to this process (the subreaper), for up to a second.
+fn stop_group(child: &mut Child) {
+    let group = child.id() as i32;
+    // The process group our own child leads: it has not been
+    // reaped, so the id is still its.
+    let _ = killpg(Pid::from_raw(group), Signal::SIGTERM);
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // As above; whatever is left of the group goes.
+    let _ = killpg(Pid::from_raw(group), Signal::SIGKILL);
+    let _ = child.wait();
+    // Its own children come to emu (the subreaper): reap them, so
+    // emu ends after everything it started.
+    let deadline = Instant::now() + Duration::from_secs(1);
+    // No signal: only whether the group still exists.
+    while killpg(Pid::from_raw(group), None).is_ok() && Instant::now() < deadline {
+        reap_group(group);
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -113,5 +122,27 @@ fn reap_group(group: i32) {
             // SAFETY: waiting, without blocking, for our own child.
             unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::CommandExt;
+
+    /// A child leading its own group is stopped and reaped, and the group
+    /// is gone.
+    #[test]
+    fn a_stopped_group_is_gone() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = Pid::from_raw(child.id() as i32);
+        assert!(killpg(group, None).is_ok(), "the group is there");
+        stop_group(&mut child);
+        assert!(matches!(child.try_wait(), Ok(Some(_))), "reaped");
+        assert!(killpg(group, None).is_err(), "the group is gone");
     }
 }

@@ -2,22 +2,30 @@
 //! the command, so that `kill emu` stops the experiment the way stopping
 //! the command would, and emu still tears its shells down afterwards.
 
+use nix::sys::signal::{kill, SigSet, Signal};
+use nix::unistd::{getpgid, Pid};
+
 /// The signals passed on to the command.
-const FORWARDED: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+const FORWARDED: [Signal; 4] = [
+    Signal::SIGINT,
+    Signal::SIGTERM,
+    Signal::SIGHUP,
+    Signal::SIGQUIT,
+];
+
+/// [`FORWARDED`] as a signal set.
+fn forwarded() -> SigSet {
+    let mut set = SigSet::empty();
+    for signal in FORWARDED {
+        set.add(signal);
+    }
+    set
+}
 
 /// Blocks the forwarded signals in this thread, so every thread created
 /// afterwards has them blocked and only [`spawn_forwarder`] receives them.
 pub(crate) fn block_forwarded_signals() {
-    // SAFETY: building and installing a signal mask for this thread, which
-    // every thread created afterwards inherits.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for signal in FORWARDED {
-            libc::sigaddset(&mut set, signal);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
+    let _ = forwarded().thread_block();
 }
 
 /// Waits for the blocked signals and passes on those sent with kill() to
@@ -26,25 +34,22 @@ pub(crate) fn block_forwarded_signals() {
 /// and must not arrive twice.
 pub(crate) fn spawn_forwarder(forward: impl Fn(i32) -> bool + Send + 'static) {
     std::thread::spawn(move || {
-        // SAFETY: as in block_forwarded_signals; sigwaitinfo fills `info`.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            for signal in FORWARDED {
-                libc::sigaddset(&mut set, signal);
+        let set = forwarded();
+        loop {
+            // sigwaitinfo, not nix's sigwait: the sender's si_code tells a
+            // terminal's signal from one sent with kill().
+            // SAFETY: an all-zero siginfo_t is a valid one.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: a valid set; sigwaitinfo fills `info`.
+            let signal = unsafe { libc::sigwaitinfo(set.as_ref(), &mut info) };
+            if signal < 0 {
+                continue;
             }
-            loop {
-                let mut info: libc::siginfo_t = std::mem::zeroed();
-                let signal = libc::sigwaitinfo(&set, &mut info);
-                if signal < 0 {
-                    continue;
-                }
-                if info.si_code == libc::SI_KERNEL || info.si_code > 0 {
-                    continue; // from the terminal: the command has it already
-                }
-                if !forward(signal) {
-                    return;
-                }
+            if info.si_code == libc::SI_KERNEL || info.si_code > 0 {
+                continue; // from the terminal: the command has it already
+            }
+            if !forward(signal) {
+                return;
             }
         }
     });
@@ -58,16 +63,39 @@ pub(crate) fn spawn_forwarder(forward: impl Fn(i32) -> bool + Send + 'static) {
 /// went on. Falls back to `command` alone where the namespace is unknown.
 pub(crate) fn interrupt(namespace: Option<(u64, u64)>, command: i32) {
     let Some(namespace) = namespace else {
-        // SAFETY: sending a signal to our own child.
-        unsafe { libc::kill(command, libc::SIGINT) };
+        // Our own child.
+        let _ = kill(Pid::from_raw(command), Signal::SIGINT);
         return;
     };
-    // SAFETY: getpgid(0) asks for this process's group.
-    let group = unsafe { libc::getpgid(0) };
+    let Ok(group) = getpgid(None) else {
+        return;
+    };
     for pid in crate::sys::netns::processes_in(&[namespace]) {
-        // SAFETY: asking for a process's group, then signalling it.
-        if unsafe { libc::getpgid(pid) } == group {
-            unsafe { libc::kill(pid, libc::SIGINT) };
+        let pid = Pid::from_raw(pid);
+        if getpgid(Some(pid)) == Ok(group) {
+            let _ = kill(pid, Signal::SIGINT);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The forwarded signals are blocked in the thread that blocks them
+    /// (and so in every thread it creates afterwards), others are not.
+    #[test]
+    fn the_forwarded_signals_are_blocked() {
+        let mask = std::thread::spawn(|| {
+            block_forwarded_signals();
+            let inherited = std::thread::spawn(|| SigSet::thread_get_mask().unwrap());
+            inherited.join().unwrap()
+        })
+        .join()
+        .unwrap();
+        for signal in FORWARDED {
+            assert!(mask.contains(signal), "{signal}");
+        }
+        assert!(!mask.contains(Signal::SIGUSR1));
     }
 }

@@ -7,22 +7,38 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 
-const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
-const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
-const IFF_TUN: libc::c_short = 0x0001;
-const IFF_NO_PI: libc::c_short = 0x1000;
-const IFF_VNET_HDR: libc::c_short = 0x4000;
 /// Checksums and TCP segmentation (IPv4, IPv6, with ECN) may be left to us.
-const OFFLOADS: libc::c_uint = 0x01 | 0x02 | 0x04 | 0x08;
+const OFFLOADS: libc::c_uint =
+    libc::TUN_F_CSUM | libc::TUN_F_TSO4 | libc::TUN_F_TSO6 | libc::TUN_F_TSO_ECN;
 /// UDP segmentation (IPv4, IPv6) too, where the kernel has it (6.2 on): a
 /// UDP_SEGMENT sender's batch then reaches us in one read.
-const UDP_OFFLOADS: libc::c_uint = 0x20 | 0x40;
+const UDP_OFFLOADS: libc::c_uint = libc::TUN_F_USO4 | libc::TUN_F_USO6;
 
-#[repr(C)]
-struct InterfaceRequest {
-    name: [u8; libc::IFNAMSIZ],
-    flags: libc::c_short,
-    _pad: [u8; 22],
+/// The TUNSETIFF request for a TUN device `name` (shorter than
+/// IFNAMSIZ): no packet-info header, a virtio-net header on every read
+/// and write. The union starts as its largest member (the device map) at
+/// zero, then takes the flags; the kernel reads only the name and the
+/// flags.
+fn interface_request(name: &str) -> libc::ifreq {
+    let mut request = libc::ifreq {
+        ifr_name: [0; libc::IFNAMSIZ],
+        ifr_ifru: libc::__c_anonymous_ifr_ifru {
+            ifru_map: libc::__c_anonymous_ifru_map {
+                mem_start: 0,
+                mem_end: 0,
+                base_addr: 0,
+                irq: 0,
+                dma: 0,
+                port: 0,
+            },
+        },
+    };
+    for (to, from) in request.ifr_name.iter_mut().zip(name.bytes()) {
+        *to = from as libc::c_char;
+    }
+    request.ifr_ifru.ifru_flags =
+        (libc::IFF_TUN | libc::IFF_NO_PI | libc::IFF_VNET_HDR) as libc::c_short;
+    request
 }
 
 /// An open TUN device. It is not persistent: the kernel removes it when the
@@ -53,22 +69,18 @@ impl Tun {
             .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK)
             .open("/dev/net/tun")
             .map_err(|e| ShellError::os("opening /dev/net/tun", e))?;
-        let mut request = InterfaceRequest {
-            name: [0; libc::IFNAMSIZ],
-            flags: IFF_TUN | IFF_NO_PI | IFF_VNET_HDR,
-            _pad: [0; 22],
-        };
-        request.name[..name.len()].copy_from_slice(name.as_bytes());
-        // SAFETY: TUNSETIFF reads and writes an ifreq-sized struct we own.
-        if unsafe { libc::ioctl(file.as_raw_fd(), TUNSETIFF, &mut request) } < 0 {
+        let mut request = interface_request(name);
+        // SAFETY: TUNSETIFF reads and writes an ifreq we own.
+        if unsafe { libc::ioctl(file.as_raw_fd(), libc::TUNSETIFF, &mut request) } < 0 {
             return Err(ShellError::os(
                 &format!("creating TUN device {name}"),
                 io::Error::last_os_error(),
             ));
         }
         // SAFETY: TUNSETOFFLOAD takes the flags by value.
-        let set_offload =
-            |flags: libc::c_uint| unsafe { libc::ioctl(file.as_raw_fd(), TUNSETOFFLOAD, flags) };
+        let set_offload = |flags: libc::c_uint| unsafe {
+            libc::ioctl(file.as_raw_fd(), libc::TUNSETOFFLOAD, flags)
+        };
         // An older kernel refuses the UDP flags: then TCP's alone.
         if offload && set_offload(OFFLOADS | UDP_OFFLOADS) < 0 && set_offload(OFFLOADS) < 0 {
             return Err(ShellError::os(
@@ -152,4 +164,44 @@ pub fn readable(fd: RawFd) -> bool {
     };
     // SAFETY: one valid pollfd, no wait.
     unsafe { libc::poll(&mut poll, 1, 0) > 0 && poll.revents & libc::POLLIN != 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The TUNSETIFF request holds the name, NUL-terminated, and the
+    /// flags of a TUN device without packet info and with the virtio-net
+    /// header, where the kernel's `struct ifreq` has them.
+    #[test]
+    fn the_interface_request_is_the_kernels_ifreq() {
+        let request = interface_request("emu-d0-up");
+        let name: Vec<u8> = request.ifr_name.iter().map(|&c| c as u8).collect();
+        assert_eq!(&name[..10], b"emu-d0-up\0");
+        assert!(name[10..].iter().all(|&b| b == 0));
+        // SAFETY: reading the member written last.
+        let flags = unsafe { request.ifr_ifru.ifru_flags };
+        assert_eq!(flags, 0x1000 | 0x4000 | 0x0001);
+        let base = std::ptr::addr_of!(request) as usize;
+        let at = std::ptr::addr_of!(request.ifr_ifru) as usize - base;
+        assert_eq!(at, libc::IFNAMSIZ, "the flags follow the name");
+        let kernels = if cfg!(target_pointer_width = "64") {
+            40
+        } else {
+            32
+        };
+        assert_eq!(std::mem::size_of::<libc::ifreq>(), kernels);
+    }
+
+    /// The numbers of the requests and offload flags: the kernel's
+    /// `_IOW('T', nr, int)`, which on x86-64 and ARM is the value below.
+    #[test]
+    fn the_tun_requests_have_the_kernels_numbers() {
+        if cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+            assert_eq!(libc::TUNSETIFF, 0x4004_54ca);
+            assert_eq!(libc::TUNSETOFFLOAD, 0x4004_54d0);
+        }
+        assert_eq!(OFFLOADS, 0x0f);
+        assert_eq!(UDP_OFFLOADS, 0x60);
+    }
 }
