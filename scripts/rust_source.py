@@ -4,6 +4,7 @@ macro's output and a raw string's content are not seen as code, which the
 scripts that use this accept (they look at paths and braces only).
 """
 
+import os
 import re
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -77,3 +78,14 @@ def strip_test_modules(text):
         out.append(line)
         i += 1
     return "\n".join(out)
+
+
+def default_dirs():
+    """The source directories of the whole workspace: the root package's
+    src/ and every crate's."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    crates = os.path.join(top, "crates")
+    return [os.path.join(top, "src")] + sorted(
+        os.path.join(crates, c, "src") for c in os.listdir(crates)
+        if os.path.isdir(os.path.join(crates, c, "src")))
+

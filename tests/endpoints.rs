@@ -12,29 +12,19 @@ mod support;
 
 use emu_core::log::{Direction, Event, LogReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::experiment::{emu_run, emus_bpf_objects, experiment_file, flow, nothing_left};
+use support::experiment::{
+    emu_run, emus_bpf_objects, experiment_file, flow, nothing_left, run_experiment_in,
+    spawn_emu_run,
+};
 use support::{start, text};
 
-/// Runs `toml` (named `name`) once, checks it went well and that nothing
-/// of it is left, and returns its result and its run directory.
+/// Runs `toml` (named `name`) once in a directory of its own, checks it
+/// went well and that nothing of it is left, and returns its result, its
+/// run directory and what emu said.
 fn run(name: &str, toml: &str) -> (serde_json::Value, PathBuf, String) {
-    let (dir, file) = experiment_file(name, name, toml);
-    let out = dir.join("out");
-    let output = emu_run(&file, &out, &[]);
-    let stderr = text(&output.stderr);
-    assert!(
-        output.status.success(),
-        "emu run failed: {stderr}\n{}",
-        text(&output.stdout)
-    );
-    let run = out.join(name).join("cell-0/run-0");
-    let result: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
-    assert_eq!(result["accounting_ok"], true, "{result:#}");
-    nothing_left();
-    (result, run, stderr)
+    let ran = run_experiment_in(&support::temp_dir(name), name, toml);
+    (ran.result, ran.dir, ran.stderr)
 }
 
 /// One sender and one receiver per flow, `flows` as `(name, cc)`, through
@@ -164,16 +154,7 @@ fn nothing_is_left_loaded_after_kill_9() {
             &[("p", "prague"), ("s", "reno-sce")],
         ),
     );
-    let mut child = Command::new(env!("CARGO_BIN_EXE_emu"))
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(dir.join("out"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_emu_run(&file, &dir.join("out"));
     let samples = dir.join("out/cckill/cell-0/run-0/tcp/p.csv");
     let deadline = Instant::now() + Duration::from_secs(15);
     while std::fs::read_to_string(&samples).map_or(0, |s| s.lines().count()) < 5 {

@@ -11,10 +11,9 @@ use emu_core::log::{Direction, Event, LogReader};
 use emu_core::Nanos;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::experiment::{
-    emu_run, experiment_file, flow, foreign_processes, nothing_left, run_experiment,
+    emu_run, experiment_file, flow, foreign_processes, nothing_left, run_experiment, spawn_emu_run,
 };
 use support::{start, temp_dir, text};
 
@@ -473,16 +472,7 @@ fn nothing_is_left_after_kill_9() {
         ),
     );
     let out = dir.join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_emu"))
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_emu_run(&file, &out);
     let samples = out.join("kill/cell-0/run-0/tcp/0-tcp-a-b.csv");
     let deadline = Instant::now() + Duration::from_secs(10);
     let running = loop {

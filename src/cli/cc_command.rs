@@ -5,10 +5,7 @@ use endpoints::{kernel, registry, ENDPOINTS};
 
 pub fn text() -> String {
     let available = kernel::available();
-    let default = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control")
-        .unwrap_or_default()
-        .trim()
-        .to_string();
+    let default = kernel::default_congestion_control();
     // Listing BPF links needs root; without it, emu's registrations look
     // like the kernel's.
     let by_emu = kernel::may_load().then(registry::registered_by_emu);

@@ -97,6 +97,16 @@ pub fn run_chain(
         rootless: globals.rootless,
         outside: globals.outside,
         tcp_info: globals.tcp_info.map(std::time::Duration::from_nanos),
+        // What emu's congestion controls need where they run (see
+        // endpoints::hosts::NAMESPACE); an experiment's hosts get the same.
+        command_sysctls: if device_helpers.is_some() {
+            endpoints::hosts::NAMESPACE
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        } else {
+            Vec::new()
+        },
         device_helpers,
     };
     match shells::run(specs, options) {
@@ -125,11 +135,7 @@ fn load_congestion_controls(
         eprintln!("emu: {line}");
     }
     let helpers = loaded.helpers().map_err(|e| format!("--cc: {e}"))?;
-    let attach: shells::DeviceHelpers = std::sync::Arc::new(move |device, end| {
-        if end == shells::PathEnd::Command {
-            endpoints::hosts::prepare_namespace().map_err(|e| e.to_string())?;
-        }
-        helpers.attach(device).map_err(|e| e.to_string())
-    });
+    let attach: shells::DeviceHelpers =
+        std::sync::Arc::new(move |device| helpers.attach(device).map_err(|e| e.to_string()));
     Ok((Some(loaded), Some(attach)))
 }

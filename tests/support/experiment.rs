@@ -20,6 +20,21 @@ pub fn emu_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
         .expect("running emu")
 }
 
+/// Starts `emu run FILE --out OUT` in the background, its output
+/// discarded (for a test that kills it).
+pub fn spawn_emu_run(file: &Path, out: &Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("run")
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// A fresh directory named for a test, with `toml` written in it as
 /// `name.toml`.
 pub fn experiment_file(dir: &str, name: &str, toml: impl AsRef<[u8]>) -> (PathBuf, PathBuf) {
@@ -32,6 +47,19 @@ pub fn experiment_file(dir: &str, name: &str, toml: impl AsRef<[u8]>) -> (PathBu
 /// Writes `toml` as `name.toml` in `dir`, runs it and returns the result
 /// of its only run.
 pub fn run_experiment(dir: &Path, name: &str, toml: &str) -> serde_json::Value {
+    run_experiment_in(dir, name, toml).result
+}
+
+/// One run of an experiment: its result, its directory and what emu said.
+pub struct Ran {
+    pub result: serde_json::Value,
+    pub dir: PathBuf,
+    pub stderr: String,
+}
+
+/// [`run_experiment`], with the run's directory and emu's stderr: the run
+/// went well, its accounting holds and nothing of it is left.
+pub fn run_experiment_in(dir: &Path, name: &str, toml: &str) -> Ran {
     let file = dir.join(format!("{name}.toml"));
     std::fs::write(&file, toml).unwrap();
     let out = dir.join("out");
@@ -42,12 +70,16 @@ pub fn run_experiment(dir: &Path, name: &str, toml: &str) -> serde_json::Value {
         text(&output.stderr),
         text(&output.stdout)
     );
-    let result = out.join(name).join("cell-0/run-0/result.json");
+    let run = out.join(name).join("cell-0/run-0");
     let result: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(run.join("result.json")).unwrap()).unwrap();
     assert_eq!(result["accounting_ok"], true, "{result:#}");
     nothing_left();
-    result
+    Ran {
+        result,
+        dir: run,
+        stderr: text(&output.stderr),
+    }
 }
 
 pub fn flow<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -91,7 +123,9 @@ pub fn foreign_processes() -> Vec<(i32, String)> {
 /// No process of an experiment (iperf3, ping, sh) is left in a namespace
 /// of its own, and no TUN device of ours is left here.
 pub fn nothing_left() {
-    let deadline = Instant::now() + Duration::from_secs(3);
+    // A congestion control's programs go an RCU grace period after its
+    // last socket, which a loaded machine can stretch to seconds.
+    let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let left: Vec<(i32, String)> = foreign_processes()
             .into_iter()

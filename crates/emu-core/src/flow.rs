@@ -106,17 +106,12 @@ impl FlowTuple {
     ) -> ([Record; 2], usize) {
         let base = Record {
             time,
-            sojourn: 0,
             flow,
-            fingerprint: 0,
-            bytes: 0,
-            queue_bytes: 0,
-            queue_packets: 0,
             shell,
             direction,
             event: Event::Flow,
-            detail: 0,
             ecn: self.protocol,
+            ..Record::default()
         };
         let ports = (self.source_port as u32) << 16 | self.destination_port as u32;
         match (self.source, self.destination) {

@@ -241,7 +241,7 @@ static __always_inline void emu_echo_esce(struct __sk_buff *skb, const struct em
 	struct emu_flow_key key;
 	struct emu_flow *f;
 	__s32 acked;
-	__s64 pending;
+	__s64 owed, pending;
 	__u8 w[2];
 	__u16 oldw, neww;
 
@@ -255,15 +255,15 @@ static __always_inline void emu_echo_esce(struct __sk_buff *skb, const struct em
 	if (acked <= 0)
 		return;
 	f->rx_last_ack = pk->ack;
-	pending = f->pending;
-	if (2 * pending < (__s64)acked)
+	owed = f->pending;
+	if (2 * owed < (__s64)acked)
 		return;
-	pending -= acked;
+	pending = owed - acked;
 	if (pending < -(__s64)acked)
 		pending = -(__s64)acked;
 	/* A racing ingress update may add bytes meanwhile; apply the change
-	 * as a difference so they are not lost. */
-	__sync_fetch_and_add(&f->pending, pending - f->pending);
+	 * to the value read, as a difference, so they are not lost. */
+	__sync_fetch_and_add(&f->pending, pending - owed);
 	if (pk->doff_byte & EMU_TCP_ESCE_BYTE)
 		return;
 	w[0] = pk->doff_byte;

@@ -13,6 +13,7 @@
 //! mark), so other traffic passes untouched. Cost: a few dozen
 //! instructions per packet in the host's kernel, none in emu.
 
+use crate::catalogue::Marking;
 use crate::error::{EndpointError, Result};
 use crate::object::{EGRESS, INGRESS};
 use crate::registry::Loaded;
@@ -34,30 +35,22 @@ pub const ORPHAN_RETRIES: (&str, &str) = ("net.ipv4.tcp_orphan_retries", "1");
 pub const ASK_FOR_ECN: (&str, &str) = ("net.ipv4.tcp_ecn", "1");
 
 /// What emu sets in a namespace of its own whose sockets use its
-/// congestion controls.
+/// congestion controls (never in the host's).
 pub const NAMESPACE: [(&str, &str); 2] = [ORPHAN_RETRIES, ASK_FOR_ECN];
-
-/// Sets [`NAMESPACE`] in the calling thread's network namespace (run it
-/// inside a namespace of emu's own, never the host's).
-pub fn prepare_namespace() -> Result<()> {
-    for (key, value) in NAMESPACE {
-        let path = format!("/proc/sys/{}", key.replace('.', "/"));
-        std::fs::write(&path, value).map_err(|e| EndpointError(format!("setting {key}: {e}")))?;
-    }
-    Ok(())
-}
 
 /// The tc handle and priority of emu's filters.
 const HANDLE: u32 = 0xe5c;
 const PRIORITY: u32 = 1;
 
-/// The helpers' two programs, each held by a descriptor of its own, so
-/// they may go to any thread (one inside a host's namespace attaches
-/// them) and outlive the [`Loaded`] set they came from.
+/// The helpers' programs, each held by a descriptor of its own, so they
+/// may go to any thread (one inside a host's namespace attaches them) and
+/// outlive the [`Loaded`] set they came from. The ingress program, which
+/// only SCE feedback needs, is there only when an SCE congestion control
+/// is.
 #[derive(Debug)]
 pub struct HostHelpers {
     egress: OwnedFd,
-    ingress: OwnedFd,
+    ingress: Option<OwnedFd>,
 }
 
 impl Loaded {
@@ -74,9 +67,10 @@ impl Loaded {
                 .try_clone_to_owned()
                 .map_err(|e| EndpointError(format!("holding the program {name}: {e}")))
         };
+        let sce = self.origins.iter().any(|(e, _)| e.marking == Marking::Sce);
         Ok(HostHelpers {
             egress: find(EGRESS)?,
-            ingress: find(INGRESS)?,
+            ingress: sce.then(|| find(INGRESS)).transpose()?,
         })
     }
 }
@@ -92,10 +86,13 @@ impl HostHelpers {
         };
         let ifindex = nix::net::if_::if_nametoindex(device)
             .map_err(|e| fail("finding the device", e.to_string()))?;
-        for (name, program, point) in [
-            (EGRESS, self.egress.as_fd(), TC_EGRESS),
-            (INGRESS, self.ingress.as_fd(), TC_INGRESS),
-        ] {
+        let ingress = self
+            .ingress
+            .as_ref()
+            .map(|p| (INGRESS, p.as_fd(), TC_INGRESS));
+        for (name, program, point) in
+            std::iter::once((EGRESS, self.egress.as_fd(), TC_EGRESS)).chain(ingress)
+        {
             let mut hook = TcHookBuilder::new(program)
                 .ifindex(ifindex as i32)
                 .replace(true)

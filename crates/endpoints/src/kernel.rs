@@ -13,6 +13,13 @@ pub fn available() -> Vec<String> {
     words("/proc/sys/net/ipv4/tcp_available_congestion_control")
 }
 
+/// The congestion control a socket gets unless it chooses one.
+pub fn default_congestion_control() -> String {
+    words("/proc/sys/net/ipv4/tcp_congestion_control")
+        .pop()
+        .unwrap_or_default()
+}
+
 /// Those a namespace other than the first may take as its default.
 pub fn allowed() -> Vec<String> {
     words("/proc/sys/net/ipv4/tcp_allowed_congestion_control")

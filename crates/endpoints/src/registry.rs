@@ -33,7 +33,7 @@ pub enum Origin {
 }
 
 impl Origin {
-    pub fn describe(self) -> &'static str {
+    fn describe(self) -> &'static str {
         match self {
             Origin::Registered => "emu's BPF program, registered for this run",
             Origin::Shared => "emu's BPF program, registered by another emu that is running",
@@ -55,7 +55,7 @@ pub struct Loaded {
     /// The object: the hosts' helpers and the map they share with the SCE
     /// congestion controls.
     object: Object,
-    origins: Vec<(&'static Endpoint, Origin)>,
+    pub(crate) origins: Vec<(&'static Endpoint, Origin)>,
 }
 
 impl Loaded {
@@ -111,11 +111,6 @@ impl Loaded {
         })
     }
 
-    /// Each congestion control asked for, and where it comes from.
-    pub fn origins(&self) -> &[(&'static Endpoint, Origin)] {
-        &self.origins
-    }
-
     /// One line per congestion control, for the user: which one runs.
     pub fn describe(&self) -> Vec<String> {
         let mut lines: Vec<String> = self
@@ -168,7 +163,11 @@ fn open_and_load(register: &[&'static Endpoint]) -> Result<Object> {
     let mut open = ObjectBuilder::default()
         .open_memory(OBJECT)
         .map_err(|e| fail("opening", e))?;
-    let existing = newest_map(SCE_FLOWS);
+    let existing = newest_map(SCE_FLOWS).map_err(|e| {
+        EndpointError(format!(
+            "sharing the map {SCE_FLOWS} of another emu that is running: {e}"
+        ))
+    })?;
     for mut map in open.maps_mut() {
         let name = map.name().to_string_lossy().into_owned();
         if let Some(endpoint) = catalogue::by_map(&name) {
@@ -180,17 +179,6 @@ fn open_and_load(register: &[&'static Endpoint]) -> Result<Object> {
                 map.reuse_fd(handle.as_fd())
                     .map_err(|e| fail("sharing the map of", e))?;
             }
-        }
-    }
-    // A congestion control's programs are named after its map
-    // (`emu_prague_init`, ...): those of one not registered stay out.
-    for mut program in open.progs_mut() {
-        let name = program.name().to_string_lossy().into_owned();
-        let unwanted = catalogue::ENDPOINTS.iter().any(|e| {
-            name.starts_with(&format!("{}_", e.map)) && !register.iter().any(|r| r.map == e.map)
-        });
-        if unwanted {
-            program.set_autoload(false);
         }
     }
     open.load().map_err(|e| {
@@ -250,13 +238,14 @@ pub fn registered_by_emu() -> HashMap<&'static str, u32> {
 }
 
 /// The newest map of that name: the one every running emu shares (each
-/// load reuses it, so there is at most one in use).
-fn newest_map(name: &str) -> Option<MapHandle> {
-    let id = MapInfoIter::default()
+/// load reuses it, so there is at most one in use). An error where one
+/// exists, so that a run never makes a second one beside it.
+fn newest_map(name: &str) -> libbpf_rs::Result<Option<MapHandle>> {
+    let newest = MapInfoIter::default()
         .filter(|m| m.name.to_string_lossy() == name)
         .map(|m| m.id)
-        .max()?;
-    MapHandle::from_map_id(id).ok()
+        .max();
+    newest.map(MapHandle::from_map_id).transpose()
 }
 
 /// A descriptor of the link with this id, which keeps it alive.

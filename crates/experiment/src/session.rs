@@ -361,7 +361,7 @@ fn write_meta(
 ) -> Result<(), ExperimentError> {
     let meta = serde_json::json!({
         "emu_version": env!("CARGO_PKG_VERSION"),
-        "kernel": crate::system::kernel_release(),
+        "kernel": endpoints::kernel::release(),
         "file": options.file.display().to_string(),
         "set": options.sets,
         "cells_in_grid": grid.len(),
@@ -391,7 +391,7 @@ fn write_cell_files(dir: &Path, planned: &Planned) -> Result<(), ExperimentError
         planned.cell.index,
         planned.cell.label(),
         env!("CARGO_PKG_VERSION"),
-        crate::system::kernel_release()
+        endpoints::kernel::release()
     );
     std::fs::write(&path, header + &toml)
         .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))?;

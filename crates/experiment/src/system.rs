@@ -1,7 +1,7 @@
 //! Everything `emu run` asks of the operating system itself, in one place:
 //! the flows' processes (spawned in a host's namespace, alone or in a
 //! process group of their own, and stopped with it), what the kernel
-//! offers (its sysctls, its release), and a Pantheon wrapper's
+//! offers (its congestion controls, read by `endpoints::kernel`), and a Pantheon wrapper's
 //! `run_first` probe. The hosts, links and packets are `shells`'; emu's
 //! congestion controls are `endpoints`'.
 
@@ -11,28 +11,13 @@ use shells::netns::NetNs;
 use std::path::Path;
 use std::process::Stdio;
 
-/// The congestion controls of this kernel.
+/// The congestion controls of this kernel (as `endpoints::kernel` reads
+/// them for loading emu's own).
 pub fn congestion_controls() -> CongestionControls {
     CongestionControls {
-        available: ipv4_sysctl_words("tcp_available_congestion_control"),
-        allowed: ipv4_sysctl_words("tcp_allowed_congestion_control"),
+        available: endpoints::kernel::available(),
+        allowed: endpoints::kernel::allowed(),
     }
-}
-
-/// The words of `/proc/sys/net/ipv4/NAME` (empty if it cannot be read).
-fn ipv4_sysctl_words(name: &str) -> Vec<String> {
-    std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .map(str::to_string)
-        .collect()
-}
-
-/// The kernel's release, as `uname -r` prints it.
-pub fn kernel_release() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
 }
 
 /// Starts `command` inside `namespace`.

@@ -18,7 +18,7 @@ use crate::datapath::pump::{Devices, DirectionPump, DirectionResult, PumpNews, T
 use crate::datapath::reader::Reader;
 use crate::error::{Result, ShellError};
 use crate::links::{copy_traces, LinkSetup};
-use crate::spec::{Finished, PathEnd, RunOptions, ShellSpec};
+use crate::spec::{Finished, RunOptions, ShellSpec};
 use crate::summary;
 use crate::sys::addressing::{self, AddressPair};
 use crate::sys::command::{self, CommandSpec};
@@ -103,7 +103,7 @@ fn run_guarded(
         pump_tx,
     )?;
     let readers = start_readers(&chain.running, chain.depth, options.timing)?;
-    attach_device_helpers(&options, &host, &chain)?;
+    prepare_ends(&options, &host, &chain)?;
     if let Some(w) = writer.as_mut() {
         w.start();
     }
@@ -173,15 +173,26 @@ fn relay_pump_news(news: mpsc::Sender<News>) -> mpsc::Sender<PumpNews> {
     pump_tx
 }
 
-/// The chain as built: its shells (outermost first), the innermost
-/// namespace (the command's), the prompt prefix naming the shells, the
-/// address pairs in use, and how deep it is nested in other emus.
+/// The chain as built: its shells (outermost first), the prompt prefix
+/// naming the shells, the address pairs in use, and how deep it is
+/// nested in other emus.
 struct Chain {
     running: Vec<RunningShell>,
-    innermost: Arc<NetNs>,
     prompt: String,
     taken: Vec<u32>,
     depth: usize,
+}
+
+impl Chain {
+    /// The outermost shell, whose outer end is on the host.
+    fn outermost(&self) -> &RunningShell {
+        self.running.first().expect("at least one shell")
+    }
+
+    /// The innermost shell, whose namespace is the command's.
+    fn innermost(&self) -> &RunningShell {
+        self.running.last().expect("at least one shell")
+    }
 }
 
 /// Builds every shell, outermost first, each in the namespace of the one
@@ -243,25 +254,28 @@ fn build_chain(
     link_hand_overs(&running);
     Ok(Chain {
         running,
-        innermost: outer,
         prompt,
         taken,
         depth,
     })
 }
 
-/// Gives the path's two ends their programs (`RunOptions::device_helpers`):
-/// the host's end of the outermost shell, and the command's device.
-fn attach_device_helpers(options: &RunOptions, host: &NetNs, chain: &Chain) -> Result<()> {
+/// Readies the path's two ends for the command: the command's namespace
+/// gets its sysctls (`RunOptions::command_sysctls`), and the host's end
+/// of the outermost shell and the command's device their programs
+/// (`RunOptions::device_helpers`).
+fn prepare_ends(options: &RunOptions, host: &NetNs, chain: &Chain) -> Result<()> {
+    let (outermost, innermost) = (chain.outermost(), chain.innermost());
+    for (key, value) in &options.command_sysctls {
+        crate::dumbbell::set_sysctl(&innermost.inner, key, value)?;
+    }
     let Some(attach) = &options.device_helpers else {
         return Ok(());
     };
-    let outermost = chain.running.first().expect("at least one shell");
-    let innermost = chain.running.last().expect("at least one shell");
-    host.run(|| attach(&outermost.outer_device, PathEnd::Host).map_err(ShellError::new))?;
+    host.run(|| attach(&outermost.outer_device).map_err(ShellError::new))?;
     innermost
         .inner
-        .run(|| attach(devices::INNER_DEVICE, PathEnd::Command).map_err(ShellError::new))
+        .run(|| attach(devices::INNER_DEVICE).map_err(ShellError::new))
 }
 
 /// One reader per direction, each serving that direction's input in every
@@ -304,7 +318,7 @@ fn start_command(
     chain: &Chain,
     news_tx: &mpsc::Sender<News>,
 ) -> Result<Command> {
-    let inner = &chain.innermost;
+    let inner = &chain.innermost().inner;
     let invoker = privilege::invoker();
     let argv = if options.command.is_empty() {
         vec![command::login_shell(&invoker)]
@@ -315,7 +329,7 @@ fn start_command(
         (Some(interval), Some(dir)) => Some(Sampler::start(inner, dir, interval)?),
         _ => None,
     };
-    let outermost = chain.running.first().expect("at least one shell").pair;
+    let outermost = chain.outermost().pair;
     let shells_deep = chain.depth + shells.len();
     let env = environment::command_environment(outermost, &chain.prompt, &chain.taken, shells_deep);
     // What receivers drop from here on, on either side of the chain.
@@ -453,7 +467,7 @@ fn tear_down(
     netns::kill_processes_in(&identities);
     drop(outside);
     if let Some(host) = close_from {
-        let innermost = chain.running.last().expect("at least one shell");
+        let innermost = chain.innermost();
         close_connections_to(host, innermost.pair);
         // And the command's own, left closing by its processes' end.
         let _ = innermost.inner.exec("ss", &["-K", "-t", "-a"]);
@@ -698,15 +712,15 @@ struct Around<'a> {
 /// Ends the host's TCP connections with the command's addresses (`ss
 /// -K`): the command and its path are gone, and a connection left closing
 /// would retry for minutes, holding what it uses (the programs of emu's
-/// congestion controls among it). One `ss` per address family.
+/// congestion controls among it).
 fn close_connections_to(host: &NetNs, pair: AddressPair) {
-    for address in [
+    let (v4, mapped, v6) = (
         pair.inner4.to_string(),
         format!("[::ffff:{}]", pair.inner4),
         format!("[{}]", pair.inner6),
-    ] {
-        let _ = host.exec("ss", &["-K", "-t", "-a", "dst", &address]);
-    }
+    );
+    let filter = ["dst", &v4, "or", "dst", &mapped, "or", "dst", &v6];
+    let _ = host.exec("ss", &[&["-K", "-t", "-a"][..], &filter[..]].concat());
 }
 
 /// One shell, phase by phase: its address pair, its two devices and the

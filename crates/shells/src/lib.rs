@@ -35,5 +35,5 @@ pub use accounting::{receiver_drops, tcp_info};
 pub use chain::run;
 pub use datapath::pump::{Timing, DEFAULT_SLACK};
 pub use error::ShellError;
-pub use spec::{DeviceHelpers, DirectionSpec, Finished, PathEnd, Pcap, RunOptions, ShellSpec};
+pub use spec::{DeviceHelpers, DirectionSpec, Finished, Pcap, RunOptions, ShellSpec};
 pub use sys::{guardian, netns, privilege};

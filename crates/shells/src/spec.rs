@@ -91,23 +91,17 @@ pub struct RunOptions {
     /// the log directory (`--tcp-info`).
     pub tcp_info: Option<std::time::Duration>,
     /// Attaches programs to a device of the path's two ends, called inside
-    /// the device's namespace with its name and which end it is: once for
-    /// the host's end of the outermost shell, once for the command's
-    /// device (emu's congestion controls use it for their helpers).
+    /// the device's namespace with its name: once for the host's end of
+    /// the outermost shell, once for the command's device (emu's
+    /// congestion controls use it for their helpers).
     pub device_helpers: Option<DeviceHelpers>,
-}
-
-/// Which end of the path a device is at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PathEnd {
-    /// The host's end: its namespace is not emu's to change.
-    Host,
-    /// The command's end, in emu's innermost namespace.
-    Command,
+    /// `net.*` sysctls of the command's namespace, set before it starts
+    /// (as an experiment's hosts take theirs).
+    pub command_sysctls: Vec<(String, String)>,
 }
 
 /// See [`RunOptions::device_helpers`].
-pub type DeviceHelpers = std::sync::Arc<dyn Fn(&str, PathEnd) -> Result<(), String> + Send + Sync>;
+pub type DeviceHelpers = std::sync::Arc<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
 /// Where and what to capture (`--pcap DIR`).
 #[derive(Debug, Clone)]

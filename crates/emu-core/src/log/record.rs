@@ -281,16 +281,11 @@ impl Record {
         Record {
             time,
             sojourn: value,
-            flow: 0,
-            fingerprint: 0,
-            bytes: 0,
-            queue_bytes: 0,
-            queue_packets: 0,
             shell,
             direction,
             event: Event::Change,
             detail: change as u8,
-            ecn: 0,
+            ..Record::default()
         }
     }
 

@@ -9,7 +9,7 @@
 //! delay, an idle link) is written by the reader itself, in the same
 //! wake-up: handing it to a sleeping pump would cost a second wake-up, more
 //! than the whole model. So is a packet due sooner than the sleeping pump
-//! could wake for it (see [`crate::datapath::input::Waits`]). Under load (the reader
+//! could wake for it (see [`crate::datapath::direction::Waits`]). Under load (the reader
 //! finds more packets waiting than a few) the reader only reads, and hands
 //! packets over a lock-free ring to the pump, so reading and writing run
 //! on two cores. How packets are read and reach the model is in
@@ -342,7 +342,7 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
 
 /// Whether the pump, before it would sleep, takes what its writes caused
 /// at once (a ping's reply, a TCP acknowledgement), as a reader does after
-/// its writes (see `input::follow`): the packet is read, and its arrival
+/// its writes (see `direction::follow`): the packet is read, and its arrival
 /// stamped, now, where the other direction's reader would run only after
 /// its wake-up (tens to hundreds of microseconds on a virtual machine),
 /// each one added to the emulated path's round trip. A departure of the

@@ -1,6 +1,6 @@
 //! How long before a departure the pump stops sleeping and spins: as long
 //! as this machine's timed wake-ups are late, and no longer. A reader that
-//! keeps a departure (see `crate::datapath::input::Waits`) sleeps and spins for it
+//! keeps a departure (see `crate::datapath::direction::Waits`) sleeps and spins for it
 //! the same way, with an estimate of its own.
 //!
 //! A thread asked to wake at `t` runs at `t + e`, where `e` (timer slack,
