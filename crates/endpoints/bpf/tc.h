@@ -282,7 +282,7 @@ static __always_inline void emu_echo_esce(struct __sk_buff *skb, const struct em
  * connection; Not-ECT, the SYN negotiates ECN with any receiver that
  * accepts it (tcp_ecn 1 or 2). Its socket's mark is not set yet (the
  * congestion control's init runs once the connection is up), so this
- * looks at every packet's flags. */
+ * looks at the packets of every socket still connecting (SYN_SENT). */
 static __always_inline void emu_syn_not_ect(struct __sk_buff *skb, const struct emu_pkt *pk)
 {
 	if (!(pk->flags & EMU_TCP_SYN) || (pk->flags & EMU_TCP_ACK))
@@ -294,9 +294,14 @@ static __always_inline void emu_syn_not_ect(struct __sk_buff *skb, const struct 
 SEC("tc")
 int emu_egress(struct __sk_buff *skb)
 {
+	struct bpf_sock *sk = skb->sk;
 	struct emu_pkt pk;
 	__u32 mark = skb->mark;
 
+	/* Only a marked socket's packets and a connecting socket's SYN are
+	 * for us: anything else leaves unparsed. */
+	if (!(mark & (EMU_MARK_ECT1 | EMU_MARK_ESCE)) && !(sk && sk->state == BPF_TCP_SYN_SENT))
+		return TC_ACT_OK;
 	if (emu_parse(skb, &pk) < 0)
 		return TC_ACT_OK;
 	emu_syn_not_ect(skb, &pk);
