@@ -1,5 +1,6 @@
-//! `emu run FILE [--set KEY=VALUE]... [--runs N] [--out DIR] [--cell K]
-//! [--list-cells] [--json]`: an experiment on a dumbbell of hosts.
+//! `emu run FILE|DIR [--set KEY=VALUE]... [--runs N] [--out DIR] [--cell K]
+//! [--list-cells] [--quick] [--json]`: an experiment on a dumbbell of
+//! hosts, or a study (every experiment file of a directory).
 
 use super::output::UsageError;
 use clap::Args;
@@ -18,10 +19,15 @@ use std::path::PathBuf;
         Results go to OUT/NAME/cell-K/run-R/: per-link packet logs (links/*/, read \
         them with emu report), TCP_INFO samples (tcp/*.csv), each flow's output, \
         links.json (packet accounting) and result.json; OUT/NAME/summary.json holds \
-        mean and standard deviation across repetitions."
+        mean and standard deviation across repetitions.\n\n\
+        Given a directory, runs each of its experiment files (*.toml, in name order) \
+        as a study into OUT/DIRNAME/NAME/; `emu report OUT/DIRNAME` then pairs the \
+        variants of each scenario. --quick runs each file's quick form: one \
+        repetition, 5 s or the file's [quick] duration, with its [quick] overrides, \
+        into NAME-quick."
 )]
 pub struct RunArgs {
-    /// The experiment file (TOML).
+    /// The experiment file (TOML), or a directory of them (a study).
     file: PathBuf,
     /// Override a key of the file, e.g. bottleneck.rate=50mbit or flows.0.cc=bbr;
     /// a list (rate=["10mbit","50mbit"]) sweeps.
@@ -42,9 +48,16 @@ pub struct RunArgs {
     /// Print results (or the cells) as JSON.
     #[arg(long)]
     json: bool,
+    /// Run the quick form: one repetition, short, with the file's [quick]
+    /// overrides; results under NAME-quick.
+    #[arg(long)]
+    quick: bool,
 }
 
 pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
+    if cli.file.is_dir() {
+        return study(cli);
+    }
     let options = experiment::session::Options {
         file: cli.file,
         sets: cli.sets,
@@ -53,6 +66,7 @@ pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
         cell: cli.cell,
         list_cells: cli.list_cells,
         json: cli.json,
+        quick: cli.quick,
     };
     match experiment::session::execute(&options) {
         Ok(code) => Ok(code),
@@ -60,5 +74,89 @@ pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
             eprintln!("emu run: {error}");
             Ok(1)
         }
+    }
+}
+
+/// Every experiment file of a directory, one after another, into
+/// OUT/DIRNAME/. A file that fails does not stop the others; an
+/// interruption does. Every file is planned first, so a mistake in the
+/// last one is found before the first runs.
+fn study(cli: RunArgs) -> Result<i32, UsageError> {
+    if cli.cell.is_some() {
+        return Err(UsageError(format!(
+            "--cell: {} is a directory of experiments, whose cells are numbered per file; run one file with --cell K",
+            cli.file.display()
+        )));
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&cli.file)
+        .map_err(|e| UsageError(format!("{}: {e}", cli.file.display())))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(UsageError(format!(
+            "{}: no experiment files (*.toml) in this directory",
+            cli.file.display()
+        )));
+    }
+    let name = std::fs::canonicalize(&cli.file)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "study".into());
+    let name = if cli.quick {
+        format!("{name}-quick")
+    } else {
+        name
+    };
+    let out = cli
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("runs"))
+        .join(name);
+    let options = |file: &PathBuf, list_cells: bool| experiment::session::Options {
+        file: file.clone(),
+        sets: cli.sets.clone(),
+        runs: cli.runs,
+        out: Some(out.clone()),
+        cell: None,
+        list_cells,
+        json: cli.json,
+        quick: cli.quick,
+    };
+    if !cli.list_cells {
+        for file in &files {
+            if let Err(error) = experiment::session::check(&options(file, false)) {
+                eprintln!("emu run: {error}");
+                return Ok(1);
+            }
+        }
+    }
+    let mut failed = Vec::new();
+    for file in &files {
+        if cli.list_cells {
+            println!("# {}", file.display());
+        } else {
+            eprintln!("emu run: {}", file.display());
+        }
+        match experiment::session::execute(&options(file, cli.list_cells)) {
+            Ok(0) => {}
+            Ok(130) => return Ok(130),
+            Ok(_) => failed.push(file.display().to_string()),
+            Err(error) => {
+                eprintln!("emu run: {error}");
+                failed.push(file.display().to_string());
+            }
+        }
+    }
+    if !cli.list_cells {
+        eprintln!("emu run: the study's results are in {}", out.display());
+    }
+    if failed.is_empty() {
+        Ok(0)
+    } else {
+        eprintln!("emu run: these experiments failed: {}", failed.join(", "));
+        Ok(1)
     }
 }

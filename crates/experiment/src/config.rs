@@ -65,6 +65,22 @@ pub struct Experiment {
     pub bottleneck: Vec<LinkSection>,
     #[serde(default)]
     pub flows: Vec<FlowSection>,
+    /// What `emu run --quick` changes: a smoke-test form of the experiment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quick: Option<QuickSection>,
+}
+
+/// The quick form (`emu run --quick`): one repetition of a shorter run,
+/// with the file's own overrides, e.g. fewer cells or earlier starts.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct QuickSection {
+    /// The run's length in the quick form; 5 s if absent.
+    pub duration: Option<Duration>,
+    /// Overrides as `--set` takes them (`KEY=VALUE`), applied before the
+    /// command line's own: `set = ["bottleneck.rate=50mbit", "flows.1.start=2s"]`.
+    #[serde(default)]
+    pub set: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -102,6 +118,16 @@ pub struct RunSection {
     /// the CPU of a spin before each.
     #[serde(default = "default_slack")]
     pub slack: Duration,
+    /// Groups of swept keys whose lists advance in step (equal lengths)
+    /// instead of multiplying: `[["bottleneck.rate", "bottleneck.delay"]]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub together: Vec<Vec<String>>,
+    /// In a study (a directory of experiments run together), the scenario
+    /// this experiment is one variant of; `emu report` pairs the variants
+    /// of a scenario cell by cell.
+    pub scenario: Option<String>,
+    /// Which variant of its scenario this is, e.g. "sce" or "l4s".
+    pub variant: Option<String>,
 }
 
 impl Default for RunSection {
@@ -116,6 +142,9 @@ impl Default for RunSection {
             mtu: default_mtu(),
             offload: false,
             slack: default_slack(),
+            together: Vec::new(),
+            scenario: None,
+            variant: None,
         }
     }
 }

@@ -23,6 +23,9 @@ pub struct Options {
     pub cell: Option<usize>,
     pub list_cells: bool,
     pub json: bool,
+    /// The file's quick form: `[quick]`'s overrides, one repetition,
+    /// results under NAME-quick.
+    pub quick: bool,
 }
 
 /// A cell, read and planned.
@@ -38,7 +41,12 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
     let file = options.file.display().to_string();
     let text = std::fs::read_to_string(&options.file)
         .map_err(|e| ExperimentError(format!("{file}: cannot read the experiment file: {e}")))?;
-    let grid = Grid::new(&file, &text, &options.sets)?;
+    let sets = if options.quick {
+        quick_sets(&file, &text, &options.sets)?
+    } else {
+        options.sets.clone()
+    };
+    let grid = Grid::new(&file, &text, &sets)?;
     let base = options
         .file
         .parent()
@@ -59,7 +67,7 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
             text: &cell.text,
         };
         let mut experiment = config::parse(&source)
-            .map_err(|e| with_sets(e, &options.sets))
+            .map_err(|e| with_sets(e, &sets))
             .map_err(|e| in_cell(e, &cell, &grid))?;
         if let Some(runs) = options.runs {
             experiment.run.runs = runs;
@@ -101,6 +109,38 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
     Ok((grid, planned))
 }
 
+/// The overrides of the quick form, then the command line's: one
+/// repetition of `quick.duration` (5 s if absent) and `quick.set`. A file
+/// that does not parse gets its error from the grid, which reads it next.
+fn quick_sets(file: &str, text: &str, sets: &[String]) -> Result<Vec<String>, ExperimentError> {
+    let mut quick = vec!["run.runs=1".to_string(), "run.duration=\"5s\"".to_string()];
+    if let Ok(document) = text.parse::<toml_edit::DocumentMut>() {
+        if let Some(section) = document.get("quick") {
+            let bad = |why: &str| ExperimentError(format!("{file}: [quick]: {why}"));
+            if let Some(duration) = section.get("duration") {
+                let duration = duration
+                    .as_str()
+                    .ok_or_else(|| bad("duration takes a time such as \"5s\""))?;
+                quick.push(format!("run.duration=\"{duration}\""));
+            }
+            if let Some(list) = section.get("set") {
+                let list = list.as_array().ok_or_else(|| {
+                    bad("set takes a list of KEY=VALUE texts, e.g. set = [\"flows.1.start=2s\"]")
+                })?;
+                for item in list {
+                    quick.push(
+                        item.as_str()
+                            .ok_or_else(|| bad("every entry of set is a KEY=VALUE text"))?
+                            .to_string(),
+                    );
+                }
+            }
+        }
+    }
+    quick.extend(sets.iter().cloned());
+    Ok(quick)
+}
+
 /// A parse error of a file changed by `--set` counts its lines in the
 /// changed text, which the user never sees: say so, and what changed it.
 fn with_sets(error: ExperimentError, sets: &[String]) -> ExperimentError {
@@ -127,6 +167,12 @@ fn in_cell(error: ExperimentError, cell: &Cell, grid: &Grid) -> ExperimentError 
     }
 }
 
+/// Reads and plans every cell, running nothing: a study checks all its
+/// files before the first runs.
+pub fn check(options: &Options) -> Result<(), ExperimentError> {
+    prepare(options).map(|_| ())
+}
+
 /// Runs the command; returns the exit status.
 pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
     let (grid, planned) = prepare(options)?;
@@ -141,7 +187,11 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
         .clone()
         .or_else(|| first.run.out.clone())
         .unwrap_or_else(|| PathBuf::from("runs"))
-        .join(&first.name);
+        .join(if options.quick {
+            format!("{}-quick", first.name)
+        } else {
+            first.name.clone()
+        });
     std::fs::create_dir_all(&root)
         .map_err(|e| ExperimentError(format!("creating {}: {e}", root.display())))?;
     let selected: Vec<&Planned> = planned
@@ -367,6 +417,9 @@ fn write_meta(
         "cells_in_grid": grid.len(),
         "cells_here": selected.iter().map(|p| p.cell.index).collect::<Vec<_>>(),
         "swept_keys": grid.axes().iter().map(|a| a.key.clone()).collect::<Vec<_>>(),
+        "quick": options.quick,
+        "scenario": selected.first().and_then(|p| p.plan.run.scenario.clone()),
+        "variant": selected.first().and_then(|p| p.plan.run.variant.clone()),
         "started_unix_ns": emu_core::time::realtime_now(),
     });
     let name = match options.cell {

@@ -2,6 +2,11 @@
 //! is then the grid of all combinations. `--set key=value` overrides a key
 //! first (a list given there sweeps too).
 //!
+//! Lists named together in `run.together` advance in step instead of
+//! multiplying: `together = [["hosts.a.delay", "hosts.a.jitter"]]` with
+//! three values each makes three cells, not nine (a study's pairs such as
+//! rate with delay, or delay with its jitter).
+//!
 //! A cell is made as text: each list in the file is replaced, where it
 //! stands, by the one value the cell takes, padded with the newlines the
 //! list spanned. Every cell is then read by the same strict parser as a
@@ -27,7 +32,14 @@ pub struct Axis {
 pub struct Grid {
     text: String,
     axes: Vec<Axis>,
+    /// Indices into `axes` that advance together, one group per dimension
+    /// of the grid, ordered by where their first list stands.
+    dimensions: Vec<Vec<usize>>,
 }
+
+/// Keys that hold lists without being swept: the groups themselves and
+/// the quick form's overrides.
+const NOT_SWEPT: [&str; 2] = ["run.together", "quick"];
 
 /// One combination of swept values.
 #[derive(Debug, Clone)]
@@ -75,21 +87,26 @@ impl Grid {
         let mut axes = Vec::new();
         collect_axes(document.as_table(), &text, "", &mut axes);
         axes.sort_by_key(|a| a.span.start);
+        let dimensions = dimensions(file, &document, &axes)?;
         // Every cell is planned before the first runs (so a bad one fails
         // before anything starts): a grid must stay countable and small
         // enough to plan. Lists in many keys multiply quickly.
-        let cells = axes.iter().try_fold(1usize, |cells, axis| {
+        let cells = dimensions.iter().try_fold(1usize, |cells, group| {
             cells
-                .checked_mul(axis.values.len())
+                .checked_mul(axes[group[0]].values.len())
                 .filter(|&n| n <= MAX_CELLS)
         });
         if cells.is_none() {
             return Err(ExperimentError(format!(
-                "{file}: the lists of the sweep ({} keys) make more than {MAX_CELLS} cells; split it into several files or fix some keys with --set KEY=VALUE",
+                "{file}: the lists of the sweep ({} keys) make more than {MAX_CELLS} cells; split it into several files, fix some keys with --set KEY=VALUE, or make lists advance together (run.together)",
                 axes.len()
             )));
         }
-        Ok(Grid { text, axes })
+        Ok(Grid {
+            text,
+            axes,
+            dimensions,
+        })
     }
 
     pub fn axes(&self) -> &[Axis] {
@@ -97,7 +114,10 @@ impl Grid {
     }
 
     pub fn len(&self) -> usize {
-        self.axes.iter().map(|a| a.values.len()).product()
+        self.dimensions
+            .iter()
+            .map(|group| self.axes[group[0]].values.len())
+            .product()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -108,9 +128,12 @@ impl Grid {
     pub fn cell(&self, index: usize) -> Cell {
         let mut choice = vec![0; self.axes.len()];
         let mut rest = index;
-        for (a, axis) in self.axes.iter().enumerate().rev() {
-            choice[a] = rest % axis.values.len();
-            rest /= axis.values.len();
+        for group in self.dimensions.iter().rev() {
+            let values = self.axes[group[0]].values.len();
+            for &a in group {
+                choice[a] = rest % values;
+            }
+            rest /= values;
         }
         let mut text = self.text.clone();
         // From the end, so earlier spans stay where they are.
@@ -188,6 +211,9 @@ fn collect_value(value: &Value, text: &str, key: &str, axes: &mut Vec<Axis>) {
 fn collect_axes(table: &Table, text: &str, prefix: &str, axes: &mut Vec<Axis>) {
     for (key, item) in table.iter() {
         let path = join(prefix, key);
+        if NOT_SWEPT.contains(&path.as_str()) {
+            continue;
+        }
         match item {
             Item::Value(value) => collect_value(value, text, &path, axes),
             Item::Table(t) => collect_axes(t, text, &path, axes),
@@ -198,6 +224,103 @@ fn collect_axes(table: &Table, text: &str, prefix: &str, axes: &mut Vec<Axis>) {
             }
             Item::None => {}
         }
+    }
+}
+
+/// The grid's dimensions: each group of `run.together` whose keys are
+/// still lists, then every other list alone, ordered by where their first
+/// list stands in the file. A key of a group that holds one value (fixed
+/// by `--set`, say) leaves its group; a key the file does not have, or
+/// lists of different lengths in one group, are errors.
+fn dimensions(
+    file: &str,
+    document: &toml_edit::Document<String>,
+    axes: &[Axis],
+) -> Result<Vec<Vec<usize>>, ExperimentError> {
+    let bad = |why: String| ExperimentError(format!("{file}: run.together: {why}"));
+    let groups: Vec<Vec<String>> = match document.get("run").and_then(|r| r.get("together")) {
+        None => Vec::new(),
+        Some(item) => item
+            .as_array()
+            .and_then(|groups| {
+                groups
+                    .iter()
+                    .map(|g| {
+                        g.as_array()?
+                            .iter()
+                            .map(|k| k.as_str().map(str::to_string))
+                            .collect::<Option<Vec<String>>>()
+                    })
+                    .collect::<Option<Vec<_>>>()
+            })
+            .ok_or_else(|| {
+                bad("give lists of keys, e.g. together = [[\"bottleneck.rate\", \"bottleneck.delay\"]]".into())
+            })?,
+    };
+    let mut grouped = vec![false; axes.len()];
+    let mut dimensions: Vec<Vec<usize>> = Vec::new();
+    for keys in &groups {
+        let mut group = Vec::new();
+        for key in keys {
+            if let Some(a) = axes.iter().position(|axis| &axis.key == key) {
+                if grouped[a] {
+                    return Err(bad(format!("'{key}' is in more than one group")));
+                }
+                grouped[a] = true;
+                group.push(a);
+            } else if !has_key(document.as_table(), key) {
+                return Err(bad(format!(
+                    "'{key}' is not a key of the experiment (keys are dotted, entries of [[flows]] and [[bottleneck]] by index: flows.0.cc)"
+                )));
+            }
+        }
+        if let Some(&first) = group.first() {
+            let n = axes[first].values.len();
+            if let Some(&other) = group.iter().find(|&&a| axes[a].values.len() != n) {
+                return Err(bad(format!(
+                    "'{}' has {n} values and '{}' has {}: lists that advance together need as many values each",
+                    axes[first].key,
+                    axes[other].key,
+                    axes[other].values.len()
+                )));
+            }
+            dimensions.push(group);
+        }
+    }
+    dimensions.extend((0..axes.len()).filter(|&a| !grouped[a]).map(|a| vec![a]));
+    for group in &mut dimensions {
+        group.sort_by_key(|&a| axes[a].span.start);
+    }
+    dimensions.sort_by_key(|group| axes[group[0]].span.start);
+    Ok(dimensions)
+}
+
+/// Whether the dotted `key` names a value under `table`.
+fn has_key(table: &Table, key: &str) -> bool {
+    let parts: Vec<&str> = key.split('.').collect();
+    has_path(&Item::Table(table.clone()), &parts)
+}
+
+fn has_path(item: &Item, path: &[&str]) -> bool {
+    let Some((first, rest)) = path.split_first() else {
+        return true;
+    };
+    match item {
+        Item::Table(t) => t.get(first).is_some_and(|i| has_path(i, rest)),
+        Item::ArrayOfTables(a) => first
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| a.get(i))
+            .is_some_and(|t| has_path(&Item::Table(t.clone()), rest)),
+        Item::Value(Value::InlineTable(t)) => t
+            .get(first)
+            .is_some_and(|v| has_path(&Item::Value(v.clone()), rest)),
+        Item::Value(Value::Array(a)) => first
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| a.get(i))
+            .is_some_and(|v| has_path(&Item::Value(v.clone()), rest)),
+        _ => false,
     }
 }
 
@@ -360,5 +483,75 @@ cc = ["cubic", "bbr"]
             text += &format!("k{k} = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n");
         }
         assert_eq!(Grid::new("ok.toml", &text, &[]).unwrap().len(), 100_000);
+    }
+
+    #[test]
+    fn lists_named_together_advance_in_step() {
+        let text = r#"[run]
+together = [["bottleneck.delay", "bottleneck.jitter"]]
+
+[bottleneck]
+delay = ["2ms", "4ms", "10ms"]
+jitter = ["1ms", "2ms", "5ms"]
+rate = ["10mbit", "50mbit"]
+"#;
+        let grid = Grid::new("x.toml", text, &[]).unwrap();
+        assert_eq!(grid.len(), 6);
+        assert_eq!(
+            grid.cell(5).label(),
+            "bottleneck.delay=10ms bottleneck.jitter=5ms bottleneck.rate=50mbit"
+        );
+        assert_eq!(
+            grid.cell(2).label(),
+            "bottleneck.delay=4ms bottleneck.jitter=2ms bottleneck.rate=10mbit"
+        );
+        // A key fixed by --set leaves its group; the rest still sweeps.
+        let grid = Grid::new("x.toml", text, &["bottleneck.delay=3ms".into()]).unwrap();
+        assert_eq!(grid.len(), 6);
+        assert_eq!(
+            grid.cell(0).label(),
+            "bottleneck.jitter=1ms bottleneck.rate=10mbit"
+        );
+    }
+
+    #[test]
+    fn together_refuses_unknown_keys_and_unequal_lists() {
+        let text = |together: &str| {
+            format!(
+                "[run]\ntogether = {together}\n[bottleneck]\ndelay = [\"2ms\", \"4ms\"]\nrate = [\"1mbit\", \"2mbit\", \"3mbit\"]\nloss = 0.1\n"
+            )
+        };
+        let error = Grid::new(
+            "x.toml",
+            &text(r#"[["bottleneck.delay", "bottleneck.rate"]]"#),
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            error.0.contains("has 2 values and 'bottleneck.rate' has 3"),
+            "{error}"
+        );
+        let error = Grid::new("x.toml", &text(r#"[["bottleneck.dealy"]]"#), &[]).unwrap_err();
+        assert!(
+            error.0.contains("'bottleneck.dealy' is not a key"),
+            "{error}"
+        );
+        let error = Grid::new("x.toml", &text(r#"["bottleneck.delay"]"#), &[]).unwrap_err();
+        assert!(error.0.contains("give lists of keys"), "{error}");
+        // A scalar key is allowed (it has one value) and changes nothing.
+        let grid = Grid::new(
+            "x.toml",
+            &text(r#"[["bottleneck.loss", "bottleneck.delay"]]"#),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(grid.len(), 6);
+        // The groups and the quick form's lists are never axes.
+        assert!(grid
+            .axes()
+            .iter()
+            .all(|a| !a.key.starts_with("run.together")));
+        let grid = Grid::new("x.toml", "[quick]\nset = [\"a=1\", \"b=2\"]\n", &[]).unwrap();
+        assert_eq!(grid.len(), 1);
     }
 }
