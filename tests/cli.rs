@@ -495,3 +495,79 @@ fn an_argument_that_is_not_utf8_is_named() {
     );
     assert_eq!(message.lines().count(), 1, "{message}");
 }
+
+/// A study is a directory of experiments: `--list-cells` lists each file's
+/// cells (the quick form's too, its lists collapsed by `[quick] set`), an
+/// empty directory and `--cell` across files are refused by name, and a
+/// bad file is found before anything runs.
+#[test]
+fn a_study_lists_its_cells_and_refuses_what_it_cannot_run() {
+    let dir = std::env::temp_dir().join(format!("emu-study-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let experiment = |rates: &str| {
+        format!(
+            "[run]\nscenario = \"s\"\nvariant = \"v\"\n\
+             [hosts.a]\nside = \"left\"\n[hosts.b]\nside = \"right\"\n\
+             [bottleneck]\nrate = {rates}\ndelay = [\"1ms\", \"2ms\"]\n\
+             [[flows]]\nfrom = \"a\"\nto = \"b\"\n\
+             [run.quick]\n"
+        )
+    };
+    // `[run.quick]` is not a key: the error names it.
+    std::fs::write(dir.join("a.toml"), experiment("[\"1mbit\", \"2mbit\"]")).unwrap();
+    let out = emu(&["run", dir.to_str().unwrap(), "--list-cells"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("quick"), "{}", stderr(&out));
+
+    let good = |rates: &str| {
+        experiment(rates)
+            .replace(
+                "[run]\n",
+                "[run]\ntogether = [[\"bottleneck.rate\", \"bottleneck.delay\"]]\n",
+            )
+            .replace(
+                "[run.quick]\n",
+                "[quick]\nset = [\"bottleneck.delay=3ms\"]\n",
+            )
+    };
+    std::fs::write(dir.join("a.toml"), good("[\"1mbit\", \"2mbit\"]")).unwrap();
+    std::fs::write(dir.join("b.toml"), good("\"5mbit\"")).unwrap();
+    let out = emu(&["run", dir.to_str().unwrap(), "--list-cells"]);
+    let listed = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Rate and delay advance together in a.toml: two cells, not four.
+    assert!(
+        listed.contains("1\tbottleneck.rate=2mbit bottleneck.delay=2ms"),
+        "{listed}"
+    );
+    assert!(
+        !listed.contains("rate=2mbit bottleneck.delay=1ms"),
+        "{listed}"
+    );
+    assert!(listed.find("a.toml") < listed.find("b.toml"), "{listed}");
+    let out = emu(&["run", dir.to_str().unwrap(), "--list-cells", "--quick"]);
+    let listed = stdout(&out);
+    assert!(
+        listed.contains("0\tbottleneck.rate=1mbit\n1\tbottleneck.rate=2mbit"),
+        "{listed}"
+    );
+
+    let out = emu(&["run", dir.to_str().unwrap(), "--cell", "1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("run one file with --cell K"),
+        "{}",
+        stderr(&out)
+    );
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = emu(&["run", empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no experiment files"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
