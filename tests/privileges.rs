@@ -70,6 +70,11 @@ impl TestUser {
             .env_remove("SUDO_UID")
             .env_remove("SUDO_GID")
             .env_remove("SUDO_USER")
+            // The distribution's default PATH for users: no sbin.
+            .env(
+                "PATH",
+                "/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games",
+            )
             .stdin(Stdio::null());
         command
     }

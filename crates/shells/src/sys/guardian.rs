@@ -149,7 +149,9 @@ fn guard(pipe: File) -> ! {
     stop_groups(&groups);
     for (program, spec) in rules {
         let args = crate::sys::nat::with_action(&spec, "-D");
-        let _ = std::process::Command::new(&program).args(&args).output();
+        let _ = std::process::Command::new(crate::sys::tools::locate(&program))
+            .args(&args)
+            .output();
     }
     std::process::exit(0)
 }

@@ -12,4 +12,5 @@ pub mod outside;
 pub mod privilege;
 pub mod rootless;
 pub mod signals;
+pub mod tools;
 pub mod tun;

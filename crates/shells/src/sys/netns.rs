@@ -96,10 +96,16 @@ impl NetNs {
         command
     }
 
+    /// A system tool (`ip`, `tc`, `iptables`) that will run here, found
+    /// where the system keeps it whatever the user's `PATH`.
+    fn tool(&self, program: &str) -> Command {
+        self.command(&crate::sys::tools::locate(program).to_string_lossy())
+    }
+
     /// Runs a configuration tool (`ip`, `iptables`, `sysctl`) here and
     /// fails with its own error text if it does not succeed.
     pub fn exec(&self, program: &str, args: &[&str]) -> Result<()> {
-        let output = self.command(program).args(args).output().map_err(|e| {
+        let output = self.tool(program).args(args).output().map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 ShellError::new(format!(
                     "'{program}' was not found: install it (Debian/Ubuntu: apt-get install {})",
@@ -122,7 +128,7 @@ impl NetNs {
     /// Like [`exec`] but returns standard output.
     pub fn query(&self, program: &str, args: &[&str]) -> Result<String> {
         let output = self
-            .command(program)
+            .tool(program)
             .args(args)
             .output()
             .map_err(|e| ShellError::os(&format!("running {program}"), e))?;

@@ -34,7 +34,7 @@ pub fn enter() -> Result<()> {
     write("/proc/self/setgroups", "deny".into())?;
     write("/proc/self/uid_map", format!("0 {uid} 1"))?;
     write("/proc/self/gid_map", format!("0 {gid} 1"))?;
-    let status = std::process::Command::new("ip")
+    let status = std::process::Command::new(crate::sys::tools::locate("ip"))
         .args(["link", "set", "dev", "lo", "up"])
         .status()
         .map_err(|e| ShellError::os("running ip", e))?;
