@@ -1,8 +1,10 @@
-//! The kernel's view of TCP connections, read over sock_diag netlink: one
+//! The kernel's view of TCP connections, read over sock_diag netlink: a
 //! `SOCK_DIAG_BY_FAMILY` dump (an `inet_diag_req_v2` asking for
-//! `INET_DIAG_INFO` and `INET_DIAG_CONG`) returns every IPv4 TCP socket of
-//! a namespace with its `struct tcp_info` (include/uapi/linux/tcp.h) and
-//! its congestion control's name. This is what `ss -ti` prints, without
+//! `INET_DIAG_INFO` and `INET_DIAG_CONG`) per address family returns every
+//! IPv4 and IPv6 TCP socket of a namespace with its `struct tcp_info`
+//! (include/uapi/linux/tcp.h) and its congestion control's name. An IPv6
+//! socket connected to an IPv4 address (a dual-stack server's) shows its
+//! addresses as IPv4. This is what `ss -ti` prints, without
 //! running `ss`: a query costs microseconds, so sampling every 10 ms is
 //! cheap.
 
@@ -10,7 +12,7 @@ use crate::error::{Result, ShellError};
 use crate::sys::netns::NetNs;
 use serde::Serialize;
 use std::io;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 const NETLINK_SOCK_DIAG: libc::c_int = 4;
@@ -147,10 +149,20 @@ impl DiagSocket {
         })
     }
 
-    /// Every IPv4 TCP socket of the namespace that is not listening.
+    /// Every TCP socket of the namespace, IPv4 and IPv6, that is not
+    /// listening: one dump per family.
     pub fn tcp_sockets(&mut self) -> io::Result<Vec<TcpSample>> {
+        let mut samples = Vec::new();
+        for family in [libc::AF_INET, libc::AF_INET6] {
+            self.dump(family as u8, &mut samples)?;
+        }
+        Ok(samples)
+    }
+
+    /// The TCP sockets of one address family, added to `samples`.
+    fn dump(&mut self, family: u8, samples: &mut Vec<TcpSample>) -> io::Result<()> {
         self.sequence = self.sequence.wrapping_add(1);
-        let request = dump_request(self.sequence);
+        let request = dump_request(self.sequence, family);
         // SAFETY: sending a buffer we own to the kernel (address zeroed =
         // the kernel).
         let sent = unsafe {
@@ -168,7 +180,6 @@ impl DiagSocket {
         if sent < 0 {
             return Err(io::Error::last_os_error());
         }
-        let mut samples = Vec::new();
         loop {
             // SAFETY: receiving into a buffer we own.
             let n = unsafe {
@@ -186,14 +197,14 @@ impl DiagSocket {
                 }
                 return Err(error);
             }
-            if parse_messages(&self.buffer[..n as usize], self.sequence, &mut samples)? {
-                return Ok(samples);
+            if parse_messages(&self.buffer[..n as usize], self.sequence, samples)? {
+                return Ok(());
             }
         }
     }
 }
 
-fn dump_request(sequence: u32) -> Vec<u8> {
+fn dump_request(sequence: u32, family: u8) -> Vec<u8> {
     let mut m = Vec::with_capacity(HEADER_LEN + 56);
     m.extend_from_slice(&((HEADER_LEN + 56) as u32).to_ne_bytes());
     m.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
@@ -202,7 +213,7 @@ fn dump_request(sequence: u32) -> Vec<u8> {
     m.extend_from_slice(&sequence.to_ne_bytes());
     m.extend_from_slice(&0u32.to_ne_bytes());
     // struct inet_diag_req_v2
-    m.push(libc::AF_INET as u8);
+    m.push(family);
     m.push(libc::IPPROTO_TCP as u8);
     m.push(((1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1))) as u8);
     m.push(0);
@@ -257,13 +268,20 @@ fn parse_socket(payload: &[u8]) -> Option<TcpSample> {
         return None;
     }
     let be16 = |at: usize| u16::from_be_bytes([payload[at], payload[at + 1]]);
-    let address = |at: usize| {
-        Ipv4Addr::new(
-            payload[at],
-            payload[at + 1],
-            payload[at + 2],
-            payload[at + 3],
-        )
+    let family = payload[0];
+    let address = |at: usize| -> IpAddr {
+        if family == libc::AF_INET6 as u8 {
+            let bytes: [u8; 16] = payload[at..at + 16].try_into().expect("16 bytes");
+            let v6 = Ipv6Addr::from(bytes);
+            v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)
+        } else {
+            IpAddr::V4(Ipv4Addr::new(
+                payload[at],
+                payload[at + 1],
+                payload[at + 2],
+                payload[at + 3],
+            ))
+        }
     };
     let mut sample = TcpSample {
         state: payload[1],
@@ -374,6 +392,37 @@ mod tests {
         assert!(s.cwnd > 0);
         assert!(s.mss > 0);
         assert!(!s.congestion_control.is_empty());
+    }
+
+    /// IPv6 sockets are listed too, and a dual-stack socket connected to
+    /// an IPv4 address shows it as IPv4.
+    #[test]
+    fn ipv6_and_dual_stack_connections_are_seen() {
+        let listener = TcpListener::bind("[::]:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepting = std::thread::spawn(move || {
+            let first = listener.accept().unwrap().0;
+            let second = listener.accept().unwrap().0;
+            (first, second)
+        });
+        let six = TcpStream::connect(("::1", port)).unwrap();
+        let four = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let _accepted = accepting.join().unwrap();
+        let samples = DiagSocket::open_here().unwrap().tcp_sockets().unwrap();
+        let local6 = six.local_addr().unwrap().port();
+        let seen6 = samples
+            .iter()
+            .find(|s| s.sport == local6 && s.dport == port)
+            .expect("the IPv6 client socket is listed");
+        assert_eq!((seen6.src.as_str(), seen6.dst.as_str()), ("::1", "::1"));
+        // The server's side of the IPv4 connection is an IPv6 socket.
+        let local4 = four.local_addr().unwrap().port();
+        let server_side = samples
+            .iter()
+            .find(|s| s.sport == port && s.dport == local4)
+            .expect("the dual-stack server socket is listed");
+        assert_eq!(server_side.src, "127.0.0.1");
+        assert_eq!(server_side.dst, "127.0.0.1");
     }
 
     #[test]
