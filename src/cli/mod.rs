@@ -4,6 +4,7 @@
 //! `--help`, and completions and the man page come from the same source.
 
 mod cc_command;
+mod dry_run;
 mod dynamics_args;
 mod log_command;
 pub(crate) mod log_dump;
@@ -128,6 +129,11 @@ struct GlobalArgs {
     /// then iperf3 -C prague; repeatable, or NAME,NAME.
     #[arg(long, value_name = "NAME", value_delimiter = ',', value_parser = emus_cc)]
     cc: Vec<String>,
+    /// Check the command line: read every shell, build its links (queues,
+    /// traces, schedules, loss models) and describe them, then exit without
+    /// creating anything (EMU_DRY_RUN=1 does the same for Mahimahi's commands).
+    #[arg(long)]
+    dry_run: bool,
 }
 
 // Parsed once per run: the size of the shell variant costs nothing.
@@ -385,6 +391,7 @@ impl From<GlobalArgs> for Globals {
             outside: a.outside,
             tcp_info: a.tcp_info,
             cc: a.cc,
+            dry_run: a.dry_run,
         }
     }
 }

@@ -29,6 +29,8 @@ pub struct Globals {
     pub tcp_info: Option<u64>,
     /// `--cc NAME`: emu's congestion controls to load for the run.
     pub cc: Vec<String>,
+    /// `--dry-run`: build and describe the links, create nothing.
+    pub dry_run: bool,
 }
 
 impl Default for Globals {
@@ -48,6 +50,7 @@ impl Default for Globals {
             outside: Vec::new(),
             tcp_info: None,
             cc: Vec::new(),
+            dry_run: false,
         }
     }
 }
@@ -60,6 +63,13 @@ pub fn run_chain(
     globals: Globals,
     command_line: String,
 ) -> Result<shells::Finished, UsageError> {
+    if globals.dry_run || super::dry_run::asked_by_environment() {
+        let status = super::dry_run::check(&specs, &command, globals.mtu);
+        return Ok(shells::Finished {
+            status,
+            logs: Vec::new(),
+        });
+    }
     // On by default only where someone watches and no interactive shell
     // shares the screen with it.
     let status = globals
