@@ -174,6 +174,29 @@ pub(crate) const OPTIONS: &[Opt] = &[
     ),
 ];
 
+/// tc's pfifo: a packet limit, by default the usual device queue length.
+pub(crate) const PFIFO_OPTIONS: &[Opt] = &[(
+    "limit",
+    "N",
+    "1000",
+    "most packets held (tc's default: the device's txqueuelen, 1000 on Ethernet)",
+)];
+
+/// Reads pfifo's `limit` (tc's spelling), defaulting to 1000 packets.
+pub(crate) fn parse_pfifo(words: &mut Words) -> Result<Limits, SpecError> {
+    let mut packets = 1000;
+    while let Some(keyword) = words.next_keyword() {
+        match keyword {
+            "limit" => packets = words.value(keyword, parse_count)?,
+            _ => return Err(words.unknown(keyword)),
+        }
+    }
+    Ok(Limits {
+        packets: Some(packets),
+        bytes: None,
+    })
+}
+
 /// Reads droptail's or drophead's limits; at least one is required.
 pub(crate) fn parse(words: &mut Words) -> Result<Limits, SpecError> {
     let mut limits = Limits::default();

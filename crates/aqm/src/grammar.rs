@@ -5,6 +5,7 @@
 //! gathers their option tables), and names neither.
 
 use emu_core::error::ParseError;
+use emu_core::rate::Rate;
 use emu_core::time::{parse_duration, Nanos};
 use std::fmt;
 
@@ -90,6 +91,23 @@ pub fn tc_time(text: &str) -> Result<Nanos, ParseError> {
         return parse_duration(&format!("{text}us"));
     }
     parse_duration(text)
+}
+
+/// A shaper rate in tc's syntax, in bytes per second: `unlimited` is 0.
+pub fn shaper_rate(text: &str) -> Result<u64, ParseError> {
+    if text == "unlimited" {
+        Ok(0)
+    } else {
+        Rate::parse(text).map(|r| r.bits_per_sec() / 8)
+    }
+}
+
+/// An SCE divisor (`sce-thresh N`): 1 to 1024.
+pub fn sce_divisor(text: &str) -> Result<u32, String> {
+    match text.parse::<u32>() {
+        Ok(n) if (1..=1024).contains(&n) => Ok(n),
+        _ => Err(format!("'{text}' is not a divisor: expected 1 to 1024")),
+    }
 }
 
 /// A probability in (0, 1].

@@ -14,6 +14,7 @@
 
 pub mod cake;
 pub mod codel;
+pub mod deficit_shaper;
 pub mod dualpi2;
 pub mod ecn;
 mod fifo;
@@ -21,9 +22,15 @@ mod flow_queues;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod grammar;
+pub mod lfq_cobalt;
 pub mod pie;
 pub mod red;
+pub mod sce_cobalt;
+pub mod sce_options;
+#[cfg(test)]
+mod sce_test_support;
 pub mod spec;
+pub mod twin_codel_af;
 
 pub(crate) use fifo::Fifo;
 pub use fifo::{Bounded, Infinite, Limits, Overflow};

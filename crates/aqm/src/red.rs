@@ -57,9 +57,10 @@ pub struct RedParams {
 }
 
 impl RedParams {
-    /// Parameters as tc-red builds them: `max` defaults to 3·min, `min`
-    /// to max/3, and the weight comes from `burst` (see [`ewma_log`]), whose
-    /// default is (2·min + max) / (3·avpkt).
+    /// Parameters as tc-red builds them: `max` defaults to 3·min, or to
+    /// limit/4 when neither is given, `min` to max/3, and the weight comes
+    /// from `burst` (see [`ewma_log`]), whose default is (2·min + max) /
+    /// (3·avpkt), all in tc's whole-number division.
     pub fn new(
         limit: u64,
         min: Option<u64>,
@@ -72,7 +73,7 @@ impl RedParams {
             (Some(min), Some(max)) => (min, max),
             (Some(min), None) => (min, 3 * min),
             (None, Some(max)) => (max / 3, max),
-            (None, None) => return Err("needs 'min' or 'max' (e.g. 'min 30kb max 90kb')".into()),
+            (None, None) => (limit / 4 / 3, limit / 4),
         };
         if min >= max {
             return Err(format!("min ({min}) must be below max ({max})"));
@@ -84,7 +85,11 @@ impl RedParams {
             Unit::Bytes => n as f64 / avpkt.max(1) as f64,
             Unit::Packets => n as f64,
         };
-        let burst = burst.unwrap_or_else(|| ((2.0 * size(min) + size(max)) / 3.0).ceil() as u64);
+        let per_packet = match unit {
+            Unit::Bytes => avpkt.max(1) as u64,
+            Unit::Packets => 1,
+        };
+        let burst = burst.unwrap_or((2 * min + max) / (3 * per_packet));
         let wlog = ewma_log(size(min), burst)?;
         Ok(RedParams {
             limit,
@@ -370,7 +375,7 @@ pub(crate) const OPTIONS: &[Opt] = &[
         "min",
         "SIZE",
         "max/3",
-        "average backlog where marking starts",
+        "average backlog where marking starts (max defaults to limit/4 if neither is given)",
     ),
     (
         "max",
@@ -502,15 +507,35 @@ mod tests {
         // gives (1 − 0.75^5)/0.25 = 3.05 ≥ 3.
         assert_eq!(ewma_log(3.0, 5), Ok(2));
         assert!(ewma_log(30.0, 20).unwrap_err().contains("too small"));
-        // Default burst (2·10 + 30)/3 = 17 packets for min 10: a = 8.
+        // Default burst (2·10 + 30)/3 = 16 packets (tc's whole-number
+        // division) for min 10: a = 7.
         let p = params();
         let wlog = (1.0 / p.weight).log2() as u32;
         let w = p.weight;
-        assert!(8.0 <= (1.0 - (1.0 - w).powi(17)) / w);
+        assert!(7.0 <= (1.0 - (1.0 - w).powi(16)) / w);
         assert!(
-            8.0 > (1.0 - (1.0 - 2.0 * w).powi(17)) / (2.0 * w),
+            7.0 > (1.0 - (1.0 - 2.0 * w).powi(16)) / (2.0 * w),
             "wlog {wlog}"
         );
+    }
+
+    /// `red limit 150000 avpkt 1000 adaptive bandwidth 50Mbit ecn` as tc-red
+    /// resolves it: max = limit/4 = 37500, min = max/3 = 12500, burst =
+    /// (2·12500 + 37500)/3000 = 20, so a = 20 + 1 − 12.5 = 8.5 and the
+    /// first W with (1 − (1 − W)^20)/W ≥ 8.5 is 1/16 (7.45 at 1/8, 11.6).
+    #[test]
+    fn a_limit_alone_gets_tc_reds_thresholds() {
+        let spec = "red limit 150000 avpkt 1000 adaptive bandwidth 50Mbit ecn";
+        let p = match crate::QueueSpec::parse(spec).unwrap() {
+            crate::QueueSpec::Red(p) => p,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!((p.limit, p.min, p.max), (150_000, 12_500, 37_500));
+        assert_eq!(p.weight, 1.0 / 16.0);
+        assert_eq!(p.bandwidth, 50_000_000);
+        assert!(p.adaptive && p.ecn && !p.gentle);
+        let p = RedParams::new(400_000, None, None, None, Unit::Bytes, 1000).unwrap();
+        assert_eq!((p.min, p.max), (33_333, 100_000));
     }
 
     #[test]

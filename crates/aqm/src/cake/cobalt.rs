@@ -122,12 +122,18 @@ pub fn control(t: Nanos, interval: Nanos, rec_inv_sqrt: u32) -> Nanos {
     t + ((interval * rec_inv_sqrt as u64) >> 32)
 }
 
+/// 1/sqrt(count) in Q0.32 after `count` changed (cobalt_invsqrt): from
+/// the cache below 16, else one Newton step from the `previous` value.
+pub fn inv_sqrt(count: u32, previous: u32) -> u32 {
+    match inv_sqrt_cache().get(count as usize) {
+        Some(&cached) => cached,
+        None => newton_step(count, previous),
+    }
+}
+
 impl CobaltVars {
     fn invsqrt(&mut self) {
-        self.rec_inv_sqrt = match inv_sqrt_cache().get(self.count as usize) {
-            Some(&cached) => cached,
-            None => newton_step(self.count, self.rec_inv_sqrt),
-        };
+        self.rec_inv_sqrt = inv_sqrt(self.count, self.rec_inv_sqrt);
     }
 
     /// A packet had to be dropped for overflow (cobalt_queue_full). True if

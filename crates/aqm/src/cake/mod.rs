@@ -36,7 +36,7 @@ use cobalt::CobaltVars;
 use emu_core::log::{DropReason, Mark};
 use emu_core::packet::host_hashes;
 use emu_core::{Ecn, Nanos, Packet};
-use overhead::{Framing, Overhead};
+use overhead::Overhead;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rotations::{List, Rotations};
@@ -807,16 +807,7 @@ impl Queue for Cake {
             ms(p.rtt),
             ms(p.target),
         );
-        let o = p.overhead;
-        if !o.compensated {
-            text += " raw";
-        }
-        text += &format!(" overhead {} mpu {}", o.overhead, o.mpu);
-        text += match o.framing {
-            Framing::None => "",
-            Framing::Atm => " atm",
-            Framing::Ptm => " ptm",
-        };
+        text += &p.overhead.describe();
         text += &format!(" memlimit {}", self.buffer_limit);
         for (on, word) in [
             (p.ingress, " ingress"),

@@ -1,11 +1,10 @@
 //! cake's options in tc-cake's syntax: keywords for tins, isolation, rtt
 //! presets and link framing, as `tc qdisc add ... cake` takes them.
 
-use super::overhead::{Framing, Overhead};
+use super::overhead::OverheadWords;
 use super::tins::TinMode;
 use super::{flow_mode, AckFilter, CakeParams};
-use crate::grammar::{tc_time, Opt, SpecError, Words};
-use emu_core::rate::Rate;
+use crate::grammar::{sce_divisor, shaper_rate, tc_time, Opt, SpecError, Words};
 use emu_core::size::{parse_count, parse_size};
 use emu_core::time::Nanos;
 
@@ -16,11 +15,6 @@ pub(crate) const OPTIONS: &[Opt] = &[
     ("rtt", "TIME", "100ms", "interval; target = rtt/20"),
     ("target", "TIME", "5ms", "COBALT target (raised to 1.5 MTU times on slow links)"),
     ("datacentre | lan | metro | regional | internet | oceanic | satellite | interplanetary", "", "internet", "rtt presets"),
-    ("overhead", "BYTES", "none", "charge IP bytes + BYTES (the L2 header is taken off first, as the kernel does)"),
-    ("mpu", "BYTES", "0", "smallest frame the link sends"),
-    ("atm | ptm | noatm", "", "noatm", "cell framing of the link below"),
-    ("raw", "", "raw", "no compensation: charge the frame as the qdisc gets it (IP, + 14 with link --l2 ethernet)"),
-    ("conservative | ethernet | docsis | pppoe-ptm | bridged-ptm | pppoa-vcmux | pppoa-llc | pppoe-vcmux | pppoe-llcsnap | bridged-vcmux | bridged-llcsnap | ipoa-vcmux | ipoa-llcsnap | ether-vlan", "", "", "tc-cake's link presets"),
     ("memlimit", "SIZE", "4 BDP, >= 4mb", "most bytes held"),
     ("ingress | egress", "", "egress", "ingress: count dropped packets against the shaper"),
     ("ack-filter | ack-filter-aggressive | no-ack-filter", "", "no-ack-filter", "drop redundant pure TCP ACKs"),
@@ -52,7 +46,7 @@ pub(crate) fn parse(words: &mut Words) -> Result<CakeParams, SpecError> {
     let mut target_given = false;
     // tc-cake sends an overhead (the kernel's CAKE_FLAG_OVERHEAD) for
     // `overhead` and every named link type; `raw` clears the flag again.
-    let (mut overhead_set, mut raw) = (false, false);
+    let mut link = OverheadWords::default();
     while let Some(keyword) = words.next_keyword() {
         let tins = [
             ("besteffort", TinMode::Besteffort),
@@ -76,27 +70,11 @@ pub(crate) fn parse(words: &mut Words) -> Result<CakeParams, SpecError> {
             }
             continue;
         }
-        if let Some((_, overhead, framing, mpu)) =
-            Overhead::PRESETS.iter().find(|(k, ..)| *k == keyword)
-        {
-            p.overhead.overhead += *overhead;
-            p.overhead.framing = *framing;
-            if let Some(mpu) = mpu {
-                p.overhead.mpu = *mpu;
-            }
-            overhead_set = true;
+        if link.take(keyword, words)? {
             continue;
         }
         match keyword {
-            "bandwidth" => {
-                p.bandwidth = words.value(keyword, |v| {
-                    if v == "unlimited" {
-                        Ok(0)
-                    } else {
-                        Rate::parse(v).map(|r| r.bits_per_sec() / 8)
-                    }
-                })?
-            }
+            "bandwidth" => p.bandwidth = words.value(keyword, shaper_rate)?,
             "unlimited" => p.bandwidth = 0,
             "rtt" => {
                 p.rtt = words.value(keyword, tc_time)?.max(1000);
@@ -107,26 +85,6 @@ pub(crate) fn parse(words: &mut Words) -> Result<CakeParams, SpecError> {
             "target" => {
                 p.target = words.value(keyword, tc_time)?.max(1000);
                 target_given = true;
-            }
-            "overhead" => {
-                p.overhead.overhead = words.value(keyword, |v| match v.parse::<i32>() {
-                    Ok(n) if (-64..=256).contains(&n) => Ok(n),
-                    _ => Err(format!("'{v}' is not an overhead: expected bytes from -64 to 256")),
-                })?;
-                overhead_set = true;
-            }
-            "mpu" => p.overhead.mpu = words.value(keyword, parse_count)?.min(256) as u32,
-            "atm" => p.overhead.framing = Framing::Atm,
-            "ptm" => p.overhead.framing = Framing::Ptm,
-            "noatm" => p.overhead.framing = Framing::None,
-            "raw" => {
-                p.overhead.overhead = 0;
-                p.overhead.framing = Framing::None;
-                raw = true;
-            }
-            "ether-vlan" => {
-                p.overhead.overhead += 4;
-                overhead_set = true;
             }
             "memlimit" => p.memlimit = Some(words.value(keyword, parse_size)?),
             "ingress" => p.ingress = true,
@@ -150,17 +108,12 @@ pub(crate) fn parse(words: &mut Words) -> Result<CakeParams, SpecError> {
             "sce" => p.sce = 1,
             "sce-single" => p.sce = 65_535,
             "no-sce" => p.sce = 0,
-            "sce-thresh" => {
-                p.sce = words.value(keyword, |v| match v.parse::<u32>() {
-                    Ok(n) if (1..=1024).contains(&n) => Ok(n),
-                    _ => Err(format!("'{v}' is not a divisor: expected 1 to 1024")),
-                })?
-            }
+            "sce-thresh" => p.sce = words.value(keyword, sce_divisor)?,
             "mtu" => p.mtu = words.value(keyword, parse_size)?.clamp(68, 65_535) as u32,
             "seed" => p.seed = words.value(keyword, parse_count)?,
             _ => return Err(words.unknown(keyword)),
         }
     }
-    p.overhead.compensated = overhead_set && !raw;
+    p.overhead = link.finish();
     Ok(p)
 }

@@ -11,6 +11,8 @@
 //! 0` charges IP, and `cake ethernet` charges max(IP + 38, 84). With the
 //! default `--l2 none` the header is 0 and all of them start from IP bytes.
 
+use crate::grammar::{Opt, SpecError, Words};
+use emu_core::size::parse_count;
 use serde::{Deserialize, Serialize};
 
 /// Cell framing of the link below.
@@ -63,6 +65,22 @@ impl Overhead {
         }
     }
 
+    /// The compensation as tc-cake prints it: ` [raw] overhead N mpu M
+    /// [atm|ptm]`.
+    pub fn describe(&self) -> String {
+        let mut text = String::new();
+        if !self.compensated {
+            text += " raw";
+        }
+        text += &format!(" overhead {} mpu {}", self.overhead, self.mpu);
+        text += match self.framing {
+            Framing::None => "",
+            Framing::Atm => " atm",
+            Framing::Ptm => " ptm",
+        };
+        text
+    }
+
     /// tc-cake's named link types: (keyword, overhead, framing, mpu).
     pub const PRESETS: &'static [(&'static str, i32, Framing, Option<u32>)] = &[
         ("conservative", 48, Framing::Atm, None),
@@ -79,6 +97,81 @@ impl Overhead {
         ("ipoa-vcmux", 8, Framing::Atm, None),
         ("ipoa-llcsnap", 16, Framing::Atm, None),
     ];
+}
+
+/// The link-compensation options of cake and the queues that share its
+/// shaper, for `emu queues`.
+pub(crate) const OPTIONS: &[Opt] = &[
+    ("overhead", "BYTES", "none", "charge IP bytes + BYTES (the L2 header is taken off first, as the kernel does)"),
+    ("mpu", "BYTES", "0", "smallest frame the link sends"),
+    ("atm | ptm | noatm", "", "noatm", "cell framing of the link below"),
+    ("raw", "", "raw", "no compensation: charge the frame as the qdisc gets it (IP, + 14 with link --l2 ethernet)"),
+    ("conservative | ethernet | docsis | pppoe-ptm | bridged-ptm | pppoa-vcmux | pppoa-llc | pppoe-vcmux | pppoe-llcsnap | bridged-vcmux | bridged-llcsnap | ipoa-vcmux | ipoa-llcsnap | ether-vlan", "", "", "tc-cake's link presets"),
+];
+
+/// tc-cake's link-compensation keywords (`overhead`, `mpu`, `atm`, `ptm`,
+/// `noatm`, `raw`, `ether-vlan` and the named link types), read one at a
+/// time into an [`Overhead`]; shared by every discipline that takes them.
+#[derive(Debug, Default)]
+pub(crate) struct OverheadWords {
+    overhead: Overhead,
+    /// An overhead was given (the kernel's CAKE_FLAG_OVERHEAD)...
+    set: bool,
+    /// ...unless `raw` cleared it again.
+    raw: bool,
+}
+
+impl OverheadWords {
+    /// Reads `keyword` (and its value) if it is a link keyword; false if
+    /// it is not one, so the caller tries its own.
+    pub(crate) fn take(&mut self, keyword: &str, words: &mut Words) -> Result<bool, SpecError> {
+        let o = &mut self.overhead;
+        if let Some((_, overhead, framing, mpu)) =
+            Overhead::PRESETS.iter().find(|(k, ..)| *k == keyword)
+        {
+            o.overhead += *overhead;
+            o.framing = *framing;
+            if let Some(mpu) = mpu {
+                o.mpu = *mpu;
+            }
+            self.set = true;
+            return Ok(true);
+        }
+        match keyword {
+            "overhead" => {
+                o.overhead = words.value(keyword, |v| match v.parse::<i32>() {
+                    Ok(n) if (-64..=256).contains(&n) => Ok(n),
+                    _ => Err(format!(
+                        "'{v}' is not an overhead: expected bytes from -64 to 256"
+                    )),
+                })?;
+                self.set = true;
+            }
+            "mpu" => o.mpu = words.value(keyword, parse_count)?.min(256) as u32,
+            "atm" => o.framing = Framing::Atm,
+            "ptm" => o.framing = Framing::Ptm,
+            "noatm" => o.framing = Framing::None,
+            "raw" => {
+                o.overhead = 0;
+                o.framing = Framing::None;
+                self.raw = true;
+            }
+            "ether-vlan" => {
+                o.overhead += 4;
+                self.set = true;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// The compensation the keywords asked for.
+    pub(crate) fn finish(self) -> Overhead {
+        Overhead {
+            compensated: self.set && !self.raw,
+            ..self.overhead
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,3 +1,4 @@
+use super::overhead::Framing;
 use super::*;
 use crate::QueueSpec;
 use emu_core::packet::build::ipv4_udp;

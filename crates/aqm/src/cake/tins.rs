@@ -86,6 +86,23 @@ pub struct TinConfig {
     pub cobalt: CobaltParams,
 }
 
+/// A shaper rate of `rate` bytes/s (0 = unlimited) as ns per byte in
+/// fixed point, (rate_ns, rate_shift), so that a packet of `len` bytes
+/// takes (len · rate_ns) >> rate_shift ns; rates below 64 B/s count as 64.
+pub fn shaper_rate(rate: u64) -> (u64, u32) {
+    const MIN_RATE: u64 = 64;
+    if rate == 0 {
+        return (0, 0);
+    }
+    let mut rate_shift = 34;
+    let mut rate_ns = ((1_000_000_000u128 << rate_shift) / rate.max(MIN_RATE) as u128) as u64;
+    while rate_ns >> 34 != 0 {
+        rate_ns >>= 1;
+        rate_shift -= 1;
+    }
+    (rate_ns, rate_shift)
+}
+
 /// cake_set_rate: the tin's byte time, and COBALT's target raised to at
 /// least 1.5 MTU times (so slow links are not starved) with the interval
 /// raised by as much.
@@ -96,17 +113,12 @@ pub fn tin_config(
     interval: Nanos,
     sce_divisor: u32,
 ) -> TinConfig {
-    const MIN_RATE: u64 = 64;
-    let (mut rate_ns, mut rate_shift, mut flow_quantum) = (0u64, 0u32, 1514);
-    if rate > 0 {
-        flow_quantum = (rate >> 12).clamp(300, 1514) as u32;
-        rate_shift = 34;
-        rate_ns = ((1_000_000_000u128 << rate_shift) / rate.max(MIN_RATE) as u128) as u64;
-        while rate_ns >> 34 != 0 {
-            rate_ns >>= 1;
-            rate_shift -= 1;
-        }
-    }
+    let (rate_ns, rate_shift) = shaper_rate(rate);
+    let flow_quantum = if rate > 0 {
+        (rate >> 12).clamp(300, 1514) as u32
+    } else {
+        1514
+    };
     let mtu_time = (mtu as u64 * rate_ns) >> rate_shift;
     let cake_target = (mtu_time * 3 / 2).max(target);
     let mut cobalt = CobaltParams {

@@ -3,7 +3,7 @@
 //! each discipline's parser; this file only gathers them.
 
 pub use crate::grammar::Opt;
-use crate::{cake, codel, dualpi2, fifo, flow_queues, fq_codel, fq_pie, pie, red};
+use crate::{cake, codel, dualpi2, fifo, flow_queues, fq_codel, fq_pie, pie, red, sce_options};
 
 /// One discipline in the catalogue shown by `emu queues`.
 pub struct Discipline {
@@ -37,6 +37,11 @@ pub fn catalogue() -> &'static [Discipline] {
             summary:
                 "FIFO that drops its oldest packets to make room (at least one limit required)",
             options: &[fifo::OPTIONS],
+        },
+        Discipline {
+            name: "pfifo",
+            summary: "tc's spelling of a packet-limited droptail: 'pfifo limit N' is 'droptail packets N'",
+            options: &[fifo::PFIFO_OPTIONS],
         },
         Discipline {
             name: "codel",
@@ -75,12 +80,26 @@ pub fn catalogue() -> &'static [Discipline] {
             name: "cake",
             summary:
                 "Cake (sch_cake): shaper, diffserv tins, host/flow isolation, COBALT, SCE marking",
-            options: &[cake::options::OPTIONS],
+            options: &[cake::options::OPTIONS, cake::overhead::OPTIONS],
         },
         Discipline {
             name: "dualpi2",
             summary: "DualPI2 (RFC 9332, sch_dualpi2): coupled L4S/classic dual queue",
             options: &[dualpi2::OPTIONS],
+        },
+        Discipline {
+            name: "twin_codel_af",
+            summary: "SCE twin queue (sch_twin_codel_af): DSCP-4 low-latency class, sparse/bulk flow queues, COBALT with CoDel-scheduled SCE",
+            options: &[sce_options::OPTIONS, cake::overhead::OPTIONS],
+        },
+        Discipline {
+            name: "lfq_cobalt",
+            summary: "SCE lightweight fair queueing (sch_lfq_cobalt): sparse and scanned bulk queue, COBALT with CoDel-scheduled SCE",
+            options: &[
+                sce_options::OPTIONS,
+                sce_options::MEMORY_OPTIONS,
+                cake::overhead::OPTIONS,
+            ],
         },
     ]
 }

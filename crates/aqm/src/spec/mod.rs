@@ -32,8 +32,11 @@ use crate::fq_codel::{FqCodel, FqCodelParams};
 use crate::fq_pie::{FqPie, FqPieParams};
 pub use crate::grammar::SpecError;
 use crate::grammar::Words;
+use crate::lfq_cobalt::LfqCobalt;
 use crate::pie::{Pie, PieParams};
 use crate::red::{Red, RedParams};
+use crate::sce_options::SceQueueParams;
+use crate::twin_codel_af::TwinCodelAf;
 use crate::Queue;
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +59,8 @@ pub enum QueueSpec {
     Cake(CakeParams),
     #[serde(rename = "dualpi2")]
     DualPi2(DualPi2Params),
+    TwinCodelAf(SceQueueParams),
+    LfqCobalt(SceQueueParams),
 }
 
 impl QueueSpec {
@@ -78,6 +83,7 @@ impl QueueSpec {
             }
             "droptail" => QueueSpec::Droptail(crate::fifo::parse(&mut words)?),
             "drophead" => QueueSpec::Drophead(crate::fifo::parse(&mut words)?),
+            "pfifo" => QueueSpec::Droptail(crate::fifo::parse_pfifo(&mut words)?),
             "codel" => QueueSpec::Codel(crate::codel::parse(&mut words)?),
             "fq_codel" => QueueSpec::FqCodel(crate::fq_codel::parse(&mut words)?),
             "pie" => QueueSpec::Pie(crate::pie::parse(&mut words)?),
@@ -85,6 +91,10 @@ impl QueueSpec {
             "red" => QueueSpec::Red(crate::red::parse(&mut words)?),
             "cake" => QueueSpec::Cake(crate::cake::options::parse(&mut words)?),
             "dualpi2" => QueueSpec::DualPi2(crate::dualpi2::parse(&mut words)?),
+            "twin_codel_af" => {
+                QueueSpec::TwinCodelAf(crate::sce_options::parse(&mut words, false)?)
+            }
+            "lfq_cobalt" => QueueSpec::LfqCobalt(crate::sce_options::parse(&mut words, true)?),
             _ => {
                 return Err(SpecError(format!(
                     "unknown queue discipline '{name}' (known: {})",
@@ -107,6 +117,8 @@ impl QueueSpec {
             QueueSpec::Red(_) => "red",
             QueueSpec::Cake(_) => "cake",
             QueueSpec::DualPi2(_) => "dualpi2",
+            QueueSpec::TwinCodelAf(_) => "twin_codel_af",
+            QueueSpec::LfqCobalt(_) => "lfq_cobalt",
         }
     }
 
@@ -116,6 +128,9 @@ impl QueueSpec {
     pub fn shaper_bps(&self) -> Option<u64> {
         match self {
             QueueSpec::Cake(p) if p.bandwidth > 0 => Some(p.bandwidth * 8),
+            QueueSpec::TwinCodelAf(p) | QueueSpec::LfqCobalt(p) if p.bandwidth > 0 => {
+                Some(p.bandwidth * 8)
+            }
             _ => None,
         }
     }
@@ -129,8 +144,10 @@ impl QueueSpec {
     /// as written.
     pub fn on_link_layer(mut self, link_layer: emu_core::size::LinkLayer) -> QueueSpec {
         let header = link_layer.header_bytes() as u32;
-        if let QueueSpec::Cake(p) = &mut self {
-            p.link_header = header;
+        match &mut self {
+            QueueSpec::Cake(p) => p.link_header = header,
+            QueueSpec::TwinCodelAf(p) | QueueSpec::LfqCobalt(p) => p.link_header = header,
+            _ => {}
         }
         self
     }
@@ -150,6 +167,8 @@ impl QueueSpec {
             QueueSpec::Red(p) => Box::new(Red::new(p.clone())),
             QueueSpec::Cake(p) => Box::new(Cake::new(p.clone())),
             QueueSpec::DualPi2(p) => Box::new(DualPi2::new(p.clone())),
+            QueueSpec::TwinCodelAf(p) => Box::new(TwinCodelAf::new(p.clone())),
+            QueueSpec::LfqCobalt(p) => Box::new(LfqCobalt::new(p.clone())),
         }
     }
 }
