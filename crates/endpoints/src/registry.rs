@@ -36,7 +36,9 @@ impl Origin {
     fn describe(self) -> &'static str {
         match self {
             Origin::Registered => "emu's BPF program, registered for this run",
-            Origin::Shared => "emu's BPF program, registered by another emu that is running",
+            Origin::Shared => {
+                "emu's BPF program, registered already (by another emu that is running, or by this one's earlier experiment of a study)"
+            }
             Origin::Kernel => "the kernel's own",
         }
     }

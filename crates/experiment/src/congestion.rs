@@ -17,10 +17,18 @@ use shells::dumbbell::{Host, HOST_DEVICE};
 /// `controls` with emu's congestion controls added: a plan may name them,
 /// and they are loaded before the runs (registered so that a namespace
 /// may take them as its default). One the kernel has itself stays the
-/// kernel's.
+/// kernel's, and is known by emu's spelling too (`cubic-sce` for a
+/// `cubic_sce` another emu has registered).
 pub fn with_emus(mut controls: CongestionControls) -> CongestionControls {
     for endpoint in &ENDPOINTS {
         if controls.available.iter().any(|a| a == endpoint.kernel_name) {
+            let allowed = controls.allowed.iter().any(|a| a == endpoint.kernel_name);
+            if !controls.available.iter().any(|a| a == endpoint.name) {
+                controls.available.push(endpoint.name.to_string());
+                if allowed {
+                    controls.allowed.push(endpoint.name.to_string());
+                }
+            }
             continue;
         }
         for name in [endpoint.name, endpoint.kernel_name] {
@@ -185,6 +193,22 @@ mod tests {
         // kernel knows them.
         assert!(controls.available.contains(&"reno_sce".to_string()));
         assert!(controls.allowed.contains(&"cubic-sce".to_string()));
+    }
+
+    /// Registered already (by another emu, or by this one's previous
+    /// experiment of a study), an SCE control is still taken by emu's
+    /// spelling.
+    #[test]
+    fn a_registered_control_keeps_emus_spelling() {
+        let kernel = CongestionControls {
+            available: vec!["cubic".into(), "cubic_sce".into()],
+            allowed: vec!["cubic".into(), "cubic_sce".into()],
+        };
+        let controls = with_emus(kernel);
+        for name in ["cubic-sce", "cubic_sce"] {
+            assert_eq!(controls.available.iter().filter(|a| *a == name).count(), 1);
+            assert!(controls.allowed.iter().any(|a| a == name), "{name}");
+        }
     }
 
     #[test]
