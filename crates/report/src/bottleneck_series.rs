@@ -248,3 +248,85 @@ pub fn read(
         queues,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use emu_core::flow::FlowTuple;
+    use emu_core::log::{write_log_file, LogHeader, Record};
+
+    const MS: Nanos = 1_000_000;
+
+    /// A classic packet marked CE stays in C (its codepoint on arrival
+    /// decides), an ECT(1) one goes to L; a drop counts in its queue, a
+    /// record before the flows started only places its packet.
+    #[test]
+    fn a_dual_queue_splits_by_the_codepoint_on_arrival() {
+        let dir = std::env::temp_dir().join(format!("emu-bottleneck-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("0-link.emulog");
+        let origin = 1000 * MS;
+        let tuple = FlowTuple {
+            protocol: 17,
+            source: "10.0.0.1".parse().unwrap(),
+            destination: "10.0.0.2".parse().unwrap(),
+            source_port: 1,
+            destination_port: 2,
+        };
+        let (named, n) = tuple.records(0, 5, 0, Direction::Uplink);
+        let r = |t: Nanos, fingerprint, event, detail, ecn| Record {
+            time: origin + t,
+            sojourn: 4 * MS,
+            flow: 5,
+            fingerprint,
+            bytes: 1000,
+            event,
+            detail,
+            ecn,
+            ..Record::default()
+        };
+        let mut records = named[..n].to_vec();
+        records.extend([
+            // Arrived before the flows started, departs after.
+            r(0, 9, Event::Arrive, 0, 2),
+            r(50 * MS, 1, Event::Arrive, 0, 2),
+            r(51 * MS, 1, Event::Mark, MARK_CE, 3),
+            r(55 * MS, 1, Event::Depart, 0, 3),
+            r(60 * MS, 2, Event::Arrive, 0, 1),
+            r(65 * MS, 2, Event::Depart, 0, 1),
+            r(70 * MS, 3, Event::Arrive, 0, 1),
+            r(150 * MS, 3, Event::Drop, 3, 1),
+        ]);
+        records[n].time = origin - MS;
+        records.push(r(120 * MS, 9, Event::Depart, 0, 2));
+        records.sort_by_key(|r| r.time);
+        write_log_file(&path, &LogHeader::default(), &records).unwrap();
+        let flows = RunFlows::for_test("bulk", &tuple);
+        let s = read(&path, &flows, origin, 100 * MS, true).unwrap();
+        let names: Vec<&str> = s.queues.iter().map(|q| q.name.as_str()).collect();
+        assert_eq!(names, ["uplink L", "uplink C"]);
+        let (l, c) = (&s.queues[0], &s.queues[1]);
+        assert_eq!((c.ce.get(0), l.ce.get(0)), (1.0, 0.0));
+        assert_eq!((l.departures.get(0), c.departures.get(0)), (1.0, 1.0));
+        assert_eq!(c.departures.get(1), 1.0, "the early packet departs in C");
+        assert_eq!((l.drops.get(1), c.drops.get(1)), (1.0, 0.0));
+        assert_eq!(s.bins, 2);
+        let f = &s.flows[0];
+        assert_eq!(f.departed_bytes.get(0), 2000.0);
+        assert_eq!(f.ce.get(0), 1.0);
+        // 5 ms through the bottleneck each.
+        assert_eq!(s.mean(&f.transit_ms, &f.transits)[0], 5.0);
+        // A single queue is one per direction.
+        let single = read(&path, &flows, origin, 100 * MS, false).unwrap();
+        assert_eq!(single.queues.len(), 1);
+        assert_eq!(single.queues[0].name, "uplink");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn dual_queues_are_known_by_name() {
+        assert!(is_dual("dualpi2"));
+        assert!(is_dual("twin_codel_af"));
+        assert!(!is_dual("fq_codel"));
+    }
+}

@@ -437,6 +437,32 @@ mod tests {
         assert_eq!(label(250.0), "250");
     }
 
+    /// A second axis draws its series against its own scale, with its
+    /// label, and its series join the legend.
+    #[test]
+    fn a_right_axis_has_its_own_scale() {
+        let mut chart = Chart::new("rate", "time (s)", "Mbit/s");
+        chart
+            .series
+            .push(Series::line("rate", color(0), vec![(0.0, 1.0), (1.0, 2.0)]));
+        assert!(!chart.svg().contains("rotate(90"));
+        chart.right = Some(RightAxis {
+            label: "RTT (ms)".into(),
+            series: vec![Series::line(
+                "srtt",
+                color(1),
+                vec![(0.0, 0.0), (1.0, 400.0)],
+            )],
+        });
+        assert_eq!(chart.right_range(), (0.0, 420.0));
+        let svg = chart.svg();
+        assert!(svg.contains(">RTT (ms)</text>") && svg.contains(">srtt</text>"));
+        assert!(svg.contains(">400</text>"), "the right axis's ticks");
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        // The left axis keeps its own range: its top tick is 2.
+        assert!(svg.contains(">2</text>") && !svg.contains(">300</text><line"));
+    }
+
     #[test]
     fn gaps_split_lines_and_text_is_escaped() {
         let mut chart = Chart::new("a <b> & c", "time (s)", "delay (ms)");

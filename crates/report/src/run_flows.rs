@@ -227,3 +227,78 @@ fn tcp_samples(path: &Path) -> (Vec<TcpPoint>, Vec<Key>) {
         .unwrap_or_default();
     (samples, keys)
 }
+
+impl RunFlows {
+    /// One flow named `name` whose packets carry `tuple`.
+    #[cfg(test)]
+    pub(crate) fn for_test(name: &str, tuple: &FlowTuple) -> RunFlows {
+        let mut flows = RunFlows::default();
+        flows.add_tuple(key(tuple), 0);
+        flows.flows.push(NamedFlow {
+            name: name.into(),
+            kind: String::new(),
+            congestion_control: None,
+            samples: Vec::new(),
+        });
+        flows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tuple(source: &str, sport: u16, destination: &str, dport: u16, protocol: u8) -> FlowTuple {
+        FlowTuple {
+            protocol,
+            source: source.parse().unwrap(),
+            destination: destination.parse().unwrap(),
+            source_port: sport,
+            destination_port: dport,
+        }
+    }
+
+    /// Flows are told by the tuples result.json lists, then the TCP
+    /// samples' sockets, then the hosts' addresses where one flow of the
+    /// protocol joins them; the other way round is the flow's reverse.
+    #[test]
+    fn packets_are_named_by_tuples_samples_then_hosts() {
+        let dir = std::env::temp_dir().join(format!("emu-run-flows-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("run/tcp")).unwrap();
+        let plan = serde_json::json!({"hosts": [
+            {"name": "a", "address": "10.0.0.1"}, {"name": "b", "address": "10.0.0.2"},
+        ]});
+        std::fs::write(dir.join("plan.json"), plan.to_string()).unwrap();
+        std::fs::write(
+            dir.join("run/tcp/sampled.csv"),
+            "time_s,src,sport,dst,dport,srtt_us,cwnd,delivery_rate_Bps,bytes_acked\n\
+             0.1,10.0.0.1,4000,10.0.0.2,5201,20000,10,1250000,100\n\
+             0.1,10.0.0.1,4001,10.0.0.2,5201,21000,10,0,5\n",
+        )
+        .unwrap();
+        let result = serde_json::json!({"flows": [
+            {"name": "listed", "kind": "tcp", "from": "a", "to": "b", "tuples": [
+                {"protocol": 6, "source": "10.0.0.1", "source_port": 3000,
+                 "destination": "10.0.0.2", "destination_port": 5201}]},
+            {"name": "sampled", "kind": "tcp", "from": "a", "to": "b"},
+            {"name": "video", "kind": "udp", "from": "b", "to": "a"},
+        ]});
+        let flows = load(&dir.join("run"), &result, &dir);
+        let role = |t: FlowTuple| flows.role(&t);
+        let (a, b) = ("10.0.0.1", "10.0.0.2");
+        assert_eq!(role(tuple(a, 3000, b, 5201, 6)), Some(Role::Data(0)));
+        assert_eq!(role(tuple(b, 5201, a, 3000, 6)), Some(Role::Reverse(0)));
+        assert_eq!(role(tuple(a, 4000, b, 5201, 6)), Some(Role::Data(1)));
+        // The control connection in the samples is the flow's too.
+        assert_eq!(role(tuple(b, 5201, a, 4001, 6)), Some(Role::Reverse(1)));
+        // Two TCP flows join a and b: their hosts alone name neither.
+        assert_eq!(role(tuple(a, 4999, b, 5201, 6)), None);
+        assert_eq!(role(tuple(b, 7, a, 8, 17)), Some(Role::Data(2)));
+        // The samples are the socket that moved the data's.
+        let samples = &flows.flows[1].samples;
+        assert_eq!(samples.len(), 1);
+        assert_eq!((samples[0].srtt_ms, samples[0].delivery_mbps), (20.0, 10.0));
+        assert!(flows.flows[0].samples.is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
