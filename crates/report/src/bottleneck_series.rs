@@ -54,6 +54,8 @@ impl Bins {
 /// A named flow's packets at the bottleneck (its data direction).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlowBins {
+    /// The direction its data crossed the bottleneck in (`uplink`).
+    pub direction: Option<String>,
     pub departed_bytes: Bins,
     /// Sum of arrival-to-departure times (ms) and their count, per bin.
     pub transit_ms: Bins,
@@ -69,6 +71,7 @@ pub struct QueueBins {
     pub name: String,
     pub sojourn_ms: Bins,
     pub departures: Bins,
+    pub departed_bytes: Bins,
     pub sojourn_max_ms: Bins,
     pub drops: Bins,
     pub ce: Bins,
@@ -106,6 +109,33 @@ impl BottleneckSeries {
                 _ => f64::NAN,
             })
             .collect()
+    }
+
+    /// What left the bottleneck in `direction` (every queue of it, every
+    /// flow) over the named flows' active bins (from the earliest bin
+    /// with a departure of theirs to the latest) and over every bin, in
+    /// Mbit/s: `(active, whole)`. None if no named flow went that way.
+    pub fn throughput_mbps(&self, direction: &str) -> Option<(f64, f64)> {
+        let first = |f: &FlowBins| f.departed_bytes.0.iter().position(|&b| b > 0.0);
+        let last = |f: &FlowBins| f.departed_bytes.0.iter().rposition(|&b| b > 0.0);
+        let mine: Vec<&FlowBins> = self
+            .flows
+            .iter()
+            .filter(|f| f.direction.as_deref() == Some(direction))
+            .collect();
+        let from = mine.iter().filter_map(|f| first(f)).min()?;
+        let to = mine.iter().filter_map(|f| last(f)).max()?;
+        let bytes = |range: std::ops::Range<usize>| -> f64 {
+            self.queues
+                .iter()
+                .filter(|q| q.name.split(' ').next() == Some(direction))
+                .map(|q| range.clone().map(|b| q.departed_bytes.get(b)).sum::<f64>())
+                .sum()
+        };
+        let rate = |range: std::ops::Range<usize>| {
+            bytes(range.clone()) * 8.0 / (range.len() as f64 * self.bin_s) / 1e6
+        };
+        Some((rate(from..to + 1), rate(0..self.bins)))
     }
 
     /// Per-bin values, 0 where nothing happened.
@@ -189,9 +219,12 @@ pub fn read(
                 let sojourn = r.sojourn as f64 / 1e6;
                 queue.sojourn_ms.add(b, sojourn);
                 queue.departures.add(b, 1.0);
+                queue.departed_bytes.add(b, r.bytes as f64);
                 queue.sojourn_max_ms.max(b, sojourn);
                 if let Some(i) = data {
                     let f = &mut flow_bins[i];
+                    f.direction
+                        .get_or_insert_with(|| r.direction.name().to_string());
                     f.departed_bytes.add(b, r.bytes as f64);
                     f.transit_ms
                         .add(b, r.time.saturating_sub(arrived) as f64 / 1e6);
@@ -287,8 +320,11 @@ mod tests {
         };
         let mut records = named[..n].to_vec();
         records.extend([
-            // Arrived before the flows started, departs after.
-            r(0, 9, Event::Arrive, 0, 2),
+            // Another flow's, arrived before the flows started, departs after.
+            Record {
+                flow: 6,
+                ..r(0, 9, Event::Arrive, 0, 2)
+            },
             r(50 * MS, 1, Event::Arrive, 0, 2),
             r(51 * MS, 1, Event::Mark, MARK_CE, 3),
             r(55 * MS, 1, Event::Depart, 0, 3),
@@ -298,7 +334,10 @@ mod tests {
             r(150 * MS, 3, Event::Drop, 3, 1),
         ]);
         records[n].time = origin - MS;
-        records.push(r(120 * MS, 9, Event::Depart, 0, 2));
+        records.push(Record {
+            flow: 6,
+            ..r(120 * MS, 9, Event::Depart, 0, 2)
+        });
         records.sort_by_key(|r| r.time);
         write_log_file(&path, &LogHeader::default(), &records).unwrap();
         let flows = RunFlows::for_test("bulk", &tuple);
@@ -316,6 +355,11 @@ mod tests {
         assert_eq!(f.ce.get(0), 1.0);
         // 5 ms through the bottleneck each.
         assert_eq!(s.mean(&f.transit_ms, &f.transits)[0], 5.0);
+        // 2000 bytes in bin 0 and 1000 in bin 1 (the other flow's) over
+        // the named flow's active bin 0 and over both.
+        let (active, whole) = s.throughput_mbps("uplink").unwrap();
+        assert!((active - 0.16).abs() < 1e-9 && (whole - 0.12).abs() < 1e-9);
+        assert_eq!(s.throughput_mbps("downlink"), None);
         // A single queue is one per direction.
         let single = read(&path, &flows, origin, 100 * MS, false).unwrap();
         assert_eq!(single.queues.len(), 1);

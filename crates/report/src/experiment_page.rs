@@ -59,7 +59,7 @@ pub fn write(
         html += &cell_heading(cell);
         html += &spread_table(table, cell.cell);
         for run in &cell.runs {
-            let figures = run_figures(cell, run, options.bin, &mut warnings);
+            let (figures, links) = run_figures(cell, run, options.bin, &mut warnings);
             let mut svgs = HashMap::new();
             let mut put = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes);
             for f in &figures {
@@ -72,6 +72,7 @@ pub fn write(
                 run_anchor(cell.cell, run.run),
                 run.run
             );
+            html += &utilization(cell, &links);
             html += &figures_html(&figures, &svgs);
         }
     }
@@ -239,14 +240,41 @@ fn bottleneck_logs(run: &Path) -> Vec<(String, PathBuf)> {
     links.into_iter().map(|(_, n, p)| (n, p)).collect()
 }
 
+/// Each bottleneck's throughput and utilization in each direction its
+/// flows took: over the time they were active, and over the whole run.
+fn utilization(cell: &CellDir, links: &[(String, BottleneckSeries)]) -> String {
+    let mut html = String::new();
+    for (b, (link, s)) in links.iter().enumerate() {
+        for (d, direction) in ["uplink", "downlink"].into_iter().enumerate() {
+            let Some((active, whole)) = s.throughput_mbps(direction) else {
+                continue;
+            };
+            let rate = cell.rates.get(b).and_then(|r| r[d]).map(|r| r / 1e6);
+            let share = |mbps: f64| {
+                rate.filter(|&r| r > 0.0)
+                    .map_or(String::new(), |r| format!(" ({:.1} %)", mbps / r * 100.0))
+            };
+            let _ = writeln!(
+                html,
+                "<p>{} {direction}: {active:.2} Mbit/s while the flows were active{}, {whole:.2} Mbit/s{} from their start to the end of the log{}</p>",
+                escape(link),
+                share(active),
+                share(whole),
+                rate.map_or(String::new(), |r| format!(", of {r:.2} Mbit/s"))
+            );
+        }
+    }
+    html
+}
+
 /// The charts of one run: its flows' (from the first bottleneck), then
-/// each bottleneck's queues.
+/// each bottleneck's queues; and the bottlenecks' series.
 fn run_figures(
     cell: &CellDir,
     run: &RunDir,
     bin: Nanos,
     warnings: &mut Vec<String>,
-) -> Vec<Figure> {
+) -> (Vec<Figure>, Vec<(String, BottleneckSeries)>) {
     let flows = run_flows::load(&run.dir, &run.result, &cell.dir);
     let origin = flows_started(&run.dir);
     if origin.is_none() {
@@ -278,5 +306,5 @@ fn run_figures(
             &format!("{stem}-{link}"),
         ));
     }
-    figures
+    (figures, series)
 }

@@ -36,6 +36,9 @@ pub struct CellDir {
     pub dir: PathBuf,
     /// The bottlenecks' queue disciplines, from `plan.json` (`dualpi2`).
     pub queues: Vec<String>,
+    /// The bottlenecks' rates in bit/s, uplink (forward) and downlink
+    /// (reverse); None for a trace or a schedule.
+    pub rates: Vec<[Option<f64>; 2]>,
     pub runs: Vec<RunDir>,
 }
 
@@ -124,21 +127,30 @@ fn experiment_dirs(path: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// The queue disciplines of the bottlenecks in a cell's `plan.json`
-/// (`bottlenecks[].forward.queue`, a name or an object named by its one key
-/// or its `kind`/`type` field).
-fn queues(cell: &Path) -> Vec<String> {
-    let Some(plan) = read_json(&cell.join("plan.json")) else {
-        return Vec::new();
+/// The bottlenecks of a cell's `plan.json`: each one's queue discipline
+/// (`bottlenecks[].forward.queue`, a name or an object named by its
+/// `discipline`, `kind` or `type` field or its one key) and its rates
+/// (`server`: `50000000 bit/s`).
+fn bottlenecks(cell: &Path) -> (Vec<String>, Vec<[Option<f64>; 2]>) {
+    let plan = read_json(&cell.join("plan.json")).unwrap_or_default();
+    let all = plan["bottlenecks"].as_array().cloned().unwrap_or_default();
+    let rate = |d: &serde_json::Value| {
+        d["server"]
+            .as_str()?
+            .strip_suffix(" bit/s")?
+            .trim()
+            .parse::<f64>()
+            .ok()
     };
-    plan["bottlenecks"]
-        .as_array()
-        .map(|b| {
-            b.iter()
-                .map(|b| queue_name(&b["forward"]["queue"]))
-                .collect()
-        })
-        .unwrap_or_default()
+    let queues = all
+        .iter()
+        .map(|b| queue_name(&b["forward"]["queue"]))
+        .collect();
+    let rates = all
+        .iter()
+        .map(|b| [rate(&b["forward"]), rate(&b["reverse"])])
+        .collect();
+    (queues, rates)
 }
 
 /// A queue's discipline as serialized: `"dualpi2"`, `{"dualpi2": {...}}`,
@@ -147,7 +159,7 @@ pub fn queue_name(queue: &serde_json::Value) -> String {
     match queue {
         serde_json::Value::String(s) => s.split_whitespace().next().unwrap_or("").to_string(),
         serde_json::Value::Object(map) => {
-            for key in ["kind", "type", "discipline", "name"] {
+            for key in ["discipline", "kind", "type", "name"] {
                 if let Some(s) = map.get(key).and_then(|v| v.as_str()) {
                     return s.to_string();
                 }
@@ -223,13 +235,17 @@ fn add_cells(experiment: &mut ExperimentDir, dir: &Path) {
                 cell.runs.extend(runs);
                 cell.runs.sort_by_key(|r| r.run);
             }
-            None => experiment.cells.push(CellDir {
-                cell: k as usize,
-                label,
-                queues: queues(&cell_dir),
-                dir: cell_dir,
-                runs,
-            }),
+            None => {
+                let (queues, rates) = bottlenecks(&cell_dir);
+                experiment.cells.push(CellDir {
+                    cell: k as usize,
+                    label,
+                    queues,
+                    rates,
+                    dir: cell_dir,
+                    runs,
+                })
+            }
         }
     }
 }

@@ -187,7 +187,10 @@ fn write_experiment(dir: &Path, variant: &str) {
                 {"name": "left", "address": "10.9.0.2"},
                 {"name": "right", "address": "10.9.1.2"},
             ],
-            "bottlenecks": [{"forward": {"queue": if l4s { "dualpi2" } else { "cake" }}}],
+            "bottlenecks": [{
+                "forward": {"queue": if l4s { "dualpi2" } else { "cake" }, "server": "50000000 bit/s"},
+                "reverse": {"server": "50000000 bit/s"},
+            }],
         });
         std::fs::create_dir_all(&cell_dir).unwrap();
         std::fs::write(cell_dir.join("plan.json"), plan.to_string()).unwrap();
@@ -281,6 +284,14 @@ fn the_study_pages_name_the_flows_draw_every_chart_and_pair_the_variants() {
             );
         }
         assert!(!dom.contains("10.9.0.2"), "{variant}: a 5-tuple is shown");
+        // The bottleneck's throughput and utilization, while the flows
+        // were active and since they started.
+        assert!(
+            dom.contains("<p>bottleneck-0 uplink: ")
+                && dom.contains(" Mbit/s while the flows were active (")
+                && dom.contains(", of 50.00 Mbit/s</p>"),
+            "{variant}: the bottleneck's utilization"
+        );
         // The sweep's axes head the cells.
         assert!(dom.contains("hosts.left.delay = 40ms"), "{variant}");
         assert!(
