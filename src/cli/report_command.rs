@@ -429,6 +429,42 @@ fn expected_reading(inputs: &[PathBuf]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        report: ReportArgs,
+    }
+
+    /// `emu report RESULTDIR` writes the table's summary.json and the page
+    /// into RESULTDIR/report; a run without logs still gets its page.
+    #[test]
+    fn a_result_directory_gets_its_page_in_its_report_directory() {
+        let dir = std::env::temp_dir().join(format!("emu-report-page-{}", std::process::id()));
+        let run = dir.join("exp/cell-0/run-0");
+        std::fs::create_dir_all(run.join("links")).unwrap();
+        let result = r#"{"cell": 0, "cell_label": "(no sweep)", "run": 0, "seed": 1,
+            "flows": [{"name": "bulk", "kind": "tcp", "from": "a", "to": "b",
+                       "goodput_bps": 1e7, "ended": "exit 0"}],
+            "jain_index": null, "accounting_ok": true}"#;
+        std::fs::write(run.join("result.json"), result).unwrap();
+        let cli = Cli::try_parse_from(["report", dir.join("exp").to_str().unwrap()]).unwrap();
+        assert_eq!(run_report(cli.report), 0);
+        let out = dir.join("exp/report");
+        let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+        assert!(summary.contains("\"bulk\""), "{summary}");
+        let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+        assert!(page.contains("<td>bulk</td>"), "{page}");
+        // The report directory is not taken for results the next time.
+        let cli = Cli::try_parse_from(["report", dir.join("exp").to_str().unwrap()]).unwrap();
+        assert_eq!(run_report(cli.report), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn run_report(args: ReportArgs) -> i32 {
+        run(args).unwrap_or_else(|e| panic!("{}", e.0))
+    }
 
     #[test]
     fn progress_counts_emu_logs_twice_and_stops_short_of_done() {

@@ -455,9 +455,9 @@ impl DirectionAnalysis {
             (window_s > 0.0).then(|| self.total.delivered_bytes as f64 * 8.0 / window_s / 1e6);
         let active = active.map(|(a, b)| (a, b, window.span_s(a, b)));
         let over_active = |bytes: &[u64]| {
-            active
-                .filter(|&(_, _, s)| s > 0.0)
-                .map(|(a, b, s)| bytes[a..=b].iter().sum::<u64>() as f64 * 8.0 / s / 1e6)
+            active.filter(|&(_, _, s)| s > 0.0).and_then(|(a, b, s)| {
+                Some(bytes.get(a..=b)?.iter().sum::<u64>() as f64 * 8.0 / s / 1e6)
+            })
         };
         let active_throughput = over_active(&self.total.delivered_bins.dense(window.bins));
         let active_capacity = bottleneck.capacity_bytes.as_deref().and_then(over_active);

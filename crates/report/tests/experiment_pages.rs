@@ -334,6 +334,15 @@ fn the_study_pages_name_the_flows_draw_every_chart_and_pair_the_variants() {
             assert!(target.contains(&format!("id=\"cell-{cell}\"")));
         }
         assert!(row.contains("alpha-bulk 20.00"), "row {cell}: {row}");
+        // Each variant's first delivery chart, as an image of its file.
+        for variant in ["sce", "l4s"] {
+            let chart = format!("two-flow-{variant}/cell-{cell}-run-0-delivery.svg");
+            assert!(
+                row.contains(&format!("src=\"{chart}\"")),
+                "row {cell}: {row}"
+            );
+            assert!(out.join(&chart).is_file());
+        }
     }
     assert!(dom.find(">l4s</th>").unwrap() < dom.find(">sce</th>").unwrap());
     std::fs::remove_dir_all(&root).unwrap();
