@@ -18,6 +18,8 @@ const MAX_DEPTH: usize = 3;
 pub struct ExperimentDir {
     /// The directory's name: the experiment's.
     pub name: String,
+    /// Where its results were found: its directories, or the cells' or
+    /// runs' that were given.
     pub dirs: Vec<PathBuf>,
     /// From `meta.json`: the scenario this experiment is a variant of, and
     /// which variant (a study pairs the variants of each scenario).
@@ -170,20 +172,77 @@ pub fn queue_name(queue: &serde_json::Value) -> String {
     }
 }
 
+/// Part of an experiment: its root, and the one cell (and run) a path
+/// named, if it named one.
+struct Part {
+    root: PathBuf,
+    /// What was given: the root, or a cell's or a run's directory.
+    given: PathBuf,
+    cell: Option<u64>,
+    run: Option<u64>,
+}
+
+/// `PREFIX-N` of a directory's name.
+fn number(dir: &Path, prefix: &str) -> Option<u64> {
+    dir.file_name()?
+        .to_str()?
+        .strip_prefix(prefix)?
+        .parse()
+        .ok()
+}
+
+/// What `path` holds: experiments (a study, an experiment, a parent of
+/// either), or one cell (`NAME/cell-K`) or one run (`NAME/cell-K/run-R`).
+fn parts(path: &Path) -> Vec<Part> {
+    let whole = |root: PathBuf| Part {
+        given: root.clone(),
+        root,
+        cell: None,
+        run: None,
+    };
+    let found: Vec<Part> = experiment_dirs(path).into_iter().map(whole).collect();
+    if !found.is_empty() {
+        return found;
+    }
+    let cell_of = |dir: &Path| -> Option<(PathBuf, u64)> {
+        Some((dir.parent()?.to_path_buf(), number(dir, "cell-")?))
+    };
+    if let Some((root, cell)) = cell_of(path).filter(|_| !run_dirs(path).is_empty()) {
+        return vec![Part {
+            root,
+            given: path.to_path_buf(),
+            cell: Some(cell),
+            run: None,
+        }];
+    }
+    let run = number(path, "run-").filter(|_| path.join("result.json").is_file());
+    match (run, path.parent().and_then(cell_of)) {
+        (Some(run), Some((root, cell))) => vec![Part {
+            root,
+            given: path.to_path_buf(),
+            cell: Some(cell),
+            run: Some(run),
+        }],
+        _ => Vec::new(),
+    }
+}
+
 /// The experiments under `paths`: those with one name (cells run on
-/// several machines) come together, their cells from every directory.
+/// several machines) come together, their cells from every directory. A
+/// cell's or a run's directory gives that cell or run alone.
 pub fn find(paths: &[PathBuf]) -> Result<Vec<ExperimentDir>, String> {
     let mut by_name: BTreeMap<String, ExperimentDir> = BTreeMap::new();
     for path in paths {
-        let dirs = experiment_dirs(path);
-        if dirs.is_empty() {
+        let parts = parts(path);
+        if parts.is_empty() {
             return Err(format!(
                 "{}: no results of emu run here (cell-K/run-R/result.json); give the \
                  directory emu run wrote (OUT/NAME/, or OUT/STUDY/ for a study)",
                 path.display()
             ));
         }
-        for dir in dirs {
+        for part in parts {
+            let dir = &part.root;
             let name = dir
                 .file_name()
                 .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into());
@@ -198,13 +257,13 @@ pub fn find(paths: &[PathBuf]) -> Result<Vec<ExperimentDir>, String> {
                     variant: None,
                     cells: Vec::new(),
                 });
-            if entry.dirs.contains(&dir) {
+            if entry.dirs.contains(&part.given) {
                 continue;
             }
             entry.scenario = entry.scenario.take().or_else(|| text("scenario"));
             entry.variant = entry.variant.take().or_else(|| text("variant"));
-            add_cells(entry, &dir);
-            entry.dirs.push(dir);
+            add_cells(entry, &part);
+            entry.dirs.push(part.given);
         }
     }
     let mut experiments: Vec<ExperimentDir> = by_name.into_values().collect();
@@ -214,10 +273,14 @@ pub fn find(paths: &[PathBuf]) -> Result<Vec<ExperimentDir>, String> {
     Ok(experiments)
 }
 
-fn add_cells(experiment: &mut ExperimentDir, dir: &Path) {
-    for (k, cell_dir) in cell_dirs(dir) {
+fn add_cells(experiment: &mut ExperimentDir, part: &Part) {
+    let cells = cell_dirs(&part.root)
+        .into_iter()
+        .filter(|(k, _)| part.cell.is_none_or(|c| c == *k));
+    for (k, cell_dir) in cells {
         let runs: Vec<RunDir> = run_dirs(&cell_dir)
             .into_iter()
+            .filter(|(r, _)| part.run.is_none_or(|run| run == *r))
             .filter_map(|(run, dir)| {
                 let result = read_json(&dir.join("result.json"))?;
                 Some(RunDir { run, dir, result })
@@ -232,7 +295,11 @@ fn add_cells(experiment: &mut ExperimentDir, dir: &Path) {
             .to_string();
         match experiment.cells.iter_mut().find(|c| c.cell == k as usize) {
             Some(cell) => {
-                cell.runs.extend(runs);
+                for run in runs {
+                    if !cell.runs.iter().any(|r| r.dir == run.dir) {
+                        cell.runs.push(run);
+                    }
+                }
                 cell.runs.sort_by_key(|r| r.run);
             }
             None => {
@@ -247,5 +314,76 @@ fn add_cells(experiment: &mut ExperimentDir, dir: &Path) {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(root: &Path, cell: u64, run: u64, label: &str) {
+        let dir = root.join(format!("cell-{cell}/run-{run}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let result =
+            serde_json::json!({"cell": cell, "cell_label": label, "run": run, "flows": []});
+        std::fs::write(dir.join("result.json"), result.to_string()).unwrap();
+    }
+
+    /// A study's experiments each with their scenario and variant; a
+    /// cell's or a run's directory alone; a directory without results
+    /// named with the fix.
+    #[test]
+    fn experiments_cells_and_runs_are_found_by_what_was_given() {
+        let base = std::env::temp_dir().join(format!("emu-results-dir-{}", std::process::id()));
+        let study = base.join("study");
+        for (name, variant) in [("a-sce", "sce"), ("a-l4s", "l4s")] {
+            let root = study.join(name);
+            for cell in 0..2 {
+                run(&root, cell, 0, &format!("bottleneck.rate={cell}0mbit"));
+                run(&root, cell, 1, &format!("bottleneck.rate={cell}0mbit"));
+            }
+            let meta = serde_json::json!({"scenario": "a", "variant": variant});
+            std::fs::write(root.join("meta.json"), meta.to_string()).unwrap();
+            std::fs::create_dir_all(root.join("report/x")).unwrap();
+        }
+        let found = find(std::slice::from_ref(&base)).unwrap();
+        let names: Vec<&str> = found.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["a-l4s", "a-sce"]);
+        assert_eq!(found[1].variant.as_deref(), Some("sce"));
+        assert_eq!(found[1].scenario.as_deref(), Some("a"));
+        assert_eq!(found[0].cells.len(), 2);
+        assert_eq!(found[0].cells[1].runs.len(), 2);
+        assert_eq!(
+            found[0].cells[1].axes(),
+            [("bottleneck.rate".to_string(), "10mbit".to_string())]
+        );
+        // One cell, then one run of it; given twice, counted once.
+        let cell = study.join("a-sce/cell-1");
+        let found = find(&[cell.clone(), cell.clone()]).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].dirs, [cell]);
+        assert_eq!(found[0].cells.len(), 1);
+        assert_eq!(
+            (found[0].cells[0].cell, found[0].cells[0].runs.len()),
+            (1, 2)
+        );
+        let found = find(&[study.join("a-sce/cell-0/run-1")]).unwrap();
+        assert_eq!(found[0].name, "a-sce");
+        let runs: Vec<u64> = found[0].cells[0].runs.iter().map(|r| r.run).collect();
+        assert_eq!(runs, [1]);
+        let error = find(&[study.join("a-sce/report")]).unwrap_err();
+        assert!(error.contains("no results of emu run here"), "{error}");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn a_queue_is_named_however_it_was_written() {
+        let name = |v: serde_json::Value| queue_name(&v);
+        assert_eq!(name(serde_json::json!("fq_codel target 5ms")), "fq_codel");
+        assert_eq!(
+            name(serde_json::json!({"discipline": "dualpi2", "alpha": 41})),
+            "dualpi2"
+        );
+        assert_eq!(name(serde_json::json!({"pie": {}})), "pie");
     }
 }
