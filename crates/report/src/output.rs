@@ -116,7 +116,7 @@ pub(crate) const STYLE: &str = "<style>\n\
          figure{margin:0;border:1px solid #eee}\n\
          .error{color:#a00}.warning{color:#a60}\n\
          code{background:#f6f6f6;padding:1px 4px}\n\
-         td.pair{text-align:left;vertical-align:top}\n\
+         td.pair,table.pairs th{text-align:left;vertical-align:top}\n\
          </style>";
 
 fn num(value: Option<f64>, decimals: usize) -> String {

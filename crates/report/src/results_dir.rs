@@ -172,6 +172,25 @@ pub fn queue_name(queue: &serde_json::Value) -> String {
     }
 }
 
+/// An experiment's `meta.json`, or the `meta-cell-K.json` each machine
+/// that ran some of its cells (`--cell K`) wrote, in order of name.
+fn metas(root: &Path) -> Vec<serde_json::Value> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("meta") && n.ends_with(".json"))
+        })
+        .collect();
+    files.sort();
+    files.iter().filter_map(|f| read_json(f)).collect()
+}
+
 /// Part of an experiment: its root, and the one cell (and run) a path
 /// named, if it named one.
 struct Part {
@@ -246,8 +265,12 @@ pub fn find(paths: &[PathBuf]) -> Result<Vec<ExperimentDir>, String> {
             let name = dir
                 .file_name()
                 .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into());
-            let meta = read_json(&dir.join("meta.json")).unwrap_or_default();
-            let text = |key: &str| meta[key].as_str().map(str::to_string);
+            let metas = metas(dir);
+            let text = |key: &str| {
+                metas
+                    .iter()
+                    .find_map(|m| m[key].as_str().map(str::to_string))
+            };
             let entry = by_name
                 .entry(name.clone())
                 .or_insert_with(|| ExperimentDir {
@@ -342,8 +365,9 @@ mod tests {
                 run(&root, cell, 0, &format!("bottleneck.rate={cell}0mbit"));
                 run(&root, cell, 1, &format!("bottleneck.rate={cell}0mbit"));
             }
+            // Cells run apart (`--cell K`) each write a meta-cell-K.json.
             let meta = serde_json::json!({"scenario": "a", "variant": variant});
-            std::fs::write(root.join("meta.json"), meta.to_string()).unwrap();
+            std::fs::write(root.join("meta-cell-1.json"), meta.to_string()).unwrap();
             std::fs::create_dir_all(root.join("report/x")).unwrap();
         }
         let found = find(std::slice::from_ref(&base)).unwrap();
