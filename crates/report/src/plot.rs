@@ -293,10 +293,13 @@ impl Chart {
             let x = LEFT + (i % per_row) as f64 * (plot_w / per_row as f64);
             let y = bottom + 54.0 + (i / per_row) as f64 * 18.0;
             let mark = match s.style {
-                Style::Line { dashed: true, .. } => format!(
-                    "<line x1=\"{x}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"4 3\"/>",
+                // As thin as the line where it is thinner (a second
+                // dashed line of one colour stays apart from the first).
+                Style::Line { dashed: true, width } => format!(
+                    "<line x1=\"{x}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{}\" stroke-width=\"{}\" stroke-dasharray=\"4 3\"/>",
                     x + 18.0,
-                    s.color
+                    s.color,
+                    (width * 1.3).min(2.0)
                 ),
                 Style::Line { .. } => format!(
                     "<line x1=\"{x}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{}\" stroke-width=\"2\"/>",
