@@ -22,14 +22,21 @@ use std::sync::Arc;
         are merged instead: every run's result.json under them, one table \
         per sweep cell with mean and standard deviation across all the \
         repetitions found, and the cells of the grid that are missing \
-        (cells run on different machines with --cell K come together).\n\n\
+        (cells run on different machines with --cell K come together). \
+        They get a page (DIR/report/index.html unless --out): per cell and \
+        run, each flow by its name (delivery rate with its RTT, cwnd, marks) \
+        and the bottleneck's queues (L and C apart for a dual queue). A \
+        study (several experiments, `emu run DIR`) gets one page per \
+        experiment and an index pairing each scenario's variants cell by \
+        cell.\n\n\
         Times take a unit (ns, us, ms, s; a bare number is ms) and count \
         from when the whole path was up (the innermost shell's start).")]
 pub struct ReportArgs {
     /// Run directories or log files.
     #[arg(required = true, value_hint = clap::ValueHint::AnyPath)]
     runs: Vec<PathBuf>,
-    /// Where to write the report [default: report].
+    /// Where to write the report [default: report; for a directory of
+    /// `emu run`, DIR/report].
     #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
     out: Option<PathBuf>,
     /// Print summary.json to stdout (and write no files unless --out is given).
@@ -205,54 +212,111 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
     Ok(if damaged { 1 } else { 0 })
 }
 
-/// `emu report` on directories `emu run` wrote: their cells merged.
+/// `emu report` on directories `emu run` wrote: each experiment's cells
+/// merged into the table (printed, and `summary.json`), and its page.
 fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
-    let merged = match experiment::merge::merge(&cli.runs) {
-        Ok(merged) => merged,
+    let found = match report::results_dir::find(&cli.runs) {
+        Ok(found) => found,
         Err(e) => {
             eprintln!("emu report: {e}");
             return Ok(1);
         }
     };
-    for w in &merged.warnings {
-        eprintln!("emu report: warning: {w}");
+    let mut tables = Vec::new();
+    let mut text = String::new();
+    for e in &found {
+        let merged = match experiment::merge::merge(&e.dirs) {
+            Ok(merged) => merged,
+            Err(e) => {
+                eprintln!("emu report: {e}");
+                return Ok(1);
+            }
+        };
+        for w in &merged.warnings {
+            eprintln!("emu report: warning: {w}");
+        }
+        if found.len() > 1 {
+            text += &format!("# {}\n", e.name);
+        }
+        text += &merged.text();
+        tables.push(serde_json::to_value(&merged).map_err(|e| UsageError(e.to_string()))?);
     }
-    let json = serde_json::to_string_pretty(&merged).map_err(|e| UsageError(e.to_string()))?;
+    // One experiment's summary is its merged table, as before studies.
+    let summary = match &tables[..] {
+        [one] => one.clone(),
+        _ => serde_json::json!({ "experiments": found.iter().zip(&tables).map(|(e, t)| {
+            serde_json::json!({ "name": e.name, "scenario": e.scenario, "variant": e.variant, "results": t })
+        }).collect::<Vec<_>>() }),
+    };
+    let json = serde_json::to_string_pretty(&summary).map_err(|e| UsageError(e.to_string()))?;
     if cli.json {
         super::output::print_out(format_args!("{json}\n"));
-    } else {
-        super::output::print_out(merged.text());
-        // The packet-level figures are per link: the logs of one run.
-        eprintln!(
-            "emu report: figures of one run's links: emu report DIR/cell-K/run-R/links/LINK/"
-        );
-    }
-    if let Some(out) = &cli.out {
-        let path = out.join("summary.json");
-        if let Err(e) =
-            std::fs::create_dir_all(out).and_then(|_| std::fs::write(&path, json + "\n"))
-        {
-            eprintln!("emu report: writing {}: {e}", path.display());
-            return Ok(1);
+        if cli.out.is_none() {
+            return Ok(0);
         }
-        eprintln!("emu report: wrote {}", path.display());
+    } else {
+        super::output::print_out(text);
     }
-    Ok(0)
+    let out = cli.out.clone().unwrap_or_else(|| match &cli.runs[..] {
+        [one] => one.join("report"),
+        _ => PathBuf::from("report"),
+    });
+    let path = out.join("summary.json");
+    if let Err(e) = std::fs::create_dir_all(&out).and_then(|_| std::fs::write(&path, json + "\n")) {
+        eprintln!("emu report: writing {}: {e}", path.display());
+        return Ok(1);
+    }
+    let options = report::experiment_page::PageOptions {
+        bin: cli.bin,
+        formats: cli.format.iter().map(|f| (*f).into()).collect(),
+    };
+    let title = cli.runs[0]
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "study".into());
+    match report::experiment_report::write(&found, &tables, &out, &title, &options) {
+        Ok(written) => {
+            for w in &written.warnings {
+                eprintln!("emu report: warning: {w}");
+            }
+            eprintln!("emu report: wrote {}", path.display());
+            if written.pages.len() > 1 {
+                eprintln!(
+                    "emu report: wrote {} pages, one per experiment, under {}",
+                    written.pages.len(),
+                    out.display()
+                );
+            }
+            eprintln!("emu report: wrote {}", written.index.display());
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("emu report: writing the pages into {}: {e}", out.display());
+            Ok(1)
+        }
+    }
 }
 
-/// One line per run and direction, the figures most people look at first.
+/// One line per run and direction, the figures most people look at first:
+/// throughput and utilization while the flows were active, with the whole
+/// log's beside them.
 fn print_brief(runs: &[report::Run]) {
     let show = |v: Option<f64>, unit: &str| v.map_or("–".into(), |v| format!("{v:.2}{unit}"));
+    let pct = |v: Option<f64>| show(v.map(|u| u * 100.0), " %");
     for run in runs {
         for d in &run.summary.directions {
             super::output::print_out(format_args!(
-                "{} {}: throughput {}, one-way delay p95 {}, loss {}, utilization {}, Jain {}\n",
+                "{} {}: throughput {} (whole log {}), one-way delay p95 {}, loss {}, \
+                 utilization {} (whole log {}), Jain {}\n",
                 run.summary.name,
                 d.direction,
-                show(d.pantheon.throughput_mbps, " Mbit/s"),
+                show(d.path.active_throughput_mbps, " Mbit/s"),
+                show(d.path.window_throughput_mbps, " Mbit/s"),
                 show(d.path.one_way_delay.as_ref().map(|s| s.p95_ms), " ms"),
                 show(d.path.loss.map(|l| l * 100.0), " %"),
-                show(d.path.utilization.map(|u| u * 100.0), " %"),
+                pct(d.path.utilization),
+                pct(d.path.window_utilization),
                 show(d.fairness.jain, ""),
             ));
         }
@@ -365,6 +429,42 @@ fn expected_reading(inputs: &[PathBuf]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        report: ReportArgs,
+    }
+
+    /// `emu report RESULTDIR` writes the table's summary.json and the page
+    /// into RESULTDIR/report; a run without logs still gets its page.
+    #[test]
+    fn a_result_directory_gets_its_page_in_its_report_directory() {
+        let dir = std::env::temp_dir().join(format!("emu-report-page-{}", std::process::id()));
+        let run = dir.join("exp/cell-0/run-0");
+        std::fs::create_dir_all(run.join("links")).unwrap();
+        let result = r#"{"cell": 0, "cell_label": "(no sweep)", "run": 0, "seed": 1,
+            "flows": [{"name": "bulk", "kind": "tcp", "from": "a", "to": "b",
+                       "goodput_bps": 1e7, "ended": "exit 0"}],
+            "jain_index": null, "accounting_ok": true}"#;
+        std::fs::write(run.join("result.json"), result).unwrap();
+        let cli = Cli::try_parse_from(["report", dir.join("exp").to_str().unwrap()]).unwrap();
+        assert_eq!(run_report(cli.report), 0);
+        let out = dir.join("exp/report");
+        let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+        assert!(summary.contains("\"bulk\""), "{summary}");
+        let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+        assert!(page.contains("<td>bulk</td>"), "{page}");
+        // The report directory is not taken for results the next time.
+        let cli = Cli::try_parse_from(["report", dir.join("exp").to_str().unwrap()]).unwrap();
+        assert_eq!(run_report(cli.report), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn run_report(args: ReportArgs) -> i32 {
+        run(args).unwrap_or_else(|e| panic!("{}", e.0))
+    }
 
     #[test]
     fn progress_counts_emu_logs_twice_and_stops_short_of_done() {

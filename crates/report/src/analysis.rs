@@ -410,7 +410,6 @@ impl DirectionAnalysis {
             .map(|acc| shell_summary(acc, &window))
             .collect();
         let bottleneck = Bottleneck::of(&shells);
-        let path = self.path_summary(&window, &bottleneck, unmatched);
         let flows = flows_and_fairness(
             std::mem::take(&mut self.flows),
             &self.names,
@@ -418,6 +417,7 @@ impl DirectionAnalysis {
             &self.total,
             &window,
         );
+        let path = self.path_summary(&window, &bottleneck, flows.active, unmatched);
         let mut series = self.series(&window, bottleneck.clone(), &flows);
         series.base_delay_ms = base_delays;
         let summary = DirectionSummary {
@@ -437,11 +437,13 @@ impl DirectionAnalysis {
     }
 
     /// The whole path: counts, loss, throughput against the bottleneck's
-    /// capacity, one-way delay and marks.
+    /// capacity (over the flows' active bins, `active`, and over the whole
+    /// window), one-way delay and marks.
     fn path_summary(
         &self,
         window: &Window,
         bottleneck: &Bottleneck,
+        active: Option<(usize, usize)>,
         unmatched: Unmatched,
     ) -> PathSummary {
         let window_s = window.seconds();
@@ -451,6 +453,18 @@ impl DirectionAnalysis {
             .map(|c| c.iter().sum::<u64>() as f64 * 8.0 / window_s / 1e6);
         let window_throughput =
             (window_s > 0.0).then(|| self.total.delivered_bytes as f64 * 8.0 / window_s / 1e6);
+        let active = active.map(|(a, b)| (a, b, window.span_s(a, b)));
+        let over_active = |bytes: &[u64]| {
+            active.filter(|&(_, _, s)| s > 0.0).and_then(|(a, b, s)| {
+                Some(bytes.get(a..=b)?.iter().sum::<u64>() as f64 * 8.0 / s / 1e6)
+            })
+        };
+        let active_throughput = over_active(&self.total.delivered_bins.dense(window.bins));
+        let active_capacity = bottleneck.capacity_bytes.as_deref().and_then(over_active);
+        let ratio =
+            |t: Option<f64>, c: Option<f64>| t.zip(c).filter(|&(_, c)| c > 0.0).map(|(t, c)| t / c);
+        let bin_edge =
+            |b: usize| ((b as u64 * window.bin).min(window.to - window.from)) as f64 / NS_PER_S;
         PathSummary {
             entry_shell: self.entry_shell,
             exit_shell: self.exit_shell,
@@ -465,12 +479,14 @@ impl DirectionAnalysis {
             loss: self.total.loss(),
             throughput_mbps: self.total.throughput_mbps(),
             window_throughput_mbps: window_throughput,
+            active_from_s: active.map(|(a, _, _)| bin_edge(a)),
+            active_to_s: active.map(|(_, b, _)| bin_edge(b + 1)),
+            active_throughput_mbps: active_throughput,
+            active_capacity_mbps: active_capacity,
             capacity_mbps,
             capacity_source: bottleneck.capacity_source,
-            utilization: window_throughput
-                .zip(capacity_mbps)
-                .filter(|&(_, c)| c > 0.0)
-                .map(|(t, c)| t / c),
+            utilization: ratio(active_throughput, active_capacity),
+            window_utilization: ratio(window_throughput, capacity_mbps),
             one_way_delay: DelayStats::of(&self.total.delay),
             marks: self.total.marks(),
         }
@@ -649,6 +665,8 @@ struct FlowTables {
     other: OtherFlows,
     fairness: Fairness,
     jain_bins: Vec<Option<f64>>,
+    /// See [`active_span`].
+    active: Option<(usize, usize)>,
 }
 
 /// Flows biggest first; the selection decides who is shown, and Jain's
@@ -706,6 +724,7 @@ fn flows_and_fairness(
         lines.push((name, window.rates(dense)));
     }
     let fair_flows = fair.iter().filter(|&&f| f).count();
+    let active = active_span(&flows, &selected, &fair, bins);
     let jain_bins = jain_per_bin(&active_bins, bins);
     let defined: Vec<f64> = jain_bins.iter().flatten().copied().collect();
     let fairness = Fairness {
@@ -727,7 +746,33 @@ fn flows_and_fairness(
         other,
         fairness,
         jain_bins,
+        active,
     }
+}
+
+/// The bins from the earliest first delivery of the flows in Jain's index
+/// to their latest last one (of every shown flow where the index takes
+/// none): the time the link was in use, without the idle time before the
+/// flows start (a run's setup, a ping before the transfer) or after they
+/// end. None if no such flow delivered anything.
+fn active_span(
+    flows: &[(u32, Totals)],
+    selected: &[bool],
+    fair: &[bool],
+    bins: usize,
+) -> Option<(usize, usize)> {
+    let over = |take: &[bool]| {
+        flows
+            .iter()
+            .zip(take)
+            .filter(|(_, t)| **t)
+            .filter_map(|((_, t), _)| t.delivered_bins.span())
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+    };
+    let last = bins.saturating_sub(1) as u32;
+    over(fair)
+        .or_else(|| over(selected))
+        .map(|(a, b)| (a.min(last) as usize, b.min(last) as usize))
 }
 
 /// The flows biggest first (by id where equal), which the selection shows,

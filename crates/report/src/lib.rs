@@ -9,12 +9,20 @@
 //! turn a log into events; [`analysis`] accumulates them in bounded memory
 //! ([`histogram`], [`series`]); [`run`] ties a run's files together;
 //! [`figures`], [`plot`] and [`output`] draw and write; [`render`] turns the
-//! SVGs into PNG or PDF.
+//! SVGs into PNG or PDF. What `emu run` wrote has pages of its own:
+//! [`results_dir`] finds the experiments, [`run_flows`] and
+//! [`bottleneck_series`] read a run, [`experiment_figures`],
+//! [`experiment_page`] and [`study_index`] draw, [`experiment_report`]
+//! lays the pages out.
 
 pub mod analysis;
+pub mod bottleneck_series;
 pub mod capacity;
 pub mod emu_reader;
 pub mod events;
+pub mod experiment_figures;
+pub mod experiment_page;
+pub mod experiment_report;
 pub mod figures;
 pub mod histogram;
 mod keyed_fifo;
@@ -24,8 +32,11 @@ pub mod mahimahi_writer;
 pub mod output;
 pub mod plot;
 pub mod render;
+pub mod results_dir;
 pub mod run;
+pub mod run_flows;
 pub mod series;
+pub mod study_index;
 pub mod summary;
 pub mod tcp;
 

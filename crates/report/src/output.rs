@@ -71,19 +71,7 @@ pub fn write_figures_as(
         .collect();
     let mut svgs = std::collections::HashMap::new();
     for figure in compared.iter().chain(per_run.iter().flatten()) {
-        let svg = figure.chart.svg();
-        put(&format!("{}.svg", figure.stem), svg.as_bytes())?;
-        if let Some(renderer) = &renderer {
-            for format in formats.iter().filter(|f| **f != FigureFormat::Svg) {
-                let bytes = renderer.render(&svg, *format).map_err(|e| {
-                    io::Error::new(
-                        e.kind(),
-                        format!("{}.{}: {e}", figure.stem, format.extension()),
-                    )
-                })?;
-                put(&format!("{}.{}", figure.stem, format.extension()), &bytes)?;
-            }
-        }
+        let svg = write_figure(figure, renderer.as_ref(), formats, &mut put)?;
         svgs.insert(figure.stem.clone(), svg);
     }
     put(
@@ -92,6 +80,44 @@ pub fn write_figures_as(
     )?;
     Ok(written)
 }
+
+/// Writes `figure` as `STEM.svg` and in each other of `formats` through
+/// `put` (file name, bytes); returns the SVG, for the page to inline.
+pub(crate) fn write_figure(
+    figure: &Figure,
+    renderer: Option<&Renderer>,
+    formats: &[FigureFormat],
+    put: &mut dyn FnMut(&str, &[u8]) -> io::Result<()>,
+) -> io::Result<String> {
+    let svg = figure.chart.svg();
+    put(&format!("{}.svg", figure.stem), svg.as_bytes())?;
+    if let Some(renderer) = renderer {
+        for format in formats.iter().filter(|f| **f != FigureFormat::Svg) {
+            let bytes = renderer.render(&svg, *format).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("{}.{}: {e}", figure.stem, format.extension()),
+                )
+            })?;
+            put(&format!("{}.{}", figure.stem, format.extension()), &bytes)?;
+        }
+    }
+    Ok(svg)
+}
+
+/// The pages' shared style sheet.
+pub(crate) const STYLE: &str = "<style>\n\
+         body{font-family:sans-serif;margin:1.5em;color:#222;max-width:1600px}\n\
+         table{border-collapse:collapse;margin:.5em 0 1em}\n\
+         td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;font-size:13px}\n\
+         td:first-child,th:first-child{text-align:left}\n\
+         th{background:#f2f2f2}\n\
+         .figures{display:flex;flex-wrap:wrap;gap:8px}\n\
+         figure{margin:0;border:1px solid #eee}\n\
+         .error{color:#a00}.warning{color:#a60}\n\
+         code{background:#f6f6f6;padding:1px 4px}\n\
+         td.pair,table.pairs th{text-align:left;vertical-align:top}\n\
+         </style>";
 
 fn num(value: Option<f64>, decimals: usize) -> String {
     match value {
@@ -139,13 +165,27 @@ fn path_table(directions: &[DirectionSummary]) -> String {
         ("throughput, first to last delivery (Mbit/s)", |d| {
             num(d.path.throughput_mbps, 3)
         }),
+        ("time the flows were active (s)", |d| {
+            match (d.path.active_from_s, d.path.active_to_s) {
+                (Some(a), Some(b)) => format!("{a:.3} – {b:.3}"),
+                _ => "–".into(),
+            }
+        }),
+        ("throughput while the flows were active (Mbit/s)", |d| {
+            num(d.path.active_throughput_mbps, 3)
+        }),
         ("throughput over the window (Mbit/s)", |d| {
             num(d.path.window_throughput_mbps, 3)
         }),
         ("bottleneck capacity (Mbit/s), set by", |d| {
             with_source(num(d.path.capacity_mbps, 3), d.path.capacity_source)
         }),
-        ("utilization", |d| percent(d.path.utilization)),
+        ("utilization while the flows were active", |d| {
+            percent(d.path.utilization)
+        }),
+        ("utilization over the window", |d| {
+            percent(d.path.window_utilization)
+        }),
         ("one-way delay mean (ms)", |d| {
             delay_text(&d.path.one_way_delay, |s| s.mean_ms)
         }),
@@ -349,7 +389,10 @@ fn tcp_table(tcp: &[crate::tcp::TcpSummary]) -> String {
 "
 }
 
-fn figures_html(figures: &[Figure], svgs: &std::collections::HashMap<String, String>) -> String {
+pub(crate) fn figures_html(
+    figures: &[Figure],
+    svgs: &std::collections::HashMap<String, String>,
+) -> String {
     let mut html = String::from("<div class=\"figures\">\n");
     for f in figures {
         if let Some(svg) = svgs.get(&f.stem) {
@@ -366,19 +409,9 @@ fn page(
     per_run: &[Vec<Figure>],
     svgs: &std::collections::HashMap<String, String>,
 ) -> String {
-    let mut html = String::from(
+    let mut html = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
-         <title>emu report</title>\n<style>\n\
-         body{font-family:sans-serif;margin:1.5em;color:#222;max-width:1600px}\n\
-         table{border-collapse:collapse;margin:.5em 0 1em}\n\
-         td,th{border:1px solid #ccc;padding:3px 8px;text-align:right;font-size:13px}\n\
-         td:first-child,th:first-child{text-align:left}\n\
-         th{background:#f2f2f2}\n\
-         .figures{display:flex;flex-wrap:wrap;gap:8px}\n\
-         figure{margin:0;border:1px solid #eee}\n\
-         .error{color:#a00}.warning{color:#a60}\n\
-         code{background:#f6f6f6;padding:1px 4px}\n\
-         </style></head><body>\n<h1>emu report</h1>\n",
+         <title>emu report</title>\n{STYLE}</head><body>\n<h1>emu report</h1>\n"
     );
     if runs.len() > 1 || !compared.is_empty() {
         html += if runs.len() > 1 {
@@ -388,12 +421,13 @@ fn page(
         };
         html += "<table><tr><th>run</th><th>direction</th>\
                  <th>throughput (Mbit/s)</th><th>p95 one-way delay (ms)</th><th>loss</th>\
-                 <th>utilization</th><th>Jain's index (common window)</th></tr>\n";
+                 <th>utilization (flows active)</th><th>utilization (window)</th>\
+                 <th>Jain's index (common window)</th></tr>\n";
         for run in runs {
             for d in &run.summary.directions {
                 let _ = writeln!(
                     html,
-                    "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                     escape(&crate::figures::slug(&run.summary.name)),
                     escape(&run.summary.name),
                     d.direction,
@@ -401,6 +435,7 @@ fn page(
                     num(d.pantheon.delay_p95_ms, 3),
                     percent(d.pantheon.loss),
                     percent(d.path.utilization),
+                    percent(d.path.window_utilization),
                     num(d.fairness.jain, 4)
                 );
             }

@@ -67,12 +67,24 @@ pub struct Chart {
     pub x_range: Option<(f64, f64)>,
     /// Larger x to the left (Pantheon's delay axis: better is right).
     pub x_reversed: bool,
+    /// Series read against a second y axis on the right, from 0 (a delivery
+    /// rate's chart with its round trip).
+    pub right: Option<RightAxis>,
+}
+
+/// A chart's second y axis: its label and the series drawn against it.
+#[derive(Debug, Clone)]
+pub struct RightAxis {
+    pub label: String,
+    pub series: Vec<Series>,
 }
 
 const WIDTH: f64 = 760.0;
 const PLOT_HEIGHT: f64 = 300.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
+/// The right margin of a chart with a second y axis: its ticks and label.
+const RIGHT_AXIS: f64 = 64.0;
 const TOP: f64 = 36.0;
 
 pub fn escape(text: &str) -> String {
@@ -116,18 +128,42 @@ impl Chart {
             y_range: None,
             x_range: None,
             x_reversed: false,
+            right: None,
         }
+    }
+
+    /// Every series, the right axis's after the left's.
+    fn all_series(&self) -> impl Iterator<Item = &Series> {
+        self.series
+            .iter()
+            .chain(self.right.iter().flat_map(|r| &r.series))
+    }
+
+    /// The right axis's range, from 0 to its data's top.
+    fn right_range(&self) -> (f64, f64) {
+        let top = self
+            .right
+            .iter()
+            .flat_map(|r| &r.series)
+            .flat_map(|s| &s.points)
+            .map(|p| p.1)
+            .filter(|y| y.is_finite())
+            .fold(0.0f64, f64::max);
+        (0.0, if top > 0.0 { top * 1.05 } else { 1.0 })
     }
 
     fn data_range(&self) -> ((f64, f64), (f64, f64)) {
         let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-        for s in &self.series {
+        for s in self.all_series() {
             for (i, &(x, y)) in s.points.iter().enumerate() {
                 if !x.is_finite() {
                     continue;
                 }
                 x0 = x0.min(x);
                 x1 = x1.max(x);
+                if !self.series.iter().any(|l| std::ptr::eq(l, s)) {
+                    continue;
+                }
                 let top = match &s.style {
                     Style::Band { upper } => upper.get(i).copied().unwrap_or(y),
                     _ => y,
@@ -153,16 +189,21 @@ impl Chart {
     }
 
     pub fn has_data(&self) -> bool {
-        self.series.iter().any(|s| !s.points.is_empty())
+        self.all_series().any(|s| !s.points.is_empty())
     }
 
     /// The chart as an SVG document.
     // Long: the SVG in drawing order: frame, axes and grid, each series by its style, the legend.
     pub fn svg(&self) -> String {
         let ((x0, x1), (y0, y1)) = self.data_range();
-        let plot_w = WIDTH - LEFT - RIGHT;
+        let right_margin = if self.right.is_some() {
+            RIGHT_AXIS
+        } else {
+            RIGHT
+        };
+        let plot_w = WIDTH - LEFT - right_margin;
         let per_row = self.legend_columns();
-        let legend_rows = self.series.len().div_ceil(per_row);
+        let legend_rows = self.all_series().count().div_ceil(per_row);
         let height = TOP + PLOT_HEIGHT + 50.0 + legend_rows as f64 * 18.0;
         let bottom = TOP + PLOT_HEIGHT;
         let reversed = self.x_reversed;
@@ -219,16 +260,46 @@ impl Chart {
         for s in &self.series {
             draw(&mut svg, s, &sx, &sy, sy(0.0f64.max(y0)));
         }
+        if let Some(right) = &self.right {
+            let (r0, r1) = self.right_range();
+            let ry = |y: f64| bottom - (y.clamp(r0, r1) - r0) / (r1 - r0) * PLOT_HEIGHT;
+            let x = LEFT + plot_w;
+            for t in ticks(r0, r1) {
+                let _ = writeln!(
+                    svg,
+                    "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#333\"/>\
+                     <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"start\">{}</text>",
+                    x + 4.0,
+                    x + 6.0,
+                    ry(t) + 4.0,
+                    label(t),
+                    y = ry(t)
+                );
+            }
+            let _ = writeln!(
+                svg,
+                "<text x=\"{0:.1}\" y=\"{1:.1}\" text-anchor=\"middle\" transform=\"rotate(90 {0:.1} {1:.1})\">{2}</text>",
+                WIDTH - 14.0,
+                TOP + PLOT_HEIGHT / 2.0,
+                escape(&right.label)
+            );
+            for s in &right.series {
+                draw(&mut svg, s, &sx, &ry, ry(r0));
+            }
+        }
         // Legend under the axis label, up to three to a row: fewer when
         // the names are long (flows named by their 5-tuples).
-        for (i, s) in self.series.iter().enumerate() {
+        for (i, s) in self.all_series().enumerate() {
             let x = LEFT + (i % per_row) as f64 * (plot_w / per_row as f64);
             let y = bottom + 54.0 + (i / per_row) as f64 * 18.0;
             let mark = match s.style {
-                Style::Line { dashed: true, .. } => format!(
-                    "<line x1=\"{x}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{}\" stroke-width=\"2\" stroke-dasharray=\"4 3\"/>",
+                // As thin as the line where it is thinner (a second
+                // dashed line of one colour stays apart from the first).
+                Style::Line { dashed: true, width } => format!(
+                    "<line x1=\"{x}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{}\" stroke-width=\"{}\" stroke-dasharray=\"4 3\"/>",
                     x + 18.0,
-                    s.color
+                    s.color,
+                    (width * 1.3).min(2.0)
                 ),
                 Style::Line { .. } => format!(
                     "<line x1=\"{x}\" y1=\"{y}\" x2=\"{}\" y2=\"{y}\" stroke=\"{}\" stroke-width=\"2\"/>",
@@ -258,7 +329,7 @@ impl Chart {
     /// Legend entries per row: three short names, two of up to 36
     /// characters (a 5-tuple), else one.
     fn legend_columns(&self) -> usize {
-        match self.series.iter().map(|s| s.name.chars().count()).max() {
+        match self.all_series().map(|s| s.name.chars().count()).max() {
             Some(n) if n > 36 => 1,
             Some(n) if n > 24 => 2,
             _ => 3,
@@ -367,6 +438,32 @@ mod tests {
         assert_eq!(ticks(0.0, 37.0), vec![0.0, 10.0, 20.0, 30.0]);
         assert_eq!(label(0.6000000000000001), "0.6");
         assert_eq!(label(250.0), "250");
+    }
+
+    /// A second axis draws its series against its own scale, with its
+    /// label, and its series join the legend.
+    #[test]
+    fn a_right_axis_has_its_own_scale() {
+        let mut chart = Chart::new("rate", "time (s)", "Mbit/s");
+        chart
+            .series
+            .push(Series::line("rate", color(0), vec![(0.0, 1.0), (1.0, 2.0)]));
+        assert!(!chart.svg().contains("rotate(90"));
+        chart.right = Some(RightAxis {
+            label: "RTT (ms)".into(),
+            series: vec![Series::line(
+                "srtt",
+                color(1),
+                vec![(0.0, 0.0), (1.0, 400.0)],
+            )],
+        });
+        assert_eq!(chart.right_range(), (0.0, 420.0));
+        let svg = chart.svg();
+        assert!(svg.contains(">RTT (ms)</text>") && svg.contains(">srtt</text>"));
+        assert!(svg.contains(">400</text>"), "the right axis's ticks");
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        // The left axis keeps its own range: its top tick is 2.
+        assert!(svg.contains(">2</text>") && !svg.contains(">300</text><line"));
     }
 
     #[test]

@@ -97,12 +97,26 @@ pub struct PathSummary {
     pub throughput_mbps: Option<f64>,
     /// Delivered bits over the whole report window.
     pub window_throughput_mbps: Option<f64>,
+    /// The time the flows were active: the bins from the earliest first
+    /// delivery of the flows in Jain's index (of all shown flows where it
+    /// takes none) to their latest last one, in s. The headline figures
+    /// cover it, so a link idle while the run set up (or a ping went
+    /// first) does not read as underused.
+    pub active_from_s: Option<f64>,
+    pub active_to_s: Option<f64>,
+    /// Delivered bits (every flow's) over the active time.
+    pub active_throughput_mbps: Option<f64>,
+    /// The bottleneck's mean capacity over the active time.
+    pub active_capacity_mbps: Option<f64>,
     /// The bottleneck's mean capacity over the window (the lower of its
-    /// link and its queue's shaper), and delivered / capacity.
+    /// link and its queue's shaper).
     pub capacity_mbps: Option<f64>,
     /// Where the capacity comes from (see [`ShellSummary::capacity_source`]).
     pub capacity_source: Option<&'static str>,
+    /// Active throughput / active capacity: the headline.
     pub utilization: Option<f64>,
+    /// Window throughput / window capacity: the whole log, idle time included.
+    pub window_utilization: Option<f64>,
     pub one_way_delay: Option<DelayStats>,
     pub marks: Marks,
 }

@@ -7,24 +7,10 @@ use emu_core::log::{write_header, Direction, Event, LogHeader, Record, RECORD_SI
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const MS: u64 = 1_000_000;
+#[path = "support/browser.rs"]
+mod browser;
 
-fn chromium() -> String {
-    if let Ok(path) = std::env::var("CHROMIUM") {
-        return path;
-    }
-    for name in [
-        "chromium",
-        "chromium-browser",
-        "google-chrome",
-        "google-chrome-stable",
-    ] {
-        if Command::new(name).arg("--version").output().is_ok() {
-            return name.into();
-        }
-    }
-    panic!("no chromium found: run scripts/install-deps (or set CHROMIUM to a Chromium binary)");
-}
+const MS: u64 = 1_000_000;
 
 /// The name the report gives flow 1 or 2 (iperf3 ports 5201 and 5202).
 fn flow_name(flow: u32) -> FlowTuple {
@@ -106,28 +92,10 @@ fn the_page_renders_every_chart_in_a_headless_browser() {
         .count();
     assert!(svgs >= 12, "{written:?}");
 
-    let page = format!("file://{}", out.join("index.html").display());
+    let page = out.join("index.html");
     let browser = |extra: &[&str]| {
         let profile = root.join(format!("profile-{}", extra.len()));
-        let output = Command::new(chromium())
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .args(extra)
-            .arg(&page)
-            .output()
-            .expect("chromium runs");
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        output
+        browser::run(&page, &profile, extra)
     };
     // The DOM the browser built holds every chart, inline.
     let dom = String::from_utf8(browser(&["--dump-dom"]).stdout).unwrap();

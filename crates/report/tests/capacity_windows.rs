@@ -115,6 +115,11 @@ fn a_cake_shaped_link_has_the_shapers_capacity() {
         d.path.utilization.unwrap(),
         delivered_mbit / window_s / 0.5
     ));
+    // The flow runs from the start: its active time is the window.
+    assert!(close(
+        d.path.utilization.unwrap(),
+        d.path.window_utilization.unwrap()
+    ));
     // The plots' capacity shading is the shaper's too.
     let capacity = series.capacity_mbps.unwrap();
     assert!(capacity[..9].iter().all(|&c| close(c, 0.5)), "{capacity:?}");
@@ -232,4 +237,45 @@ fn jain(values: &[f64]) -> f64 {
     let sum: f64 = values.iter().sum();
     let squares: f64 = values.iter().map(|x| x * x).sum();
     sum * sum / (values.len() as f64 * squares)
+}
+
+/// A link idle but for a probe's small packets for 2 s (a run setting up,
+/// a ping before the transfer), then saturated by one flow: the headline
+/// utilization covers the flow's active time (full), the whole window's
+/// (half) stands beside it.
+#[test]
+fn utilization_covers_the_time_the_flows_were_active() {
+    let dir = scratch("active");
+    let mut records = Vec::new();
+    // 60-byte packets every 100 ms until 2 s: not a competing flow.
+    for k in 0..20u64 {
+        let fingerprint = 9 << 20 | k as u32;
+        records.push(rec(k * 100 * MS, Event::Arrive, fingerprint, 9, 60));
+        records.push(rec(k * 100 * MS, Event::Enqueue, fingerprint, 9, 60));
+        records.push(rec(k * 100 * MS + MS, Event::Depart, fingerprint, 9, 60));
+    }
+    // 500 bytes every 4 ms from 2 s: 1 Mbit/s, the link's rate.
+    flow(&mut records, 1, 2000, 4000, 4);
+    write_log(
+        &dir.join("0-link.emulog"),
+        &header(Some(1_000_000), None),
+        &mut records,
+    );
+    let (d, _) = uplink(&dir);
+    // Deliveries from 2001 ms to 3997 ms (the window's end): bins 20 to 39,
+    // the last one 97 ms long.
+    let active_s = 1.997;
+    assert_eq!(d.path.active_from_s, Some(2.0));
+    assert!(close(d.path.active_to_s.unwrap(), 3.997));
+    let mbit = 500.0 * 500.0 * 8.0 / 1e6;
+    assert!(close(
+        d.path.active_throughput_mbps.unwrap(),
+        mbit / active_s
+    ));
+    assert!(close(d.path.active_capacity_mbps.unwrap(), 1.0));
+    assert!(close(d.path.utilization.unwrap(), mbit / active_s));
+    let whole = (mbit + 20.0 * 60.0 * 8.0 / 1e6) / 3.997;
+    assert!(close(d.path.window_utilization.unwrap(), whole));
+    assert!(d.path.window_utilization.unwrap() < 0.51);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -123,7 +123,16 @@ fn a_constant_rate_gives_exactly_that_throughput_and_known_percentiles() {
     assert!(close(d.to_s, window));
     assert!(close(d.path.window_throughput_mbps.unwrap(), 10.0 / window));
     assert!(close(d.path.capacity_mbps.unwrap(), 12.0));
-    assert!(close(d.path.utilization.unwrap(), 10.0 / window / 12.0));
+    assert!(close(
+        d.path.window_utilization.unwrap(),
+        10.0 / window / 12.0
+    ));
+    // The flows deliver from the first bin to the last: active all along.
+    assert_eq!(d.path.utilization, d.path.window_utilization);
+    assert_eq!(
+        (d.path.active_from_s, d.path.active_to_s),
+        (Some(0.0), Some(window))
+    );
     // Delays 1..=100 ms, each 10 times.
     let delay = d.path.one_way_delay.as_ref().unwrap();
     assert_eq!(delay.count, 1000);
