@@ -54,12 +54,28 @@ pub struct RunDir {
 
 impl CellDir {
     /// The sweep's assignments as (key, value) pairs; none without a sweep.
+    /// A value may hold spaces (`bottleneck.queue=pfifo limit 50`): a word
+    /// starts a new assignment only as `KEY=` with a dotted key, as every
+    /// swept key is.
     pub fn axes(&self) -> Vec<(String, String)> {
-        self.label
-            .split_whitespace()
-            .filter_map(|a| a.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        let mut axes: Vec<(String, String)> = Vec::new();
+        for word in self.label.split_whitespace() {
+            let starts = word.split_once('=').filter(|(key, _)| {
+                key.contains('.')
+                    && key
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+            });
+            match (starts, axes.last_mut()) {
+                (Some((key, value)), _) => axes.push((key.to_string(), value.to_string())),
+                (None, Some((_, value))) => {
+                    value.push(' ');
+                    value.push_str(word);
+                }
+                (None, None) => {}
+            }
+        }
+        axes
     }
 }
 
@@ -409,5 +425,25 @@ mod tests {
             "dualpi2"
         );
         assert_eq!(name(serde_json::json!({"pie": {}})), "pie");
+    }
+
+    #[test]
+    fn assignments_keep_values_with_spaces() {
+        let cell = CellDir {
+            cell: 1,
+            label: "bottleneck.delay=10ms bottleneck.queue=pfifo limit 50 flows.0.cc=cubic".into(),
+            dir: PathBuf::new(),
+            queues: Vec::new(),
+            rates: Vec::new(),
+            runs: Vec::new(),
+        };
+        assert_eq!(
+            cell.axes(),
+            [
+                ("bottleneck.delay".to_string(), "10ms".to_string()),
+                ("bottleneck.queue".to_string(), "pfifo limit 50".to_string()),
+                ("flows.0.cc".to_string(), "cubic".to_string()),
+            ]
+        );
     }
 }
