@@ -66,6 +66,10 @@ fn bench(c: &mut Criterion) {
             "cake bandwidth 10gbit target 50us rtt 1ms sce",
         ),
         ("dualpi2", "dualpi2 target 50us tupdate 1ms"),
+        // The SCE project's queues: SCE on (twin_codel_af's default) and
+        // lfq_cobalt's bulk scan with SCE turned on as the scenarios run it.
+        ("twin_codel_af", "twin_codel_af target 50us rtt 1ms"),
+        ("lfq_cobalt", "lfq_cobalt target 50us rtt 1ms sce-thresh 8"),
     ];
     for (name, spec) in specs {
         for (label, flows, tos) in [

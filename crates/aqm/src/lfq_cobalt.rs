@@ -1,5 +1,5 @@
-//! lfq_cobalt, "Lightweight Fair Queueing with COBALT" (chromi/sce,
-//! net/sched/sch_lfq_cobalt.c): two queues instead of one per flow, with
+//! lfq_cobalt, "Lightweight Fair Queueing with COBALT" (the SCE reference
+//! kernel's sch_lfq_cobalt.c): two queues instead of one per flow, with
 //! fairness from a scan over the bulk queue. SCE marking is off by default.
 //!
 //! - Per flow (5-tuple hash modulo 65536): a packet count, a byte credit

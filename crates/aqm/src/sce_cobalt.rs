@@ -1,6 +1,7 @@
-//! The COBALT of the SCE project's lightweight queues (twin_codel_af,
-//! lfq_cobalt in chromi/sce): cake's COBALT with a second CoDel schedule
-//! that sets SCE marks, so both signals follow CoDel's control law.
+//! The COBALT of the SCE project's lightweight queues (twin_codel_af and
+//! lfq_cobalt in the SCE reference kernel): cake's COBALT with a second
+//! CoDel schedule that sets SCE marks, so both signals follow CoDel's
+//! control law.
 //!
 //! - SCE: once sojourn has exceeded `sce_target` (and two MTU times), ECT(0)
 //!   packets are re-marked ECT(1) on a CoDel schedule of `sce_interval`/√n.

@@ -104,13 +104,13 @@ pub(crate) const OPTIONS: &[Opt] = &[
     (
         "sce | no-sce",
         "",
-        "per queue",
+        "twin_codel_af: sce-thresh 4; lfq_cobalt: no-sce",
         "SCE marking on (interval = rtt) or off",
     ),
     (
         "sce-thresh",
         "N",
-        "per queue",
+        "as above",
         "SCE on a CoDel schedule of interval rtt/N",
     ),
     (

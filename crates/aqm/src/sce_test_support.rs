@@ -1,7 +1,7 @@
 //! Virtual-time drivers shared by the tests of the SCE project's queues.
 
 use crate::{build_queue, Outcome, Queue};
-use emu_core::log::Mark;
+use emu_core::log::{DropReason, Mark};
 use emu_core::packet::build::ipv4_udp;
 use emu_core::{Nanos, Packet};
 
@@ -17,29 +17,48 @@ pub fn queue(spec: &str) -> Box<dyn Queue> {
     build_queue(spec).unwrap()
 }
 
-/// What a standing queue did: packets sent, and the outcome.
+/// What a standing queue did: the queue, the packets sent, the outcome.
 pub struct Run {
+    pub queue: Box<dyn Queue>,
     pub sent: Vec<Packet>,
     pub outcome: Outcome,
 }
 
-/// One flow (port 1000) keeps `depth` packets queued: an arrival and a
-/// departure every `gap`, so each packet waits depth·gap, for `duration`.
-pub fn standing(q: &mut dyn Queue, tos: u8, depth: u64, gap: Nanos, duration: Nanos) -> Run {
+impl Run {
+    /// Every drop was the AQM's, and every packet offered (`depth` +
+    /// one per 0.2 ms after the first) was sent, dropped or is queued.
+    pub fn assert_aqm_drops_accounted(&self, depth: u64, duration_ms: u64) {
+        assert!(self
+            .outcome
+            .drops
+            .iter()
+            .all(|d| d.reason == DropReason::Aqm));
+        let offered = depth as usize + (duration_ms * 5 - 1) as usize;
+        let held = self.queue.packets();
+        assert_eq!(self.sent.len() + self.outcome.drops.len() + held, offered);
+    }
+}
+
+/// One flow (port 1000) keeps `depth` packets queued in a queue built from
+/// `spec`: an arrival and a departure every 0.2 ms, so each packet waits
+/// depth × 0.2 ms, for `duration_ms`.
+pub fn standing(spec: &str, tos: u8, depth: u64, duration_ms: u64) -> Run {
+    const GAP: Nanos = 200_000;
     let mut run = Run {
+        queue: queue(spec),
         sent: Vec::new(),
         outcome: Outcome::default(),
     };
     for _ in 0..depth {
-        assert!(q.enqueue(packet(1000, tos), 0, &mut run.outcome));
+        assert!(run.queue.enqueue(packet(1000, tos), 0, &mut run.outcome));
     }
-    let mut t = gap;
-    while t < duration {
-        q.enqueue(packet(1000, tos), t, &mut run.outcome);
-        if let Some(p) = q.dequeue(t, &mut run.outcome) {
+    let mut t = GAP;
+    while t < duration_ms * 1_000_000 {
+        run.queue.enqueue(packet(1000, tos), t, &mut run.outcome);
+        if let Some(p) = run.queue.dequeue(t, &mut run.outcome) {
             run.sent.push(p);
         }
-        t += gap;
+        t += GAP;
     }
     run
 }

@@ -1,6 +1,6 @@
 //! twin_codel_af, "Twinned Cheap Nasty Queuing with Codel and Approximate
-//! Fairness" (chromi/sce, net/sched/sch_twin_codel_af.c): the SCE project's
-//! two-class queue with SCE marking on by default.
+//! Fairness" (the SCE reference kernel's sch_twin_codel_af.c): the SCE
+//! project's two-class queue with SCE marking on by default.
 //!
 //! - Classes: packets with DSCP 4 (TOS 0x10, the legacy minimise-delay
 //!   codepoint) go to the low-latency class, whose constants are the normal

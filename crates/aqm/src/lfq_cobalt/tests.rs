@@ -5,7 +5,7 @@ use super::*;
 use crate::sce_test_support::{assert_codel_spacing, marks, packet, queue, standing};
 use crate::QueueSpec;
 use emu_core::log::Mark;
-use emu_core::time::{NS_PER_MS, NS_PER_US};
+use emu_core::time::NS_PER_MS;
 
 /// A packet of flow `port` tagged with `id` in its last byte.
 fn tagged(port: u16, id: u8) -> Packet {
@@ -58,11 +58,9 @@ fn the_scan_shares_the_bulk_queue_between_flows() {
 /// `sce-thresh 8` SCE marks come on a 12.5 ms CoDel schedule.
 #[test]
 fn sce_is_off_by_default_and_sce_thresh_schedules_it() {
-    let mut q = queue("lfq_cobalt");
-    let run = standing(q.as_mut(), 0b10, 20, 200 * NS_PER_US, 500 * NS_PER_MS);
+    let run = standing("lfq_cobalt", 0b10, 20, 500);
     assert!(run.outcome.marks.is_empty());
-    let mut q = queue("lfq_cobalt sce-thresh 8");
-    let run = standing(q.as_mut(), 0b10, 20, 200 * NS_PER_US, 1000 * NS_PER_MS);
+    let run = standing("lfq_cobalt sce-thresh 8", 0b10, 20, 1000);
     assert!(marks(&run.outcome, Mark::Ce).is_empty());
     let sce = marks(&run.outcome, Mark::Ect1);
     assert!(sce.len() > 40, "{} SCE marks", sce.len());
@@ -73,8 +71,7 @@ fn sce_is_off_by_default_and_sce_thresh_schedules_it() {
 /// for Not-ECT, every packet accounted for.
 #[test]
 fn ce_and_drops_over_the_target() {
-    let mut q = queue("lfq_cobalt");
-    let run = standing(q.as_mut(), 0b10, 50, 200 * NS_PER_US, 1000 * NS_PER_MS);
+    let run = standing("lfq_cobalt", 0b10, 50, 1000);
     let ce = marks(&run.outcome, Mark::Ce);
     assert!(
         ce.len() >= 5 && run.outcome.drops.is_empty(),
@@ -82,36 +79,19 @@ fn ce_and_drops_over_the_target() {
         ce.len()
     );
     assert_codel_spacing(&ce, 100.0, 3);
-    let mut q = queue("lfq_cobalt");
-    let run = standing(q.as_mut(), 0, 50, 200 * NS_PER_US, 1000 * NS_PER_MS);
+    let run = standing("lfq_cobalt", 0, 50, 1000);
     assert!(run.outcome.marks.is_empty() && run.outcome.drops.len() >= 5);
-    assert!(run
-        .outcome
-        .drops
-        .iter()
-        .all(|d| d.reason == DropReason::Aqm));
-    assert_eq!(
-        run.sent.len() + run.outcome.drops.len() + q.packets(),
-        50 + 4999
-    );
+    run.assert_aqm_drops_accounted(50, 1000);
 }
 
 /// DSCP 4 uses the low-latency constants (1 ms target, no SCE even when
 /// the normal class has it): at 2 ms it is CE-marked, a normal flow not.
 #[test]
 fn dscp_4_uses_the_low_latency_constants() {
-    let mut q = queue("lfq_cobalt sce-thresh 8");
-    let run = standing(
-        q.as_mut(),
-        0x10 | 0b10,
-        10,
-        200 * NS_PER_US,
-        500 * NS_PER_MS,
-    );
+    let run = standing("lfq_cobalt sce-thresh 8", 0x10 | 0b10, 10, 500);
     assert!(!marks(&run.outcome, Mark::Ce).is_empty());
     assert!(marks(&run.outcome, Mark::Ect1).is_empty());
-    let mut q = queue("lfq_cobalt");
-    let run = standing(q.as_mut(), 0b10, 10, 200 * NS_PER_US, 500 * NS_PER_MS);
+    let run = standing("lfq_cobalt", 0b10, 10, 500);
     assert!(run.outcome.marks.is_empty());
 }
 

@@ -55,8 +55,7 @@ fn classes_share_flow_fairly() {
 /// 25 ms CoDel schedule; no CE.
 #[test]
 fn sce_is_on_by_default_on_a_codel_schedule() {
-    let mut q = queue("twin_codel_af");
-    let run = standing(q.as_mut(), 0b10, 20, 200 * NS_PER_US, 1000 * NS_PER_MS);
+    let run = standing("twin_codel_af", 0b10, 20, 1000);
     assert!(marks(&run.outcome, Mark::Ce).is_empty());
     let sce = marks(&run.outcome, Mark::Ect1);
     // 25 ms/√n spacing: 1 s holds about 2·√(n)·25 ms ⇒ n ≈ 400 at most;
@@ -79,8 +78,7 @@ fn sce_is_on_by_default_on_a_codel_schedule() {
 /// schedule; ECN-capable packets are never dropped for it.
 #[test]
 fn ce_follows_codel_over_the_target() {
-    let mut q = queue("twin_codel_af no-sce");
-    let run = standing(q.as_mut(), 0b10, 50, 200 * NS_PER_US, 1000 * NS_PER_MS);
+    let run = standing("twin_codel_af no-sce", 0b10, 50, 1000);
     assert!(marks(&run.outcome, Mark::Ect1).is_empty());
     let ce = marks(&run.outcome, Mark::Ce);
     assert!(ce.len() >= 5, "{} CE marks", ce.len());
@@ -92,20 +90,10 @@ fn ce_follows_codel_over_the_target() {
 /// and every packet is accounted for.
 #[test]
 fn not_ect_is_dropped_and_accounted() {
-    let mut q = queue("twin_codel_af");
-    let run = standing(q.as_mut(), 0, 50, 200 * NS_PER_US, 1000 * NS_PER_MS);
+    let run = standing("twin_codel_af", 0, 50, 1000);
     assert!(run.outcome.marks.is_empty());
     assert!(run.outcome.drops.len() >= 5);
-    assert!(run
-        .outcome
-        .drops
-        .iter()
-        .all(|d| d.reason == DropReason::Aqm));
-    let offered = 50 + (1000 * NS_PER_MS / (200 * NS_PER_US) - 1) as usize;
-    assert_eq!(
-        run.sent.len() + run.outcome.drops.len() + q.packets(),
-        offered
-    );
+    run.assert_aqm_drops_accounted(50, 1000);
 }
 
 /// The low-latency class's constants are a fifth: at 2 ms of sojourn a
@@ -113,17 +101,9 @@ fn not_ect_is_dropped_and_accounted() {
 /// its 2.5 ms SCE target.
 #[test]
 fn the_low_latency_class_has_a_fifth_of_the_targets() {
-    let mut q = queue("twin_codel_af");
-    let run = standing(
-        q.as_mut(),
-        0x10 | 0b10,
-        10,
-        200 * NS_PER_US,
-        500 * NS_PER_MS,
-    );
+    let run = standing("twin_codel_af", 0x10 | 0b10, 10, 500);
     assert!(!marks(&run.outcome, Mark::Ce).is_empty());
-    let mut q = queue("twin_codel_af");
-    let run = standing(q.as_mut(), 0b10, 10, 200 * NS_PER_US, 500 * NS_PER_MS);
+    let run = standing("twin_codel_af", 0b10, 10, 500);
     assert!(run.outcome.marks.is_empty());
 }
 
