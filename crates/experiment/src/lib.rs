@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod congestion;
+pub mod flow_paths;
 pub mod flows;
 pub mod marks;
 pub mod merge;
