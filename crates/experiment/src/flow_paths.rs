@@ -6,8 +6,8 @@
 //! A flow's packets are those its sender's host sent to its receiver's
 //! host under one of its tuples. A tuple belongs to the flow between the
 //! two hosts whose port it carries (or, for ICMP, to their ping); a tuple
-//! no port claims belongs to the Pantheon scheme or command between them,
-//! so a scheme that opens several sockets is still one flow. A packet
+//! no port claims (ICMP aside) belongs to the Pantheon scheme or command
+//! between them, so a scheme that opens several sockets is still one flow. A packet
 //! enters the path when it arrives at the sender's side link (uplink) and
 //! leaves it when it departs the receiver's side link (downlink); it is
 //! followed between the two by its flow hash and fingerprint, so its
@@ -24,7 +24,7 @@ use report::histogram::{Histogram, Rank};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// How a flow is told apart on the path, and where it enters and leaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,7 +111,12 @@ pub fn owner(claims: &[FlowClaim], tuple: &FlowTuple) -> Option<usize> {
     candidates
         .iter()
         .find(|(_, c)| c.names(tuple))
-        .or_else(|| candidates.iter().find(|(_, c)| c.takes_the_rest))
+        .or_else(|| {
+            // A kernel's ICMP error about a scheme's packet is not the
+            // scheme's own traffic.
+            let icmp = matches!(tuple.protocol, 1 | 58);
+            candidates.iter().find(|(_, c)| c.takes_the_rest && !icmp)
+        })
         .map(|(i, _)| *i)
 }
 
@@ -189,7 +194,7 @@ pub fn measure(claims: &[FlowClaim]) -> Result<Vec<FlowOnPath>, String> {
     Ok(tallies.into_iter().map(finish).collect())
 }
 
-fn records(path: &PathBuf) -> Result<impl Iterator<Item = Result<Record, String>>, String> {
+fn records(path: &Path) -> Result<impl Iterator<Item = Result<Record, String>>, String> {
     let reader = LogReader::open(path).map_err(|e| e.to_string())?;
     Ok(reader.map(|r| r.map_err(|e| e.to_string())))
 }
@@ -273,5 +278,6 @@ mod tests {
         std::mem::swap(&mut back.source, &mut back.destination);
         assert_eq!(owner(&claims, &back), None);
         assert_eq!(owner(&claims[..2], &tuple(17, 41000, 9000)), None);
+        assert_eq!(owner(&[claims[2].clone()], &tuple(1, 0, 0)), None);
     }
 }
