@@ -25,6 +25,7 @@ pub mod output;
 pub mod plot;
 pub mod render;
 pub mod run;
+pub mod schemes;
 pub mod series;
 pub mod summary;
 pub mod tcp;
