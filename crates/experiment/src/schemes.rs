@@ -18,6 +18,9 @@ pub struct SchemeCell {
     pub cell: usize,
     /// The scheme's name, with the cell's other swept values after it.
     pub name: String,
+    /// The same, with the scheme as the file gives it: cells of one
+    /// scheme share it (a wrapper `cubic.py` and kernel `cubic` do not).
+    pub key: String,
     pub flows: Vec<String>,
 }
 
@@ -45,13 +48,14 @@ pub fn scheme_cell(cell: &Cell, experiment: &Experiment, plan: &Plan) -> Option<
         .filter(|(key, _)| !key.ends_with(".scheme"))
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    let mut name = scheme_name(value);
-    if !others.is_empty() {
-        name = format!("{name} ({})", others.join(" "));
-    }
+    let with_others = |scheme: String| match others.is_empty() {
+        true => scheme,
+        false => format!("{scheme} ({})", others.join(" ")),
+    };
     Some(SchemeCell {
         cell: cell.index,
-        name,
+        name: with_others(scheme_name(value)),
+        key: with_others(value.trim().trim_matches('"').to_string()),
         flows,
     })
 }
@@ -72,7 +76,8 @@ pub fn scheme_name(value: &str) -> String {
 /// Runs without them (cut short, or their flow never delivered) are left
 /// out.
 pub fn gather(root: &Path, cells: &[SchemeCell]) -> Vec<Scheme> {
-    let mut schemes: Vec<Scheme> = Vec::new();
+    // By key; two schemes of one name are shown as the file gives them.
+    let mut schemes: Vec<(String, Scheme)> = Vec::new();
     for cell in cells {
         let dir = root.join(format!("cell-{}", cell.cell));
         let mut runs: Vec<(u32, SchemeRun)> = std::fs::read_dir(&dir)
@@ -87,15 +92,27 @@ pub fn gather(root: &Path, cells: &[SchemeCell]) -> Vec<Scheme> {
             .collect();
         runs.sort_by_key(|(run, _)| *run);
         let runs = runs.into_iter().map(|(_, r)| r);
-        match schemes.iter_mut().find(|s| s.name == cell.name) {
-            Some(scheme) => scheme.runs.extend(runs),
-            None => schemes.push(Scheme {
-                name: cell.name.clone(),
-                runs: runs.collect(),
-            }),
+        match schemes.iter_mut().find(|(key, _)| *key == cell.key) {
+            Some((_, scheme)) => scheme.runs.extend(runs),
+            None => schemes.push((
+                cell.key.clone(),
+                Scheme {
+                    name: cell.name.clone(),
+                    runs: runs.collect(),
+                },
+            )),
         }
     }
+    let names: Vec<String> = schemes.iter().map(|(_, s)| s.name.clone()).collect();
     schemes
+        .into_iter()
+        .map(|(key, mut scheme)| {
+            if names.iter().filter(|n| **n == scheme.name).count() > 1 {
+                scheme.name = key;
+            }
+            scheme
+        })
+        .collect()
 }
 
 fn point(result: &RunResult, flows: &[String]) -> Option<SchemeRun> {
@@ -148,6 +165,75 @@ pub fn write(root: &Path, title: &str, cells: &[SchemeCell]) -> Result<String, S
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{self, CongestionControls, FlowKind, PantheonSide, Source};
+    use crate::sweep::Grid;
+
+    const FILE: &str = r#"
+[hosts.a]
+side = "left"
+[hosts.b]
+side = "right"
+[bottleneck]
+rate = "10mbit"
+[[flows]]
+name = "scheme"
+scheme = ["w/copa.py", "cubic"]
+from = "a"
+to = "b"
+setup_time = "1s"
+[[flows]]
+from = "a"
+to = "b"
+"#;
+
+    fn planned(text: &str, index: usize) -> Result<(Cell, Experiment, Plan), String> {
+        let grid = Grid::new("x.toml", text, &[]).map_err(|e| e.0)?;
+        let cell = grid.cell(index);
+        let source = Source {
+            file: "x.toml",
+            text: &cell.text,
+        };
+        let experiment = config::parse(&source).map_err(|e| e.0)?;
+        let controls = CongestionControls {
+            available: vec!["cubic".into(), "reno".into()],
+            allowed: vec!["cubic".into(), "reno".into()],
+        };
+        let plan = config::plan(
+            &experiment,
+            &source,
+            "x",
+            Path::new("/e"),
+            &controls,
+            &|_| Ok(PantheonSide::Receiver),
+        )
+        .map_err(|e| e.0)?;
+        Ok((cell, experiment, plan))
+    }
+
+    /// A wrapper's cell runs a Pantheon flow, a congestion control's a
+    /// TCP flow without the wrapper's setup time; both are named.
+    #[test]
+    fn a_swept_scheme_is_a_comparison_of_named_cells() {
+        let (cell, experiment, plan) = planned(FILE, 0).unwrap();
+        assert_eq!(plan.flows[0].kind, FlowKind::Pantheon);
+        let wrapper = &plan.flows[0].pantheon.as_ref().unwrap().wrapper;
+        assert_eq!(wrapper, Path::new("/e/w/copa.py"));
+        let copa = scheme_cell(&cell, &experiment, &plan).unwrap();
+        assert_eq!(
+            (copa.name.as_str(), copa.flows.as_slice()),
+            ("copa", &["scheme".to_string()][..])
+        );
+        let (cell, experiment, plan) = planned(FILE, 1).unwrap();
+        assert_eq!(plan.flows[0].kind, FlowKind::Tcp);
+        assert_eq!(plan.flows[0].cc.as_deref(), Some("cubic"));
+        assert_eq!(
+            scheme_cell(&cell, &experiment, &plan).unwrap().name,
+            "cubic"
+        );
+        let both = FILE.replace("setup_time", "cc = \"reno\"\nsetup_time");
+        let error = planned(&both, 0).unwrap_err();
+        assert!(error.contains("flows.0.scheme"), "{error}");
+    }
 
     #[test]
     fn schemes_are_named_by_wrapper_stem_or_congestion_control() {
