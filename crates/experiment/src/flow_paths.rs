@@ -13,18 +13,19 @@
 //! followed between the two by its flow hash and fingerprint, so its
 //! one-way delay takes in every link's delay, queue and serialization.
 //!
-//! Cost: each side link's log is read once per run, and the packets not
-//! yet delivered are held in memory (at most what the run sent that was
-//! lost or was still in flight at its end).
+//! Cost: each side link's log is read once or twice per run (once per
+//! role), and memory holds the packets in flight and those lost (never
+//! delivered), not the run's packets.
 
 use emu_core::flow::{FlowTable, FlowTuple};
 use emu_core::log::{Direction, Event, LogReader, Record};
 use emu_core::Nanos;
 use report::histogram::{Histogram, Rank};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// How a flow is told apart on the path, and where it enters and leaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -134,69 +135,136 @@ struct Tally {
 /// Every flow's tuples and figures from the logs its claims name, in the
 /// claims' order. A log that cannot be read whole is an error naming it:
 /// figures from part of a log would pass for the whole.
+///
+/// The entry logs' uplinks and the exit logs' downlinks are read as one
+/// stream in time order (each direction of a log is in time order), so a
+/// packet is held from its arrival to its delivery only.
 pub fn measure(claims: &[FlowClaim]) -> Result<Vec<FlowOnPath>, String> {
     let mut tallies: Vec<Tally> = claims.iter().map(|_| Tally::default()).collect();
     let mut owners: HashMap<u32, Option<usize>> = HashMap::new();
     let mut in_flight: HashMap<(u32, u32), VecDeque<Nanos>> = HashMap::new();
     let entries: BTreeSet<&PathBuf> = claims.iter().map(|c| &c.entry).collect();
+    let exits: BTreeSet<&PathBuf> = claims.iter().map(|c| &c.exit).collect();
+    let mut streams = Vec::new();
     for path in entries {
-        let mut names = FlowTable::default();
-        for record in records(path)? {
-            let record = record?;
-            if record.direction != Direction::Uplink {
-                continue;
-            }
-            if record.event == Event::Flow {
-                names.add(&record);
-                if let Some(tuple) = names.get(record.shell, record.direction, record.flow) {
-                    let own = owner(claims, tuple).filter(|&i| &claims[i].entry == path);
-                    if let Some(i) = own {
-                        tallies[i].tuples.insert(Tuple::from(tuple));
-                    }
-                    owners.entry(record.flow).or_insert(own);
-                }
-                continue;
-            }
-            if record.event != Event::Arrive {
-                continue;
-            }
-            if let Some(&Some(i)) = owners.get(&record.flow) {
-                let tally = &mut tallies[i];
-                tally.sent.0 += 1;
-                tally.sent.1 += record.bytes as u64;
-                in_flight
-                    .entry((record.flow, record.fingerprint))
-                    .or_default()
-                    .push_back(record.time);
-            }
+        streams.push(Stream::open(path, Direction::Uplink)?);
+    }
+    for path in exits {
+        streams.push(Stream::open(path, Direction::Downlink)?);
+    }
+    let mut heads: BinaryHeap<Reverse<(Nanos, usize)>> = BinaryHeap::new();
+    for (i, stream) in streams.iter_mut().enumerate() {
+        if let Some(time) = stream.advance()? {
+            heads.push(Reverse((time, i)));
         }
     }
-    let exits: BTreeSet<&PathBuf> = claims.iter().map(|c| &c.exit).collect();
-    for path in exits {
-        for record in records(path)? {
-            let record = record?;
-            if record.direction != Direction::Downlink || record.event != Event::Depart {
-                continue;
+    while let Some(Reverse((_, i))) = heads.pop() {
+        let stream = &mut streams[i];
+        let record = stream.head.take().expect("a head has a record");
+        if stream.direction == Direction::Uplink {
+            enter(
+                claims,
+                stream,
+                &record,
+                &mut owners,
+                &mut tallies,
+                &mut in_flight,
+            );
+        } else if record.event == Event::Depart {
+            if let Some(&Some(f)) = owners.get(&record.flow) {
+                let key = (record.flow, record.fingerprint);
+                if &claims[f].exit == stream.path {
+                    if let Some(sent) = pop_front(&mut in_flight, key) {
+                        deliver(&mut tallies[f], &record, sent);
+                    }
+                }
             }
-            let Some(&Some(i)) = owners.get(&record.flow) else {
-                continue;
-            };
-            if &claims[i].exit != path {
-                continue;
-            }
-            let key = (record.flow, record.fingerprint);
-            let Some(sent) = in_flight.get_mut(&key).and_then(|q| q.pop_front()) else {
-                continue;
-            };
-            deliver(&mut tallies[i], &record, sent);
+        }
+        if let Some(time) = stream.advance()? {
+            heads.push(Reverse((time, i)));
         }
     }
     Ok(tallies.into_iter().map(finish).collect())
 }
 
-fn records(path: &Path) -> Result<impl Iterator<Item = Result<Record, String>>, String> {
-    let reader = LogReader::open(path).map_err(|e| e.to_string())?;
-    Ok(reader.map(|r| r.map_err(|e| e.to_string())))
+/// One direction of one log, a record ahead.
+struct Stream<'a> {
+    path: &'a PathBuf,
+    direction: Direction,
+    reader: LogReader,
+    names: FlowTable,
+    head: Option<Record>,
+}
+
+impl<'a> Stream<'a> {
+    fn open(path: &'a PathBuf, direction: Direction) -> Result<Stream<'a>, String> {
+        Ok(Stream {
+            path,
+            direction,
+            reader: LogReader::open(path).map_err(|e| e.to_string())?,
+            names: FlowTable::default(),
+            head: None,
+        })
+    }
+
+    /// Reads the next record of its direction; its time, or None at the end.
+    fn advance(&mut self) -> Result<Option<Nanos>, String> {
+        for record in self.reader.by_ref() {
+            let record = record.map_err(|e| e.to_string())?;
+            if record.direction == self.direction {
+                self.head = Some(record);
+                return Ok(Some(record.time));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// An entry log's record: a flow named (and given its owner), or a
+/// packet of an owned flow entering the path.
+fn enter(
+    claims: &[FlowClaim],
+    stream: &mut Stream,
+    record: &Record,
+    owners: &mut HashMap<u32, Option<usize>>,
+    tallies: &mut [Tally],
+    in_flight: &mut HashMap<(u32, u32), VecDeque<Nanos>>,
+) {
+    if record.event == Event::Flow {
+        stream.names.add(record);
+        if let Some(tuple) = stream
+            .names
+            .get(record.shell, record.direction, record.flow)
+        {
+            let own = owner(claims, tuple).filter(|&i| &claims[i].entry == stream.path);
+            if let Some(i) = own {
+                tallies[i].tuples.insert(Tuple::from(tuple));
+            }
+            owners.entry(record.flow).or_insert(own);
+        }
+        return;
+    }
+    if record.event != Event::Arrive {
+        return;
+    }
+    if let Some(&Some(i)) = owners.get(&record.flow) {
+        tallies[i].sent.0 += 1;
+        tallies[i].sent.1 += record.bytes as u64;
+        in_flight
+            .entry((record.flow, record.fingerprint))
+            .or_default()
+            .push_back(record.time);
+    }
+}
+
+/// The earliest of `key`'s packets in flight; the key goes with its last.
+fn pop_front(map: &mut HashMap<(u32, u32), VecDeque<Nanos>>, key: (u32, u32)) -> Option<Nanos> {
+    let queue = map.get_mut(&key)?;
+    let front = queue.pop_front();
+    if queue.is_empty() {
+        map.remove(&key);
+    }
+    front
 }
 
 fn deliver(tally: &mut Tally, record: &Record, sent: Nanos) {
