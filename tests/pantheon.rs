@@ -273,3 +273,37 @@ fn a_scheme_comparison_is_one_command() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `emu wrapper` runs a wrapper as `emu run` does: with emu's `arg_parser`
+/// and `context` (the checkout's are Python 2) and the checkout's own
+/// Python 2 helpers, writing nothing into the checkout.
+#[test]
+fn emu_wrapper_runs_a_wrappers_setup_against_its_checkout() {
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pantheon-checkout");
+    let output = Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("wrapper")
+        .arg(wrapper("udp_pair.py"))
+        .arg("setup")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let said = text(&output.stdout);
+    let third_party = checkout.join("third_party");
+    assert_eq!(
+        said.trim(),
+        format!("third_party is {}", third_party.display())
+    );
+    let first = Command::new(env!("CARGO_BIN_EXE_emu"))
+        .args([
+            "wrapper".as_ref(),
+            wrapper("tcp_pacer.py").as_os_str(),
+            "run_first".as_ref(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(text(&first.stdout).trim(), "sender");
+    for dir in ["src/wrappers", "src/helpers"] {
+        assert!(!checkout.join(dir).join("__pycache__").exists(), "{dir}");
+    }
+}

@@ -12,6 +12,7 @@ bytecode is cached.
 """
 import builtins
 import importlib.machinery
+import importlib.util
 import io
 import os
 import sys
@@ -71,7 +72,8 @@ def checkout_hook(directories):
         (CheckoutLoader, importlib.machinery.SOURCE_SUFFIXES))
 
     def hook(entry):
-        if os.path.abspath(entry) in directories:
+        entry = os.path.abspath(entry)
+        if any(entry == d or entry.startswith(d + os.sep) for d in directories):
             return finder(entry)
         raise ImportError('not in the checkout')
     return hook
@@ -85,7 +87,6 @@ def main():
     wrappers_dir = os.path.dirname(wrapper)
     sys.argv = [wrapper] + sys.argv[2:]
     sys.path[0:1] = [here, wrappers_dir]
-    import importlib.util  # noqa: F401 (CheckoutLoader's decode_source)
     import arg_parser  # noqa: F401 (emu's, before the checkout's)
     import context
     checkout = {wrappers_dir, os.path.abspath(context.src_dir)}

@@ -1,12 +1,12 @@
 #!/usr/bin/env python
 """A UDP scheme for emu's tests, laid out as a Pantheon wrapper is: it
 imports its checkout's `arg_parser` and `context` (this checkout's are
-Python 2) and prints as Python 2 does. The receiver runs first and listens
-on PORT and PORT+100; the sender sends 1000-byte datagrams at a steady
+Python 2), for its setup a module of the checkout's `src/helpers`, and
+prints as Python 2 does. The receiver runs first and listens on PORT and
+PORT+100; the sender sends 1000-byte datagrams at a steady
 4 Mbit/s, alternating between two sockets, one to each port: one flow of
 two 5-tuples, neither of them TCP.
 """
-import os
 import select
 import socket
 import time
@@ -52,7 +52,8 @@ def main():
     if args.option == 'deps':
         print 'nothing to install'
     elif args.option == 'setup':
-        print 'third_party is', context.third_party_dir
+        from helpers import announce
+        announce.where(context.third_party_dir)
     elif args.option == 'receiver':
         receiver(int(args.port))
     elif args.option == 'sender':
