@@ -15,6 +15,7 @@ mod run_command;
 mod running;
 mod setup_setuid;
 mod shell_args;
+mod wrapper_command;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use emu_core::time::parse_duration;
@@ -146,6 +147,8 @@ enum TopCommand {
     Report(report_command::ReportArgs),
     /// Run an experiment: hosts on two sides of a bottleneck, flows between them, measured outcomes.
     Run(run_command::RunArgs),
+    /// Run a Pantheon scheme's wrapper as `emu run` does (its deps, setup, run_first).
+    Wrapper(wrapper_command::WrapperArgs),
     /// Make emu and the mm-* commands setuid root, so users run them without sudo.
     SetupSetuid(setup_setuid::SetupArgs),
     /// Read emu's per-packet logs.
@@ -454,6 +457,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         }
         Some(TopCommand::Run(run)) => run_command::run(run),
         Some(TopCommand::Log(log)) => log_command::run(log),
+        Some(TopCommand::Wrapper(wrapper)) => wrapper_command::run(wrapper),
         Some(TopCommand::SetupSetuid(setup)) => setup_setuid::run(setup),
         Some(TopCommand::Cc) => {
             print_out(cc_command::text());

@@ -377,6 +377,11 @@ pub struct FlowSection {
     /// Pantheon: the scheme's wrapper, an executable relative to the
     /// experiment file (Pantheon's `src/wrappers/SCHEME.py`).
     pub wrapper: Option<Spanned<String>>,
+    /// A scheme in place of `kind` with `wrapper` or `cc`: a Pantheon
+    /// wrapper (a path with a `/` or ending in `.py`, relative to the
+    /// file) or a kernel congestion control by name. A list of them is a
+    /// scheme comparison (see `crate::schemes`).
+    pub scheme: Option<Spanned<String>>,
     /// Pantheon: how long the side that runs first gets before the other
     /// starts (Pantheon's run_first_setup_time); 3s if absent.
     pub setup_time: Option<Duration>,
@@ -536,8 +541,47 @@ impl Source<'_> {
 
 /// Reads an experiment from `text` (one cell: no lists left).
 pub fn parse(source: &Source) -> Result<Experiment, ExperimentError> {
-    toml::from_str(source.text)
-        .map_err(|e| ExperimentError(format!("{}: {}", source.file, e.to_string().trim_end())))
+    let mut experiment: Experiment = toml::from_str(source.text)
+        .map_err(|e| ExperimentError(format!("{}: {}", source.file, e.to_string().trim_end())))?;
+    for (f, flow) in experiment.flows.iter_mut().enumerate() {
+        resolve_scheme(source, flow, &format!("flows.{f}"))?;
+    }
+    Ok(experiment)
+}
+
+/// Turns a flow's `scheme` into the `kind` and `wrapper` or `cc` it
+/// stands for. A kernel congestion control's flow is TCP and takes no
+/// `setup_time`: one file compares wrappers and kernel controls alike.
+fn resolve_scheme(
+    source: &Source,
+    flow: &mut FlowSection,
+    key: &str,
+) -> Result<(), ExperimentError> {
+    let Some(scheme) = flow.scheme.take() else {
+        return Ok(());
+    };
+    let text = scheme.get_ref();
+    let wrapper = text.contains('/') || text.ends_with(".py");
+    let kind = if wrapper {
+        FlowKind::Pantheon
+    } else {
+        FlowKind::Tcp
+    };
+    if flow.cc.is_some() || flow.wrapper.is_some() || !matches!(flow.kind, FlowKind::Tcp) {
+        return Err(source.at(
+            &scheme,
+            &format!("{key}.scheme"),
+            "a scheme stands for kind with wrapper or cc: leave those out",
+        ));
+    }
+    flow.kind = kind;
+    if wrapper {
+        flow.wrapper = Some(scheme);
+    } else {
+        flow.cc = Some(scheme);
+        flow.setup_time = None;
+    }
+    Ok(())
 }
 
 /// The congestion controls of this kernel.

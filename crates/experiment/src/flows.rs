@@ -31,7 +31,8 @@ pub fn output_path(dir: &Path, flow: &FlowPlan) -> PathBuf {
 
 /// One side of a Pantheon flow: the host it runs on and its program
 /// (`WRAPPER SIDE PORT` for the side that runs first, `WRAPPER SIDE IP
-/// PORT` for the other, IP being the first side's host).
+/// PORT` for the other, IP being the first side's host; a Python wrapper
+/// through [`crate::wrappers`]).
 pub fn pantheon_side(
     plan: &Plan,
     flow: &FlowPlan,
@@ -44,10 +45,11 @@ pub fn pantheon_side(
         PantheonSide::Sender => flow.from,
         PantheonSide::Receiver => to,
     };
-    let mut argv = vec![
-        scheme.wrapper.display().to_string(),
-        side.name().to_string(),
-    ];
+    // Planning asked the wrapper run_first the same way, so the launcher
+    // is in place; were it not, the wrapper's own error says so.
+    let mut argv = crate::wrappers::command(&scheme.wrapper)
+        .unwrap_or_else(|_| vec![scheme.wrapper.display().to_string()]);
+    argv.push(side.name().to_string());
     if side != scheme.first {
         argv.push(plan.hosts[host(scheme.first)].address.to_string());
     }

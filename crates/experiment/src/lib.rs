@@ -8,12 +8,15 @@
 
 pub mod config;
 pub mod congestion;
+pub mod flow_paths;
 pub mod flows;
 pub mod marks;
 pub mod merge;
 pub mod results;
 pub mod runner;
+pub mod schemes;
 pub mod session;
 pub mod sweep;
 pub mod system;
 pub mod units;
+pub mod wrappers;

@@ -1,6 +1,7 @@
 //! What a run measured, per flow and per run, and the figures across
 //! repetitions (mean and standard deviation, as papers print them).
 
+use crate::flow_paths::{PathFigures, Tuple};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -116,6 +117,15 @@ pub struct FlowResult {
     pub lost_percent: Option<f64>,
     /// How the flow's program ended: `exit 0`, `killed at its end`, ...
     pub ended: String,
+    /// Every 5-tuple the flow's sender sent, as the links saw them (see
+    /// [`crate::flow_paths`]).
+    #[serde(default)]
+    pub tuples: Vec<Tuple>,
+    /// The flow's throughput, 95th-percentile one-way delay and loss from
+    /// the links' logs, whatever its kind (beside TCP's and iperf3's own
+    /// view above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathFigures>,
 }
 
 /// One repetition of one cell.
@@ -179,6 +189,14 @@ pub struct FlowSummary {
     pub retransmits: Option<Spread>,
     pub ce_marks: Option<Spread>,
     pub ping_rtt_mean_ms: Option<Spread>,
+    /// The links' view (see [`FlowResult::path`]): throughput, p95
+    /// one-way delay and loss.
+    #[serde(default)]
+    pub path_throughput_bps: Option<Spread>,
+    #[serde(default)]
+    pub path_delay_p95_ms: Option<Spread>,
+    #[serde(default)]
+    pub path_loss_percent: Option<Spread>,
 }
 
 /// A cell's figures across its repetitions.
@@ -223,6 +241,9 @@ pub fn summarize_cell(cell: usize, label: &str, runs: &[RunResult]) -> CellSumma
                 retransmits: spread(flows, &|f| f.retransmits.map(|r| r as f64)),
                 ce_marks: spread(flows, &|f| f.ce_marks.map(|r| r as f64)),
                 ping_rtt_mean_ms: spread(flows, &|f| f.ping_rtt_ms.map(|d| d.mean)),
+                path_throughput_bps: spread(flows, &|f| f.path.as_ref()?.throughput_bps),
+                path_delay_p95_ms: spread(flows, &|f| f.path.as_ref()?.delay_p95_ms),
+                path_loss_percent: spread(flows, &|f| f.path.as_ref()?.loss_percent),
             }
         })
         .collect();
@@ -277,7 +298,7 @@ pub fn table(cells: &[CellSummary]) -> String {
             show(cell.jain_index, 1.0, 3),
             jain_scope(cell)
         );
-        let rows: Vec<[String; 7]> = cell
+        let rows: Vec<[String; 10]> = cell
             .flows
             .iter()
             .map(|f| {
@@ -289,6 +310,9 @@ pub fn table(cells: &[CellSummary]) -> String {
                     show(f.srtt_p95_ms, 1.0, 1),
                     show(f.retransmits, 1.0, 0),
                     show(f.ce_marks, 1.0, 0),
+                    show(f.path_throughput_bps, 1e-6, 2),
+                    show(f.path_delay_p95_ms, 1.0, 1),
+                    show(f.path_loss_percent, 1.0, 2),
                 ]
             })
             .collect();
@@ -300,6 +324,9 @@ pub fn table(cells: &[CellSummary]) -> String {
             "srtt p95 ms".into(),
             "retransmits".into(),
             "CE marks".into(),
+            "path Mbit/s".into(),
+            "owd p95 ms".into(),
+            "loss %".into(),
         ];
         let mut widths = header.clone().map(|h| h.len());
         for row in &rows {

@@ -9,6 +9,7 @@
 //! each link's accounting is written next to its log.
 
 use crate::config::{kind_name, DirectionPlan, FlowKind, FlowPlan, PantheonSide, Plan, Side};
+use crate::flow_paths::{self, FlowClaim};
 use crate::flows;
 use crate::marks::{self, FlowEnds};
 use crate::results::{Distribution, FlowResult, RunResult};
@@ -168,6 +169,11 @@ struct PlannedLink<'a> {
     ids: [usize; 2],
 }
 
+/// The name of host `host`'s side link.
+fn side_link(host: &str) -> String {
+    format!("side-{host}")
+}
+
 /// Every link of `plan`: each host's side link (uplink from the host),
 /// then the bottlenecks (uplink left to right).
 fn planned_links(plan: &Plan) -> Vec<PlannedLink<'_>> {
@@ -175,7 +181,7 @@ fn planned_links(plan: &Plan) -> Vec<PlannedLink<'_>> {
     let mut links = Vec::new();
     for (h, host) in plan.hosts.iter().enumerate() {
         links.push(PlannedLink {
-            name: format!("side-{}", host.name),
+            name: side_link(&host.name),
             description: format!(
                 "side link of {}: uplink from the host, downlink to it",
                 host.name
@@ -347,6 +353,7 @@ fn run_with_hosts(
         .map(|&id| result.fabric.link(id).counters().marked_ce)
         .sum();
     count_path_marks(plan, dir, &names, marked, &mut flows)?;
+    measure_paths(plan, dir, &mut flows)?;
     let left_to_right: Vec<bool> = plan
         .flows
         .iter()
@@ -411,6 +418,42 @@ fn count_path_marks(
         }
     }
     Ok(())
+}
+
+/// Gives every flow with a receiver its tuples and the links' figures (see
+/// [`crate::flow_paths`]).
+fn measure_paths(plan: &Plan, dir: &Path, flows: &mut [FlowResult]) -> Result<(), RunError> {
+    let measured: Vec<(usize, FlowClaim)> = plan
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| Some((i, flow_claim(plan, dir, f)?)))
+        .collect();
+    let claims: Vec<FlowClaim> = measured.iter().map(|(_, c)| c.clone()).collect();
+    let found = flow_paths::measure(&claims)
+        .map_err(|e| RunError::Failed(format!("measuring the flows on the links: {e}")))?;
+    for ((i, _), on_path) in measured.iter().zip(found) {
+        if let Some(flow) = flows.iter_mut().find(|r| r.name == plan.flows[*i].name) {
+            flow.tuples = on_path.tuples;
+            flow.path = Some(on_path.figures);
+        }
+    }
+    Ok(())
+}
+
+/// How `flow` is told apart on the path, and its two side links' logs.
+fn flow_claim(plan: &Plan, dir: &Path, flow: &FlowPlan) -> Option<FlowClaim> {
+    let to = flow.to?;
+    let (from_host, to_host) = (&plan.hosts[flow.from], &plan.hosts[to]);
+    Some(FlowClaim {
+        from: IpAddr::V4(from_host.address),
+        to: IpAddr::V4(to_host.address),
+        port: (flow.kind != FlowKind::Ping).then_some(flow.port),
+        icmp: flow.kind == FlowKind::Ping,
+        takes_the_rest: matches!(flow.kind, FlowKind::Pantheon | FlowKind::Command),
+        entry: link_log(dir, &side_link(&from_host.name)),
+        exit: link_log(dir, &side_link(&to_host.name)),
+    })
 }
 
 /// Per link direction: read or arrived = delivered + dropped + queued.

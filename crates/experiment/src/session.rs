@@ -238,6 +238,18 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
         say(&results::table(&summaries));
         say(&format!("results in {}\n", root.display()));
     }
+    // A flow's `scheme` swept: the comparison of every cell run so far.
+    let compared: Vec<_> = planned
+        .iter()
+        .filter_map(|p| crate::schemes::scheme_cell(&p.cell, &p.experiment, &p.plan))
+        .collect();
+    if !compared.is_empty() {
+        match crate::schemes::write(&root, &first.name, &compared) {
+            Ok(text) if !options.json => say(&text),
+            Ok(_) => {}
+            Err(e) => eprintln!("emu run: {e}"),
+        }
+    }
     if let Some(failure) = failure {
         return Err(ExperimentError(failure));
     }

@@ -92,17 +92,21 @@ fn spawn_with(
     })
 }
 
-/// Asks a wrapper which side runs first (`WRAPPER run_first`).
+/// Asks a wrapper which side runs first (`WRAPPER run_first`; a Python
+/// wrapper through [`crate::wrappers`], any other as the program it is).
 pub fn run_first(wrapper: &Path) -> Result<PantheonSide, String> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(wrapper).map_err(|e| format!("{}: {e}", wrapper.display()))?;
-    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+    let python = crate::wrappers::is_python(wrapper);
+    if !meta.is_file() || (!python && meta.permissions().mode() & 0o111 == 0) {
         return Err(format!(
             "{} is not an executable file: make it one (chmod +x) with a #! line",
             wrapper.display()
         ));
     }
-    let output = std::process::Command::new(wrapper)
+    let argv = crate::wrappers::command(wrapper)?;
+    let output = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
         .arg("run_first")
         .stdin(std::process::Stdio::null())
         .output()

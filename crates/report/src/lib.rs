@@ -13,7 +13,8 @@
 //! [`results_dir`] finds the experiments, [`run_flows`] and
 //! [`bottleneck_series`] read a run, [`experiment_figures`],
 //! [`experiment_page`] and [`study_index`] draw, [`experiment_report`]
-//! lays the pages out.
+//! lays the pages out; [`schemes`] draws a scheme comparison (Pantheon's
+//! throughput against delay, an ellipse per scheme).
 
 pub mod analysis;
 pub mod bottleneck_series;
@@ -35,6 +36,7 @@ pub mod render;
 pub mod results_dir;
 pub mod run;
 pub mod run_flows;
+pub mod schemes;
 pub mod series;
 pub mod study_index;
 pub mod summary;
