@@ -3,7 +3,8 @@
 //! commands as a dry run (every link built, nothing created), `emu run` as
 //! `--list-cells` (every cell planned), `emu report` and the other tools
 //! with their arguments as written (the inputs a reader would have made
-//! are missing here, so a report must fail on them, not on its usage).
+//! are missing here, so a report must fail on them, not on its usage), and
+//! `emu wrapper` on a Pantheon checkout of the tests' own.
 //! Synopses (`[OPTIONS]`, `...`) are forms, not commands, and are skipped.
 
 use std::path::{Path, PathBuf};
@@ -119,7 +120,27 @@ fn workspace() -> PathBuf {
     for trace in ["up.trace", "down.trace"] {
         std::fs::write(dir.join(trace), "1\n2\n").unwrap();
     }
+    // A Pantheon checkout: the tests' own, with one of its wrappers in
+    // the place of the scheme the README names.
+    copy_tree(
+        &repository().join("tests/pantheon-checkout"),
+        &dir.join("pantheon"),
+    );
+    let wrappers = dir.join("pantheon/src/wrappers");
+    std::fs::copy(wrappers.join("tcp_pacer.py"), wrappers.join("copa.py")).unwrap();
     dir
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
 }
 
 /// The Mahimahi commands, found in PATH first: `mm-delay 40 mm-link ...`
@@ -189,7 +210,7 @@ fn check(documented: &Documented, dir: &Path) -> Result<(), String> {
             command.args(&args);
             false
         }
-        (_, "completions") => {
+        (_, "completions" | "wrapper") => {
             command.args(&args);
             false
         }
