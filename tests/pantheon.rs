@@ -271,6 +271,23 @@ fn a_scheme_comparison_is_one_command() {
     for scheme in json["schemes"].as_array().unwrap() {
         assert_eq!(scheme["runs"].as_array().unwrap().len(), 2, "{scheme:#}");
     }
+    // emu report's page of the experiment opens with the comparison.
+    let report = Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("report")
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", text(&report.stderr));
+    let page = std::fs::read_to_string(root.join("report/index.html")).unwrap();
+    let section = &page[page.find("schemes compared").expect("a schemes section")..];
+    for name in ["udp_pair", "tcp_pacer", "cubic"] {
+        assert!(
+            section.contains(&format!(">{name}<")),
+            "{name} not in the page's comparison"
+        );
+    }
+    assert!(root.join("report/schemes.svg").is_file());
+    assert!(!page.contains("10.0.0."), "the page names tuples");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -55,6 +55,20 @@ pub fn write(
         .then(Renderer::new);
     let mut warnings = Vec::new();
     let mut html = header(experiment);
+    if let Some(schemes) = compared_schemes(experiment) {
+        let figure = crate::figures::Figure {
+            stem: "schemes".into(),
+            chart: crate::schemes::summary_chart(
+                &format!("{}: schemes", experiment.name),
+                &schemes,
+            ),
+        };
+        let mut put = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes);
+        let svg = write_figure(&figure, renderer.as_ref(), &options.formats, &mut put)?;
+        html += "<h2 id=\"schemes\">schemes compared</h2>\n";
+        html += &crate::schemes::table_html(&schemes);
+        let _ = writeln!(html, "<div class=\"figure\">{svg}</div>");
+    }
     for cell in &experiment.cells {
         html += &cell_heading(cell);
         html += &spread_table(table, cell.cell);
@@ -83,6 +97,17 @@ pub fn write(
     let page = dir.join("index.html");
     std::fs::write(&page, html)?;
     Ok(Written { page, warnings })
+}
+
+/// The schemes of a scheme comparison (`emu run` wrote `schemes.json`
+/// beside the cells), for the page's first section; None for any other
+/// experiment.
+fn compared_schemes(experiment: &ExperimentDir) -> Option<Vec<crate::schemes::Scheme>> {
+    experiment.dirs.iter().find_map(|dir| {
+        let text = std::fs::read_to_string(dir.join("schemes.json")).ok()?;
+        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+        serde_json::from_value(json["schemes"].clone()).ok()
+    })
 }
 
 /// The anchor of a cell's section: `cell-K`.
