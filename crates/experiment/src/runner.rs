@@ -25,7 +25,7 @@ use shells::netns;
 use shells::receiver_drops::udp_buffer_drops;
 use shells::tcp_info::{DiagSocket, TcpSample};
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -545,7 +545,8 @@ fn write_accounting(
 /// What the control plane keeps of one flow while it runs.
 struct FlowState {
     samples: Vec<(f64, TcpSample)>,
-    csv: std::fs::File,
+    /// Buffered: a sample round is one write per file, not one per row.
+    csv: std::io::BufWriter<std::fs::File>,
 }
 
 /// Runs the flows of one repetition: the receivers first, then each
@@ -574,7 +575,7 @@ async fn run_flows(
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut progress = tokio::time::interval(Duration::from_secs(1));
     progress.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let show_progress = unsafe { libc::isatty(2) } == 1;
+    let show_progress = std::io::stderr().is_terminal();
     let mut ended: Vec<String> = vec![String::new(); plan.flows.len()];
     let mut last_acked: Vec<u64> = vec![0; plan.flows.len()];
     loop {
@@ -586,7 +587,8 @@ async fn run_flows(
             },
             _ = ticker.tick() => sample_tcp(plan, &mut sockets, &mut states, t0.elapsed().as_secs_f64()),
             _ = progress.tick(), if show_progress => {
-                eprint!("\r\x1b[K{}", progress_line(plan, info, t0.elapsed().as_secs_f64(), &states, &mut last_acked));
+                let line = progress_line(plan, info, t0.elapsed().as_secs_f64(), &states, &mut last_acked);
+                eprint!("\r\x1b[K{}", fit_to_width(&line, shells::terminal_size().1));
             },
             _ = sigint.recv() => interrupted = true,
             _ = sigterm.recv() => interrupted = true,
@@ -598,6 +600,10 @@ async fn run_flows(
     }
     if show_progress {
         eprint!("\r\x1b[K");
+    }
+    for state in states.iter_mut().flatten() {
+        // A full disk loses samples, never the run.
+        let _ = state.csv.flush();
     }
     for mut server in servers {
         let _ = server.start_kill();
@@ -720,7 +726,9 @@ fn open_samples(
     for flow in &plan.flows {
         if samples_tcp(flow.kind) {
             let path = dir.join("tcp").join(format!("{}.csv", flow.name));
-            let mut csv = std::fs::File::create(&path).map_err(io_error("creating", &path))?;
+            let mut csv = std::io::BufWriter::new(
+                std::fs::File::create(&path).map_err(io_error("creating", &path))?,
+            );
             writeln!(csv, "{}", flows::CSV_HEADER).map_err(io_error("writing", &path))?;
             states.push(Some(FlowState {
                 samples: Vec::new(),
@@ -819,6 +827,12 @@ async fn run_pantheon(
     crate::system::stop_group(&mut second).await;
     crate::system::stop_group(&mut first).await;
     ended
+}
+
+/// `line` cut to one character less than `columns`, so a terminal never
+/// wraps it (a wrapped line leaves debris that `\r` cannot clear).
+fn fit_to_width(line: &str, columns: usize) -> String {
+    line.chars().take(columns.saturating_sub(1)).collect()
 }
 
 fn progress_line(
@@ -963,4 +977,21 @@ fn flow_result(
 /// Where a run of a cell goes: `OUT/cell-K/run-R`.
 pub fn run_dir(out: &Path, cell: usize, run: u32) -> PathBuf {
     out.join(format!("cell-{cell}")).join(format!("run-{run}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_to_width;
+
+    #[test]
+    fn the_progress_line_fits_the_terminal() {
+        let line = "cell 1/45 run 1/1  12/30 s  cubic 24.1  prague 25.3 Mbit/s  ~1380 s left";
+        assert_eq!(fit_to_width(line, 200), line);
+        let cut = fit_to_width(line, 40);
+        assert_eq!(cut.chars().count(), 39);
+        assert!(line.starts_with(&cut));
+        // Characters, not bytes: a name in any script is cut whole.
+        assert_eq!(fit_to_width("débit ± écart", 6), "débit");
+        assert_eq!(fit_to_width("x", 0), "");
+    }
 }

@@ -31,6 +31,7 @@ mod spec;
 mod summary;
 mod sys;
 
+pub use accounting::status::terminal_size;
 pub use accounting::{receiver_drops, tcp_info};
 pub use chain::run;
 pub use datapath::pump::{Timing, DEFAULT_SLACK};

@@ -199,7 +199,7 @@ fn write_stderr(text: &str) {
 }
 
 /// Rows and columns of the terminal on stderr (24 x 80 if unknown).
-fn terminal_size() -> (usize, usize) {
+pub fn terminal_size() -> (usize, usize) {
     // SAFETY: TIOCGWINSZ fills the winsize we pass.
     let mut size: libc::winsize = unsafe { std::mem::zeroed() };
     let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
