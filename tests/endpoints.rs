@@ -469,6 +469,36 @@ fn the_shipped_studies_run() {
     }
 }
 
+/// A study runs its experiments in one process: each registers the
+/// congestion controls it names and unregisters them when it ends, so the
+/// second finds nothing of the first's (a registration that outlived its
+/// experiment would be taken as another emu's).
+#[test]
+fn each_experiment_of_a_study_registers_and_unregisters_its_own() {
+    let Some(_serial) = start() else { return };
+    let dir = support::temp_dir("ccstudy");
+    let study = dir.join("study");
+    std::fs::create_dir_all(&study).unwrap();
+    for name in ["a", "b"] {
+        let toml =
+            dumbbell("2s", "rate = \"20mbit\"", &[("p", "prague")]).replace("omit = \"3s\"\n", "");
+        std::fs::write(study.join(format!("{name}.toml")), toml).unwrap();
+    }
+    let output = emu_run(&study, &dir.join("out"), &[]);
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("prague: emu's BPF program, registered for this run")
+            .count(),
+        2,
+        "{stderr}"
+    );
+    assert!(!stderr.contains("registered by another emu"), "{stderr}");
+    nothing_left();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Without the privilege to load programs, one message names what is
 /// missing, and nothing is loaded.
 #[test]

@@ -36,9 +36,7 @@ impl Origin {
     fn describe(self) -> &'static str {
         match self {
             Origin::Registered => "emu's BPF program, registered for this run",
-            Origin::Shared => {
-                "emu's BPF program, registered already (by another emu that is running, or by this one's earlier experiment of a study)"
-            }
+            Origin::Shared => "emu's BPF program, registered by another emu that is running",
             Origin::Kernel => "the kernel's own",
         }
     }
@@ -50,8 +48,13 @@ const LOCK: &str = "/run/emu/endpoints.lock";
 /// emu's congestion controls and helpers, loaded for one run. Dropping it
 /// unregisters what only this emu held.
 pub struct Loaded {
-    /// Registrations made here (a link each).
-    own: Vec<Link>,
+    /// Registrations made here (a link each). Dropping a struct_ops link
+    /// closes its descriptor and nothing more (libbpf detaches a real link
+    /// by closing it): a registration another emu shares stays until that
+    /// emu closes its descriptor too. Never `disconnect` them: a
+    /// disconnected link's descriptor is never closed, so the registration
+    /// would outlive this `Loaded` until the process ends.
+    _own: Vec<Link>,
     /// Descriptors of other emus' registrations, held while this one runs.
     _shared: Vec<OwnedFd>,
     /// The object: the hosts' helpers and the map they share with the SCE
@@ -106,7 +109,7 @@ impl Loaded {
             own.push(register(&mut object, endpoint)?);
         }
         Ok(Loaded {
-            own,
+            _own: own,
             _shared: shared,
             object,
             origins,
@@ -138,16 +141,6 @@ impl Loaded {
 
     pub(crate) fn object(&self) -> &Object {
         &self.object
-    }
-}
-
-impl Drop for Loaded {
-    fn drop(&mut self) {
-        // Closing (not detaching) the links: a registration another emu
-        // shares stays until its holder closes its descriptor too.
-        for link in &mut self.own {
-            link.disconnect();
-        }
     }
 }
 
