@@ -11,7 +11,7 @@
 use crate::log::record::{Direction, Event, Record};
 use crate::packet::{ip_version, transport};
 use crate::time::Nanos;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -23,7 +23,7 @@ const IPV6_DESTINATION: u8 = 7;
 
 /// What identifies a flow: protocol, addresses and (for TCP, UDP, SCTP and
 /// UDP-Lite) ports, as the packet carried them where it was seen.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FlowTuple {
     /// IP protocol number (6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6, ...).
     pub protocol: u8,

@@ -45,29 +45,6 @@ pub struct FlowClaim {
     pub exit: PathBuf,
 }
 
-/// One 5-tuple of a flow, as its sender sent it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Tuple {
-    /// IP protocol number (6 TCP, 17 UDP, 1 ICMP).
-    pub protocol: u8,
-    pub source: IpAddr,
-    pub source_port: u16,
-    pub destination: IpAddr,
-    pub destination_port: u16,
-}
-
-impl From<&FlowTuple> for Tuple {
-    fn from(t: &FlowTuple) -> Tuple {
-        Tuple {
-            protocol: t.protocol,
-            source: t.source,
-            source_port: t.source_port,
-            destination: t.destination,
-            destination_port: t.destination_port,
-        }
-    }
-}
-
 /// A flow's figures from the links' logs, as Pantheon defines them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PathFigures {
@@ -88,7 +65,8 @@ pub struct PathFigures {
 /// What one flow's tuples and packets came to.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlowOnPath {
-    pub tuples: Vec<Tuple>,
+    /// Every 5-tuple of the flow, as its sender sent it.
+    pub tuples: Vec<FlowTuple>,
     pub figures: PathFigures,
 }
 
@@ -124,7 +102,7 @@ pub fn owner(claims: &[FlowClaim], tuple: &FlowTuple) -> Option<usize> {
 /// Per flow: what was sent and not yet delivered, and the tallies.
 #[derive(Default)]
 struct Tally {
-    tuples: BTreeSet<Tuple>,
+    tuples: BTreeSet<FlowTuple>,
     sent: (u64, u64),
     delivered: (u64, u64),
     first: Option<Nanos>,
@@ -238,7 +216,7 @@ fn enter(
         {
             let own = owner(claims, tuple).filter(|&i| &claims[i].entry == stream.path);
             if let Some(i) = own {
-                tallies[i].tuples.insert(Tuple::from(tuple));
+                tallies[i].tuples.insert(tuple.clone());
             }
             owners.entry(record.flow).or_insert(own);
         }

@@ -1,7 +1,8 @@
 //! What a run measured, per flow and per run, and the figures across
 //! repetitions (mean and standard deviation, as papers print them).
 
-use crate::flow_paths::{PathFigures, Tuple};
+use crate::flow_paths::PathFigures;
+use emu_core::flow::FlowTuple;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -120,7 +121,7 @@ pub struct FlowResult {
     /// Every 5-tuple the flow's sender sent, as the links saw them (see
     /// [`crate::flow_paths`]).
     #[serde(default)]
-    pub tuples: Vec<Tuple>,
+    pub tuples: Vec<FlowTuple>,
     /// The flow's throughput, 95th-percentile one-way delay and loss from
     /// the links' logs, whatever its kind (beside TCP's and iperf3's own
     /// view above).
