@@ -113,32 +113,23 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
 /// repetition of `quick.duration` (5 s if absent) and `quick.set`. A file
 /// that does not parse gets its error from the grid, which reads it next.
 fn quick_sets(file: &str, text: &str, sets: &[String]) -> Result<Vec<String>, ExperimentError> {
-    let mut quick = vec!["run.runs=1".to_string(), "run.duration=\"5s\"".to_string()];
-    if let Ok(document) = text.parse::<toml_edit::DocumentMut>() {
-        if let Some(section) = document.get("quick") {
-            let bad = |why: &str| ExperimentError(format!("{file}: [quick]: {why}"));
-            if let Some(duration) = section.get("duration") {
-                let duration = duration
-                    .as_str()
-                    .ok_or_else(|| bad("duration takes a time such as \"5s\""))?;
-                quick.push(format!("run.duration=\"{duration}\""));
-            }
-            if let Some(list) = section.get("set") {
-                let list = list.as_array().ok_or_else(|| {
-                    bad("set takes a list of KEY=VALUE texts, e.g. set = [\"flows.1.start=2s\"]")
-                })?;
-                for item in list {
-                    quick.push(
-                        item.as_str()
-                            .ok_or_else(|| bad("every entry of set is a KEY=VALUE text"))?
-                            .to_string(),
-                    );
-                }
-            }
-        }
-    }
-    quick.extend(sets.iter().cloned());
-    Ok(quick)
+    let quick = match text.parse::<toml::Table>() {
+        Ok(mut table) => match table.remove("quick") {
+            Some(section) => section
+                .try_into::<config::QuickSection>()
+                .map_err(|e| ExperimentError(format!("{file}: [quick]: {}", e.message())))?,
+            None => config::QuickSection::default(),
+        },
+        Err(_) => config::QuickSection::default(),
+    };
+    let duration = quick.duration.map_or(5 * NS_PER_SEC, |d| d.0);
+    let mut all = vec![
+        "run.runs=1".to_string(),
+        format!("run.duration=\"{duration}ns\""),
+    ];
+    all.extend(quick.set);
+    all.extend(sets.iter().cloned());
+    Ok(all)
 }
 
 /// A parse error of a file changed by `--set` counts its lines in the
