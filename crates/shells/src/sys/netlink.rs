@@ -48,6 +48,23 @@ pub struct LinkSettings {
     pub up: bool,
 }
 
+impl LinkSettings {
+    /// The settings as `ip link set` would take them: `mtu 1500 up`.
+    fn describe(&self) -> String {
+        let mut words = Vec::new();
+        if let Some(mtu) = self.mtu {
+            words.push(format!("mtu {mtu}"));
+        }
+        if let Some(length) = self.txqueuelen {
+            words.push(format!("txqueuelen {length}"));
+        }
+        if self.up {
+            words.push("up".to_string());
+        }
+        words.join(" ")
+    }
+}
+
 /// An open rtnetlink socket in one namespace.
 pub struct Netlink {
     socket: Socket,
@@ -120,7 +137,7 @@ impl Netlink {
         self.acknowledged(
             RouteNetlinkMessage::NewLink(message),
             0,
-            &format!("configuring device '{device}' ({settings:?})"),
+            &format!("configuring device '{device}' ({})", settings.describe()),
             "",
         )
     }
@@ -700,6 +717,19 @@ mod tests {
 
         assert_eq!(netlink.link_drops("lo").unwrap(), LinkDrops::default());
         assert_eq!(netlink.qdisc_drops("lo").unwrap(), 0);
+        let unreachable = netlink
+            .add_route(
+                ("10.88.0.0".parse().unwrap(), 16),
+                Some("192.0.2.1".parse().unwrap()),
+                "lo",
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(
+            unreachable.contains("via 192.0.2.1 on device 'lo'")
+                && unreachable.contains("not reachable"),
+            "{unreachable}"
+        );
         let missing = netlink.index_of("emu-nothing").unwrap_err().to_string();
         assert!(
             missing.contains("'emu-nothing'") && missing.contains("no such device"),
