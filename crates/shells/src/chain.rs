@@ -800,12 +800,12 @@ fn bring_up_link(
     options: &RunOptions,
     guardian: &mut Guardian,
 ) -> Result<(Tun, Arc<NetNs>, Tun)> {
-    let mtu = options.mtu.to_string();
+    let mtu = options.mtu;
     let name = format!("emu{position}-{}", std::process::id());
     let outer_tun = devices::bring_up_end(
         outer,
         &name,
-        &mtu,
+        mtu,
         (pair.outer4, pair.outer6),
         pair.inner4,
         options.offload,
@@ -814,13 +814,18 @@ fn bring_up_link(
     let inner_tun = devices::bring_up_end(
         &inner,
         devices::INNER_DEVICE,
-        &mtu,
+        mtu,
         (pair.inner4, pair.inner6),
         pair.outer4,
         options.offload,
     )?;
+    let mut netlink = inner.netlink()?;
     for via in [IpAddr::V4(pair.outer4), IpAddr::V6(pair.outer6)] {
-        devices::add_route(&inner, via, "default", Some(via), devices::INNER_DEVICE)?;
+        let default = match via {
+            IpAddr::V4(_) => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+            IpAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+        };
+        netlink.add_route((default, 0), Some(via), devices::INNER_DEVICE)?;
     }
     Ok((outer_tun, inner, inner_tun))
 }
@@ -840,15 +845,8 @@ fn reach_shell(
     // through the next shell's outer device (the routes go with the
     // device), so packets keep their addresses up to the host.
     for earlier in around.earlier {
-        for (network, length) in pair.networks() {
-            let destination = format!("{network}/{length}");
-            devices::add_route(
-                &earlier.outer,
-                network,
-                &destination,
-                None,
-                &earlier.outer_device,
-            )?;
+        for network in pair.networks() {
+            devices::add_route(&earlier.outer, network, None, &earlier.outer_device)?;
         }
     }
     // Only the chain's outermost namespace masquerades, as before for the

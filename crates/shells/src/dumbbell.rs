@@ -38,13 +38,14 @@ use crate::datapath::wire::{write_due, Reception, MERGED_BUFFER};
 use crate::error::{Result, ShellError};
 use crate::sys::devices;
 use crate::sys::guardian::Guardian;
+use crate::sys::netlink::LinkSettings;
 use crate::sys::netns::NetNs;
 use crate::sys::tun::Tun;
 use emu_core::time::{monotonic_now, timespec, Nanos};
 use emu_core::Packet;
 use fabric::{Delivery, Fabric, HostId};
 use std::io;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -102,20 +103,21 @@ impl Host {
             "1",
         )
         .ok();
-        let mtu = setup.mtu.to_string();
-        namespace.exec(
-            "ip",
-            &["link", "set", "dev", HOST_DEVICE, "mtu", &mtu, "up"],
+        let mut netlink = namespace.netlink()?;
+        netlink.set_link(
+            HOST_DEVICE,
+            LinkSettings {
+                mtu: Some(setup.mtu),
+                up: true,
+                ..LinkSettings::default()
+            },
         )?;
-        namespace.exec(
-            "ip",
-            &[
-                "addr",
-                "add",
-                &format!("{}/{}", setup.address, setup.prefix),
-                "dev",
-                HOST_DEVICE,
-            ],
+        netlink.add_address(
+            HOST_DEVICE,
+            IpAddr::V4(setup.address),
+            setup.prefix,
+            None,
+            false,
         )?;
         for (key, value) in &setup.sysctls {
             set_sysctl(&namespace, key, value)

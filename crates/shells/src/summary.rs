@@ -181,7 +181,7 @@ fn direction_json(
 /// before emu read (the TUN device's ring and its qdisc) and after it wrote.
 fn kernel_line(k: &KernelDrops) -> String {
     if !k.known {
-        return "emu:   the kernel's drop counters could not be read (is iproute2 installed?)\n"
+        return "emu:   the kernel's drop counters could not be read (the device was gone)\n"
             .into();
     }
     let mut line = format!(

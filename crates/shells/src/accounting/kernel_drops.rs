@@ -7,7 +7,7 @@
 //! read fast enough the ring is full and the kernel drops the packet,
 //! counting it in the device's `tx_dropped`. A packet emu writes can still
 //! be refused on the other device (`rx_dropped`). Both counters, and the
-//! qdisc's drops, are read at exit with iproute2's JSON output.
+//! qdisc's drops, are read at exit over rtnetlink.
 
 use crate::sys::netns::NetNs;
 
@@ -26,7 +26,7 @@ pub struct DeviceDrops {
 /// What the kernel dropped around one direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KernelDrops {
-    /// False if the counters could not be read (no iproute2).
+    /// False if the counters could not be read.
     pub known: bool,
     /// Dropped on the way in, before emu read them: the input device's
     /// ring and its qdisc.
@@ -56,33 +56,15 @@ impl KernelDrops {
     }
 }
 
-/// Reads `device`'s counters in `ns`; None if iproute2 cannot tell.
+/// Reads `device`'s counters in `ns`; None if the kernel cannot tell
+/// (the device is gone). A qdisc dump that fails counts no qdisc drops.
 pub fn read(ns: &NetNs, device: &str) -> Option<DeviceDrops> {
-    let link = ns
-        .query("ip", &["-s", "-j", "link", "show", "dev", device])
-        .ok()?;
-    let qdisc = ns
-        .query("tc", &["-s", "-j", "qdisc", "show", "dev", device])
-        .ok();
-    parse(&link, qdisc.as_deref())
-}
-
-/// The counters from `ip -s -j link show` and `tc -s -j qdisc show`.
-fn parse(link: &str, qdisc: Option<&str>) -> Option<DeviceDrops> {
-    let link: serde_json::Value = serde_json::from_str(link).ok()?;
-    let stats = &link.get(0)?["stats64"];
-    let count = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
-    let qdisc_dropped = qdisc
-        .and_then(|q| serde_json::from_str::<serde_json::Value>(q).ok())
-        .and_then(|q| {
-            q.as_array()
-                .map(|qs| qs.iter().map(|q| count(&q["drops"])).sum())
-        })
-        .unwrap_or(0);
+    let mut netlink = ns.netlink().ok()?;
+    let link = netlink.link_drops(device).ok()?;
     Some(DeviceDrops {
-        tx_dropped: stats["tx"]["dropped"].as_u64()?,
-        rx_dropped: stats["rx"]["dropped"].as_u64()?,
-        qdisc_dropped,
+        tx_dropped: link.tx_dropped,
+        rx_dropped: link.rx_dropped,
+        qdisc_dropped: netlink.qdisc_drops(device).unwrap_or(0),
     })
 }
 
@@ -91,27 +73,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counters_come_from_iproute2_json() {
-        let link = r#"[{"ifindex":5,"ifname":"ingress","flags":["POINTOPOINT","UP"],"mtu":1500,
-            "stats64":{"rx":{"bytes":10,"packets":1,"errors":0,"dropped":3,"over_errors":0,"multicast":0},
-                       "tx":{"bytes":20,"packets":2,"errors":0,"dropped":280066,"carrier_errors":0,"collisions":0}}}]"#;
-        let qdisc = r#"[{"kind":"pfifo_fast","handle":"0:","bytes":0,"packets":0,"drops":7,"overlimits":0,"requeues":0,"backlog":0,"qlen":0}]"#;
-        let drops = parse(link, Some(qdisc)).unwrap();
-        assert_eq!(
-            drops,
-            DeviceDrops {
-                tx_dropped: 280_066,
-                rx_dropped: 3,
-                qdisc_dropped: 7
-            }
-        );
-        let k = KernelDrops::of(Some(drops), Some(drops));
+    fn a_direction_counts_its_input_before_emu_and_its_output_after() {
+        let drops = |tx_dropped, rx_dropped, qdisc_dropped| DeviceDrops {
+            tx_dropped,
+            rx_dropped,
+            qdisc_dropped,
+        };
+        let (input, output) = (drops(280_066, 3, 7), drops(1, 9, 2));
+        let k = KernelDrops::of(Some(input), Some(output));
         assert_eq!(
             (k.on_the_way_in(), k.after_write, k.known),
-            (280_073, 3, true)
+            (280_073, 9, true)
         );
-        assert_eq!(parse(link, None).unwrap().qdisc_dropped, 0);
-        assert_eq!(parse("not json", None), None);
-        assert!(!KernelDrops::of(None, Some(drops)).known);
+        assert!(!KernelDrops::of(None, Some(output)).known);
+        assert!(!KernelDrops::of(Some(input), None).known);
     }
 }

@@ -71,22 +71,6 @@ pub(crate) fn overlaps(a: (IpAddr, u8), b: (IpAddr, u8)) -> bool {
     }
 }
 
-/// Networks named by `ip` output: every `a.b.c.d/len` or `x:y::/len` word,
-/// and bare addresses as host routes.
-fn networks_in(text: &str) -> Vec<(IpAddr, u8)> {
-    text.split_whitespace()
-        .filter_map(|word| {
-            let (address, length) = match word.split_once('/') {
-                Some((a, l)) => (a, l.parse::<u8>().ok()?),
-                None => (word, if word.contains(':') { 128 } else { 32 }),
-            };
-            let address: IpAddr = address.parse().ok()?;
-            // Default routes and unspecified addresses say nothing about use.
-            (length > 0 && !address.is_unspecified()).then_some((address, length))
-        })
-        .collect()
-}
-
 /// Pairs an enclosing emu has taken, from EMU_PAIRS_IN_USE.
 pub fn inherited_pairs() -> Vec<u32> {
     std::env::var("EMU_PAIRS_IN_USE")
@@ -101,15 +85,16 @@ pub fn inherited_pairs() -> Vec<u32> {
 pub fn choose(namespaces: &[&NetNs], taken: &[u32]) -> Result<AddressPair> {
     let mut used = Vec::new();
     for ns in namespaces {
-        used.extend(networks_in(&ns.query("ip", &["-o", "addr", "show"])?));
-        used.extend(networks_in(
-            &ns.query("ip", &["-4", "route", "show", "table", "all"])?,
-        ));
-        used.extend(networks_in(
-            &ns.query("ip", &["-6", "route", "show", "table", "all"])
-                .unwrap_or_default(),
-        ));
+        let mut netlink = ns.netlink()?;
+        used.extend(netlink.address_networks()?);
+        used.extend(netlink.route_networks()?);
     }
+    first_free(&used, taken)
+}
+
+/// The first pair that overlaps none of the networks `used` and is not
+/// in `taken`.
+fn first_free(used: &[(IpAddr, u8)], taken: &[u32]) -> Result<AddressPair> {
     (0..PAIRS)
         .filter(|k| !taken.contains(k))
         .map(AddressPair::for_index)
@@ -252,9 +237,19 @@ mod tests {
         assert!(!overlaps(a.networks()[0], b.networks()[0]));
     }
 
+    /// `a.b.c.d/len`, or a bare address as a single host.
+    fn net(text: &str) -> (IpAddr, u8) {
+        match text.split_once('/') {
+            Some((a, l)) => (a.parse().unwrap(), l.parse().unwrap()),
+            None => {
+                let a: IpAddr = text.parse().unwrap();
+                (a, if a.is_ipv4() { 32 } else { 128 })
+            }
+        }
+    }
+
     #[test]
     fn overlap_detects_containment_both_ways() {
-        let net = |s: &str| networks_in(s)[0];
         assert!(overlaps(
             net("100.64.0.0/10"),
             AddressPair::for_index(9).networks()[0]
@@ -278,11 +273,20 @@ mod tests {
     }
 
     #[test]
-    fn ip_output_is_read_for_networks() {
-        let text = "4: eth0    inet 192.0.2.2/24 brd 192.0.2.255 scope global eth0\ndefault via 192.0.2.1 dev eth0\n";
-        let nets = networks_in(text);
-        assert!(nets.contains(&("192.0.2.2".parse().unwrap(), 24)));
-        assert!(nets.contains(&("192.0.2.1".parse().unwrap(), 32)));
-        assert!(!nets.iter().any(|n| n.1 == 0));
+    fn the_first_pair_clear_of_every_used_network_is_chosen() {
+        // A host address inside pair 0, a route covering pairs 1 to 3, and
+        // pair 4 taken by an enclosing emu: pair 5 is the first free one.
+        let used = [
+            net("100.64.0.2"),
+            net("100.64.0.4/30"),
+            net("100.64.0.8/29"),
+        ];
+        assert_eq!(first_free(&used, &[4]).unwrap().index, 5);
+        assert_eq!(first_free(&[], &[]).unwrap().index, 0);
+        // An IPv6 network in use rules out its pair too.
+        let used = [net("fd65:6d75:0:0::/64")];
+        assert_eq!(first_free(&used, &[]).unwrap().index, 1);
+        let err = first_free(&[net("100.64.0.0/10")], &[]).unwrap_err();
+        assert!(err.to_string().contains("no free address pair"), "{err}");
     }
 }

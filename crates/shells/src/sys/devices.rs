@@ -5,6 +5,7 @@
 
 use crate::error::{Result, ShellError};
 use crate::sys::guardian::Guardian;
+use crate::sys::netlink::{LinkSettings, Netlink, Network};
 use crate::sys::netns::NetNs;
 use crate::sys::tun::Tun;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -26,106 +27,79 @@ pub(crate) const TUN_QUEUE_PACKETS: u32 = 8192;
 pub(crate) fn new_namespace(guardian: &mut Guardian) -> Result<Arc<NetNs>> {
     let namespace = Arc::new(NetNs::create()?);
     guardian.watch_namespace(namespace.identity()?);
-    namespace.exec("ip", &["link", "set", "dev", "lo", "up"])?;
+    namespace.netlink()?.set_link(
+        "lo",
+        LinkSettings {
+            up: true,
+            ..LinkSettings::default()
+        },
+    )?;
     Ok(namespace)
 }
 
-/// Routes `destination` (`default`, or `NETWORK/LENGTH`) of the family
-/// of `family` out of `device`, through `via` where given.
+/// Routes `destination` (prefix length 0: the default route) out of
+/// `device` in `ns`, through `via` where given.
 pub(crate) fn add_route(
     ns: &NetNs,
-    family: IpAddr,
-    destination: &str,
+    destination: Network,
     via: Option<IpAddr>,
     device: &str,
 ) -> Result<()> {
-    let via = via.map(|v| v.to_string());
-    let mut args = vec![
-        if family.is_ipv4() { "-4" } else { "-6" },
-        "route",
-        "add",
-        destination,
-    ];
-    if let Some(via) = &via {
-        args.extend(["via", via.as_str()]);
-    }
-    args.extend(["dev", device]);
-    ns.exec("ip", &args)?;
-    Ok(())
+    ns.netlink()?.add_route(destination, via, device)
 }
 
 /// One end of a shell's point-to-point link: a TUN device in `ns`, up,
-/// holding the `local` IPv4 and IPv6 addresses and facing `peer`.
+/// holding the `local` IPv4 and IPv6 addresses and facing `peer`. The
+/// device, its settings and addresses are made on one thread in `ns`.
 pub(crate) fn bring_up_end(
     ns: &NetNs,
     device: &str,
-    mtu: &str,
+    mtu: u32,
     local: (Ipv4Addr, Ipv6Addr),
     peer: Ipv4Addr,
     offload: bool,
 ) -> Result<Tun> {
-    let tun = ns.run(|| Tun::create(device, offload))?;
-    quiet_ipv6(ns, device)?;
-    ns.exec(
-        "ip",
-        &[
-            "link",
-            "set",
-            "dev",
+    ns.run(|| {
+        let tun = Tun::create(device, offload)?;
+        quiet_ipv6(device)?;
+        let mut netlink = Netlink::open()?;
+        netlink.set_link(
             device,
-            "mtu",
-            mtu,
-            "txqueuelen",
-            &TUN_QUEUE_PACKETS.to_string(),
-            "up",
-        ],
-    )?;
-    ns.exec(
-        "ip",
-        &[
-            "addr",
-            "add",
-            &local.0.to_string(),
-            "peer",
-            &peer.to_string(),
-            "dev",
+            LinkSettings {
+                mtu: Some(mtu),
+                txqueuelen: Some(TUN_QUEUE_PACKETS),
+                up: true,
+            },
+        )?;
+        netlink.add_address(
             device,
-        ],
-    )?;
-    ns.exec(
-        "ip",
-        &[
-            "-6",
-            "addr",
-            "add",
-            &format!("{}/64", local.1),
-            "dev",
-            device,
-            "nodad",
-        ],
-    )?;
-    Ok(tun)
+            IpAddr::V4(local.0),
+            32,
+            Some(IpAddr::V4(peer)),
+            false,
+        )?;
+        netlink.add_address(device, IpAddr::V6(local.1), 64, None, true)?;
+        Ok(tun)
+    })
 }
 
 /// Stops the kernel from sending its own IPv6 housekeeping (router
 /// solicitations, MLD reports from a link-local address) over a new device,
 /// so the path carries, and the log records, only the experiment's traffic.
-/// Must run before the device comes up.
-fn quiet_ipv6(ns: &NetNs, device: &str) -> Result<()> {
-    let device = device.to_string();
-    ns.run(move || {
-        for (setting, value) in [
-            ("addr_gen_mode", "1"),
-            ("router_solicitations", "0"),
-            ("accept_ra", "0"),
-        ] {
-            let path = format!("/proc/sys/net/ipv6/conf/{device}/{setting}");
-            // A kernel without IPv6 has none of these: nothing to quieten.
-            if std::path::Path::new(&path).exists() {
-                std::fs::write(&path, value)
-                    .map_err(|e| ShellError::os(&format!("writing {path}"), e))?;
-            }
+/// Must run before the device comes up, on a thread in the device's
+/// namespace.
+fn quiet_ipv6(device: &str) -> Result<()> {
+    for (setting, value) in [
+        ("addr_gen_mode", "1"),
+        ("router_solicitations", "0"),
+        ("accept_ra", "0"),
+    ] {
+        let path = format!("/proc/sys/net/ipv6/conf/{device}/{setting}");
+        // A kernel without IPv6 has none of these: nothing to quieten.
+        if std::path::Path::new(&path).exists() {
+            std::fs::write(&path, value)
+                .map_err(|e| ShellError::os(&format!("writing {path}"), e))?;
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }

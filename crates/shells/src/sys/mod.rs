@@ -7,6 +7,7 @@ pub mod devices;
 pub mod environment;
 pub mod guardian;
 pub mod nat;
+pub mod netlink;
 pub mod netns;
 pub mod outside;
 pub mod privilege;

@@ -80,6 +80,12 @@ impl NetNs {
         })
     }
 
+    /// An rtnetlink socket in this namespace, opened on a thread that
+    /// entered it; usable from any thread afterwards.
+    pub fn netlink(&self) -> Result<crate::sys::netlink::Netlink> {
+        self.run(crate::sys::netlink::Netlink::open)
+    }
+
     /// A command that will run inside this namespace.
     pub fn command(&self, program: &str) -> Command {
         let fd = self.fd.as_raw_fd();
@@ -96,13 +102,13 @@ impl NetNs {
         command
     }
 
-    /// A system tool (`ip`, `tc`, `iptables`) that will run here, found
+    /// A system tool (`iptables`, `ss`) that will run here, found
     /// where the system keeps it whatever the user's `PATH`.
     fn tool(&self, program: &str) -> Command {
         self.command(&crate::sys::tools::locate(program).to_string_lossy())
     }
 
-    /// Runs a configuration tool (`ip`, `iptables`, `sysctl`) here and
+    /// Runs a configuration tool (`iptables`, `sysctl`) here and
     /// fails with its own error text if it does not succeed.
     pub fn exec(&self, program: &str, args: &[&str]) -> Result<()> {
         let output = self.tool(program).args(args).output().map_err(|e| {
@@ -145,7 +151,7 @@ impl NetNs {
 
 fn package_of(program: &str) -> &str {
     match program {
-        "ip" => "iproute2",
+        "ss" => "iproute2",
         "iptables" | "ip6tables" => "iptables",
         "sysctl" => "procps",
         other => other,

@@ -34,15 +34,15 @@ pub fn enter() -> Result<()> {
     write("/proc/self/setgroups", "deny".into())?;
     write("/proc/self/uid_map", format!("0 {uid} 1"))?;
     write("/proc/self/gid_map", format!("0 {gid} 1"))?;
-    let status = std::process::Command::new(crate::sys::tools::locate("ip"))
-        .args(["link", "set", "dev", "lo", "up"])
-        .status()
-        .map_err(|e| ShellError::os("running ip", e))?;
-    if !status.success() {
-        return Err(ShellError::new(
-            "--rootless: 'ip link set dev lo up' failed in emu's own namespace",
-        ));
-    }
+    crate::sys::netlink::Netlink::open()?
+        .set_link(
+            "lo",
+            crate::sys::netlink::LinkSettings {
+                up: true,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| ShellError::new(format!("--rootless: in emu's own namespace, {e}")))?;
     Ok(())
 }
 

@@ -1,5 +1,5 @@
-//! Where the system's configuration tools are: `ip`, `tc`, `iptables`,
-//! `ss` and `sysctl` live in `/usr/sbin` or `/sbin` on most
+//! Where the system's configuration tools are: `iptables`, `ss` and
+//! `sysctl` live in `/usr/sbin` or `/sbin` on most
 //! distributions, which an ordinary user's `PATH` leaves out (Debian's
 //! default is `/usr/local/bin:/usr/bin:/bin:...`). emu looks in `PATH`
 //! first, then where systems keep them, so `--rootless` and a setuid emu
