@@ -31,9 +31,15 @@
 //! wait. Its spin follows its own wake-up lateness, which the real-time
 //! class keeps small; two cubic flows through Cake triple-isolate
 //! (tests/experiments.rs) come out within 1.4% of each other.
+//! Where its departures come close together its spin is held to a
+//! budget, as a pump's is (see `crate::datapath::spin::SpinBudget`), and
+//! where it has work without end it rests a little every few milliseconds
+//! (see `crate::datapath::rest`): either way it leaves the kernel the share
+//! of each second that keeps the real-time class from being throttled.
 
 use crate::accounting::lateness::Lateness;
-use crate::datapath::spin::{Plan, Spin, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
+use crate::datapath::rest::Rests;
+use crate::datapath::spin::{Plan, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
 use crate::datapath::wire::{write_due, Reception, MERGED_BUFFER};
 use crate::error::{Result, ShellError};
 use crate::sys::devices;
@@ -239,6 +245,8 @@ fn carry(
         .collect();
     let samples = calibration_waits(&mut polls);
     let mut timers = Spin::new(None, &samples).accepting(slack);
+    let mut budget = SpinBudget::new(monotonic_now());
+    let mut rests = Rests::new(monotonic_now());
     loop {
         let took = read_hosts(
             &devices,
@@ -249,8 +257,14 @@ fn carry(
             &mut read,
         );
         let now = monotonic_now();
+        if let Some(rest) = rests.due(now) {
+            std::thread::sleep(std::time::Duration::from_nanos(rest));
+            rests.slept(rest);
+        }
+        let now = monotonic_now();
         fabric.run_until(now, &mut out);
         if !out.is_empty() {
+            budget.departed(now);
             deliver(
                 &devices,
                 &mut out,
@@ -277,7 +291,8 @@ fn carry(
             Some((due, _)) => due,
             None => now + MAX_SLEEP,
         };
-        wait(&mut timers, &mut polls, due, now);
+        let slept = wait(&mut timers, &mut budget, &mut polls, due, now);
+        rests.slept(slept);
     }
 }
 
@@ -312,20 +327,35 @@ fn read_hosts(
     took
 }
 
-/// Waits for `due` as the spin's plan says: asleep on the devices until
-/// the spin before it (learning how late such sleeps end), then looking
-/// without sleeping; a device that becomes readable ends the wait.
-fn wait(timers: &mut Spin, polls: &mut [libc::pollfd], due: Nanos, now: Nanos) {
-    match timers.plan(Some(due), now) {
+/// Waits for `due` as the spin's plan says, the spin held to `budget`:
+/// asleep on the devices until the spin before it (learning how late such
+/// sleeps end), then looking without sleeping; a device that becomes
+/// readable ends the wait. Returns how long it slept.
+fn wait(
+    timers: &mut Spin,
+    budget: &mut SpinBudget,
+    polls: &mut [libc::pollfd],
+    due: Nanos,
+    now: Nanos,
+) -> Nanos {
+    let spin = budget.allow(timers.current(), now);
+    match timers.plan_spinning(spin, Some(due), now) {
         plan @ (Plan::Timed(until) | Plan::Probe(until)) => {
-            if !any_readable(polls, (until - now).min(MAX_SLEEP)) {
-                timers.learn(plan, monotonic_now());
+            let readable = any_readable(polls, until.saturating_sub(now).min(MAX_SLEEP));
+            let woke = monotonic_now();
+            if !readable {
+                timers.learn(plan, woke);
             }
+            woke.saturating_sub(now)
         }
         _ => {
-            while monotonic_now() < due && !any_readable(polls, 0) {
+            let mut spun_to = now;
+            while spun_to < due && !any_readable(polls, 0) {
                 std::thread::yield_now();
+                spun_to = monotonic_now();
             }
+            budget.spend(spun_to.saturating_sub(now));
+            0
         }
     }
 }
