@@ -12,11 +12,12 @@
 //! kernel keeps back, resting for what its own sleeps left short: at most
 //! 60 µs every millisecond in place of 50 ms every second.
 //!
-//! Measured with `benches/dumbbell.sh` (4 cubic flows, one run each): into
-//! the receiving hosts at 1 Gbit/s, p99 lateness 52.6 ms without rests and
-//! 197 µs with them (48.2 ms and 144 µs with offload); at 10 Gbit/s with
-//! offload, 69 ms and 32 ms, for 6.1 and 5.3 Gbit/s. Windows of 10 and
-//! 2 ms, with rests of 0.6 and 0.12 ms, left 4.5–6.7 ms and 0.3–1.1 ms.
+//! Measured with `benches/dumbbell.sh` (4 cubic flows): into the
+//! receiving hosts at 1 Gbit/s, the worst host's p99 lateness was 48–53 ms
+//! without rests and 0.14–1.1 ms with them (median 0.23 ms, eight runs
+//! with and without offload); at 10 Gbit/s with offload, 69 ms and 32 ms,
+//! for 6.1 and 5.3 Gbit/s (one run each). Windows of 10 and 2 ms, with
+//! rests of 0.6 and 0.12 ms, left 4.5–6.7 ms and 0.3–1.1 ms.
 //!
 //! Cost: a rest delays what falls due during it, by up to its length,
 //! and only while the thread had no sleep of its own to speak of; a
