@@ -24,6 +24,7 @@ use crate::sys::addressing::{self, AddressPair};
 use crate::sys::command::{self, CommandSpec};
 use crate::sys::guardian::Guardian;
 use crate::sys::nat::{self, NatRule};
+use crate::sys::netlink::default_route;
 use crate::sys::netns::{self, NetNs};
 use crate::sys::outside::Outside;
 use crate::sys::rootless;
@@ -821,11 +822,7 @@ fn bring_up_link(
     )?;
     let mut netlink = inner.netlink()?;
     for via in [IpAddr::V4(pair.outer4), IpAddr::V6(pair.outer6)] {
-        let default = match via {
-            IpAddr::V4(_) => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
-            IpAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
-        };
-        netlink.add_route((default, 0), Some(via), devices::INNER_DEVICE)?;
+        netlink.add_route(default_route(via), Some(via), devices::INNER_DEVICE)?;
     }
     Ok((outer_tun, inner, inner_tun))
 }
@@ -845,8 +842,9 @@ fn reach_shell(
     // through the next shell's outer device (the routes go with the
     // device), so packets keep their addresses up to the host.
     for earlier in around.earlier {
+        let mut netlink = earlier.outer.netlink()?;
         for network in pair.networks() {
-            devices::add_route(&earlier.outer, network, None, &earlier.outer_device)?;
+            netlink.add_route(network, None, &earlier.outer_device)?;
         }
     }
     // Only the chain's outermost namespace masquerades, as before for the

@@ -256,12 +256,12 @@ fn carry(
             &mut out,
             &mut read,
         );
-        let now = monotonic_now();
+        let mut now = monotonic_now();
         if let Some(rest) = rests.due(now) {
             std::thread::sleep(std::time::Duration::from_nanos(rest));
             rests.slept(rest);
+            now = monotonic_now();
         }
-        let now = monotonic_now();
         fabric.run_until(now, &mut out);
         if !out.is_empty() {
             budget.departed(now);

@@ -5,7 +5,7 @@
 
 use crate::error::{Result, ShellError};
 use crate::sys::guardian::Guardian;
-use crate::sys::netlink::{LinkSettings, Netlink, Network};
+use crate::sys::netlink::{LinkSettings, Netlink};
 use crate::sys::netns::NetNs;
 use crate::sys::tun::Tun;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -35,17 +35,6 @@ pub(crate) fn new_namespace(guardian: &mut Guardian) -> Result<Arc<NetNs>> {
         },
     )?;
     Ok(namespace)
-}
-
-/// Routes `destination` (prefix length 0: the default route) out of
-/// `device` in `ns`, through `via` where given.
-pub(crate) fn add_route(
-    ns: &NetNs,
-    destination: Network,
-    via: Option<IpAddr>,
-    device: &str,
-) -> Result<()> {
-    ns.netlink()?.add_route(destination, via, device)
 }
 
 /// One end of a shell's point-to-point link: a TUN device in `ns`, up,

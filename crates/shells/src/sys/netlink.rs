@@ -380,6 +380,16 @@ impl Netlink {
     }
 }
 
+/// The default route of `address`'s family, as [`Netlink::add_route`]
+/// takes it.
+pub fn default_route(address: IpAddr) -> Network {
+    let any = match address {
+        IpAddr::V4(_) => IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+        IpAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED),
+    };
+    (any, 0)
+}
+
 fn family_of(address: IpAddr) -> AddressFamily {
     if address.is_ipv4() {
         AddressFamily::Inet
