@@ -69,6 +69,59 @@ to = "sink"
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A flow between two hosts of one side runs while a flow across the
+/// bottleneck does: its packets leave the lane that reads their sender
+/// for the lane that writes into their receiver (see `fabric::lanes`),
+/// its RTT is the two side links', and every packet is accounted for.
+#[test]
+fn a_flow_between_hosts_of_one_side_crosses_the_fabric_lanes() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("same-side");
+    let result = run_experiment(
+        &dir,
+        "same-side",
+        r#"
+[run]
+duration = "3s"
+[hosts.a]
+side = "left"
+delay = "5ms"
+[hosts.b]
+side = "left"
+delay = "10ms"
+[hosts.c]
+side = "right"
+delay = "5ms"
+[bottleneck]
+rate = "20mbit"
+queue = "droptail packets 20"
+[[flows]]
+name = "beside"
+from = "a"
+to = "b"
+[[flows]]
+name = "across"
+from = "a"
+to = "c"
+"#,
+    );
+    let beside = flow(&result, "beside");
+    let (goodput, min_rtt) = (
+        beside["goodput_bps"].as_f64().unwrap(),
+        beside["min_rtt_ms"].as_f64().unwrap(),
+    );
+    eprintln!("beside: {goodput} bit/s, min_rtt {min_rtt} ms");
+    assert!(
+        goodput > 1e6,
+        "goodput {goodput} between two hosts of one side"
+    );
+    // 5 + 10 ms out, 10 + 5 back; a hand-over adds microseconds.
+    assert!((30.0..31.0).contains(&min_rtt), "min_rtt {min_rtt} ms");
+    assert!(flow(&result, "across")["goodput_bps"].as_f64().unwrap() > 1e6);
+    assert_eq!(result["accounting_ok"], true, "{result:#}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Cake with triple-isolate shares the bottleneck equally between two
 /// senders' flows (with ECN, so COBALT marks rather than drops; their
 /// start-up is left out).

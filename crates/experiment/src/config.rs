@@ -113,7 +113,7 @@ pub struct RunSection {
     #[serde(default)]
     pub offload: bool,
     /// The lateness accepted for a write into a host, as the shells'
-    /// `--slack`: the fabric thread spins only for its wake-ups' lateness
+    /// `--slack`: the fabric's threads spin only for its wake-ups' lateness
     /// beyond it. `0us` makes deliveries exact to a few microseconds, at
     /// the CPU of a spin before each.
     #[serde(default = "default_slack")]

@@ -1,8 +1,8 @@
 //! One repetition of one cell, on real namespaces.
 //!
 //! The hosts are made, every link direction becomes a `link::Link` with its
-//! own log, and one fabric thread carries the packets (see
-//! `shells::dumbbell`). The control plane — starting each flow's programs
+//! own log, and the fabric's two lanes carry the packets, a thread each
+//! (see `shells::dumbbell`). The control plane — starting each flow's programs
 //! at their times, sampling TCP_INFO, timeouts, signals — runs on a
 //! single-threaded tokio runtime and never touches a packet. When the run
 //! ends, every process left in the hosts is killed, the fabric stops and

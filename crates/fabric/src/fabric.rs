@@ -34,12 +34,20 @@ impl fmt::Display for FabricError {
 
 impl std::error::Error for FabricError {}
 
-/// Every link of a topology, and the routing between them.
+/// Every link of a topology, and the routing between them; or, split into
+/// lanes (see [`crate::lanes`]), the links one lane runs.
 pub struct Fabric {
-    topology: Topology,
-    links: Vec<Link>,
+    pub(crate) topology: Topology,
+    /// Every link in the topology's numbering; `None` where another lane
+    /// runs it.
+    pub(crate) links: Vec<Option<Link>>,
     /// Packets read from a host addressed to no host: counted, not carried.
-    unroutable: u64,
+    pub(crate) unroutable: u64,
+    /// Packets that left one of this lane's links for another lane's, with
+    /// that link (see [`Fabric::take_handed`]).
+    pub(crate) handed: Vec<(LinkId, Packet)>,
+    /// The latest time this fabric has run to.
+    pub(crate) clock: Nanos,
 }
 
 impl Fabric {
@@ -54,8 +62,10 @@ impl Fabric {
         }
         Ok(Fabric {
             topology,
-            links,
+            links: links.into_iter().map(Some).collect(),
             unroutable: 0,
+            handed: Vec::new(),
+            clock: 0,
         })
     }
 
@@ -63,12 +73,12 @@ impl Fabric {
         &self.topology
     }
 
+    /// A link of a whole fabric (one built by [`Fabric::new`] or
+    /// [`Fabric::join`]); a lane has only its own.
     pub fn link(&self, id: LinkId) -> &Link {
-        &self.links[id]
-    }
-
-    pub fn into_links(self) -> Vec<Link> {
-        self.links
+        self.links[id]
+            .as_ref()
+            .expect("a whole fabric has every link; a lane is joined before it is read")
     }
 
     pub fn unroutable(&self) -> u64 {
@@ -85,45 +95,53 @@ impl Fabric {
             return false;
         }
         let up = self.topology.index(crate::Hop::HostUp(from));
-        self.links[up].arrive(packet);
+        self.enter(up, packet);
         true
     }
 
     /// The earliest time any link has something to do, and which link.
     pub fn next_event(&self) -> Option<(Nanos, LinkId)> {
-        earliest(self.links.iter().map(Link::next_event))
+        earliest(
+            self.links
+                .iter()
+                .map(|link| link.as_ref().and_then(Link::next_event)),
+        )
     }
 
     /// Runs every link up to `now`, in time order: each packet leaving a
     /// link enters the next at its departure time, or goes to `out` if it
     /// has reached its host.
     pub fn run_until(&mut self, now: Nanos, out: &mut Vec<Delivery>) {
+        self.clock = self.clock.max(now);
         while let Some((at, id)) = self.next_event() {
             if at > now {
                 return;
             }
-            let before = (
-                self.links[id].packets_inside(),
-                self.links[id].counters().delivered,
-            );
-            self.links[id].advance(at);
-            while let Some((packet, due)) = self.links[id].pop_due(at) {
-                self.forward(id, packet, due, out);
-            }
-            let after = (
-                self.links[id].packets_inside(),
-                self.links[id].counters().delivered,
-            );
-            if before == after && self.links[id].next_event() == Some(at) {
+            let Some(link) = self.links[id].as_mut() else {
+                return; // next_event names only links this fabric runs
+            };
+            let before = (link.packets_inside(), link.counters().delivered);
+            link.advance(at);
+            self.forward_due(id, at, out);
+            let Some(link) = self.links[id].as_mut() else {
+                return;
+            };
+            let after = (link.packets_inside(), link.counters().delivered);
+            if before == after && link.next_event() == Some(at) {
                 // The link announced an event it then did not take (a
                 // shaper rounding its own schedule): it settles at `now`,
                 // which the next call sees anyway; looping here would not end.
-                self.links[id].advance(now);
-                while let Some((packet, due)) = self.links[id].pop_due(now) {
-                    self.forward(id, packet, due, out);
-                }
+                link.advance(now);
+                self.forward_due(id, now, out);
                 return;
             }
+        }
+    }
+
+    /// Moves on what link `id` lets go by `at`, in the order it leaves.
+    fn forward_due(&mut self, id: LinkId, at: Nanos, out: &mut Vec<Delivery>) {
+        while let Some((packet, due)) = self.links[id].as_mut().and_then(|link| link.pop_due(at)) {
+            self.forward(id, packet, due, out);
         }
     }
 
@@ -138,9 +156,20 @@ impl Fabric {
             Next::Link(next) => {
                 packet.arrival = due;
                 let id = self.topology.index(next);
-                self.links[id].arrive(packet);
+                self.enter(id, packet);
             }
             Next::Deliver(host) => out.push(Delivery { host, packet, due }),
+        }
+    }
+}
+
+impl Fabric {
+    /// A packet enters link `id`: this lane's, or handed to the lane that
+    /// runs it.
+    fn enter(&mut self, id: LinkId, packet: Packet) {
+        match self.links[id].as_mut() {
+            Some(link) => link.arrive(packet),
+            None => self.handed.push((id, packet)),
         }
     }
 }
@@ -162,18 +191,13 @@ fn earliest(times: impl Iterator<Item = Option<Nanos>>) -> Option<(Nanos, LinkId
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::topology::{Hop, Side};
-    use emu_core::log::{Direction, Event, LogSink, Record};
+    use crate::topology::Hop;
+    use emu_core::log::{Event, LogSink, Record};
     use emu_core::packet::build::ipv4_udp;
     use emu_core::ring::Consumer;
     use emu_core::time::NS_PER_MS;
-    use emu_core::Rate;
-    use link::{LinkConfig, Server};
-    use std::net::Ipv4Addr;
 
-    const A: [u8; 4] = [10, 0, 0, 1];
-    const B: [u8; 4] = [10, 0, 0, 2];
-    const C: [u8; 4] = [10, 0, 0, 3];
+    use crate::testing::{A, B, C};
 
     struct Spec {
         delay: Nanos,
@@ -192,15 +216,7 @@ mod tests {
     /// Hosts A and B on the left, C on the right, one bottleneck; `specs`
     /// in link order (A up, A down, B up, B down, C up, C down, fwd, rev).
     fn fabric(specs: Vec<Spec>) -> (Fabric, Vec<Consumer<Record>>) {
-        let topology = Topology::new(
-            vec![
-                (Side::Left, Ipv4Addr::from(A)),
-                (Side::Left, Ipv4Addr::from(B)),
-                (Side::Right, Ipv4Addr::from(C)),
-            ],
-            1,
-        )
-        .unwrap();
+        let topology = crate::testing::two_left_one_right();
         let mut logs = Vec::new();
         let links = specs
             .into_iter()
@@ -208,24 +224,7 @@ mod tests {
             .map(|(id, s)| {
                 let (sink, log) = LogSink::in_memory(1 << 16);
                 logs.push(log);
-                Link::new(
-                    LinkConfig {
-                        shell: id as u8,
-                        direction: Direction::Uplink,
-                        delay: s.delay,
-                        server: match s.rate {
-                            Some(bps) => Server::Rate(Rate::from_bits_per_sec(bps).unwrap()),
-                            None => Server::Unlimited,
-                        },
-                        queue: aqm::build_queue(s.queue).unwrap(),
-                        loss: None,
-                        max_packet: 1500,
-                        overhead: 0,
-                        dynamics: Default::default(),
-                    },
-                    0,
-                    sink,
-                )
+                crate::testing::link(id, s.delay, s.rate, s.queue, sink)
             })
             .collect();
         (Fabric::new(topology, links).unwrap(), logs)

@@ -9,9 +9,13 @@
 //! packets from link to link in global time order, so a hop is exact in
 //! time however late the caller runs it. Nothing here reads a clock or
 //! touches a device: the same code runs live (shells' dumbbell thread) and
-//! in virtual time (tests).
+//! in virtual time (tests). Split into two lanes ([`lanes`]), one per
+//! direction across the bottlenecks, it runs on two threads.
 
 mod fabric;
+pub mod lanes;
+#[cfg(test)]
+mod testing;
 mod topology;
 
 pub use fabric::{Delivery, Fabric, FabricError};

@@ -1,29 +1,39 @@
-//! The hosts of an experiment and the thread that carries their packets.
+//! The hosts of an experiment and the threads that carry their packets.
 //!
 //! Each host is a network namespace whose only way out is one TUN device.
-//! One thread serves every host's device: it reads each packet once,
-//! stamps its arrival, hands it to the pure `fabric::Fabric` (side link →
-//! bottlenecks → the receiver's side link, each an exact `link::Link`) and
-//! writes it once into the receiving host's device when its last link lets
-//! it go. It waits with `ppoll` on all devices at once, until the earliest
-//! due time across all links, then spins the last stretch; it does not
-//! grow a thread per link or per host.
+//! Two threads serve the hosts' devices, one per lane of the pure
+//! `fabric::Fabric` (see `fabric::lanes`): the lane of a side reads that
+//! side's hosts, stamps each packet's arrival, takes it through its side
+//! link, the bottlenecks away from that side and the receiver's side link
+//! (each an exact `link::Link`), and writes it once into the receiving
+//! host's device when its last link lets it go. Each waits with `ppoll` on
+//! its side's devices at once, until the earliest due time across its
+//! links, then spins the last stretch; neither grows a thread per link or
+//! per host.
 //!
-//! It moves packets as the shells' pumps do (`crate::datapath::wire`): with offload
+//! Why two: one thread carried everything, and at 10 Gbit/s with offload
+//! it was saturated while a core stood partly idle; with the
+//! acknowledgements on a thread of their own, 4 cubic flows went from
+//! 4.4–4.8 to 5.1–6.3 Gbit/s on a 2-core VM (`benches/dumbbell.sh`).
+//! Cost: the second thread spins for its own departures, about 0.4 of a
+//! core more at 1 Gbit/s, where the acknowledgements' lateness into the
+//! senders fell from about 150 µs to about 20 µs at the 99th percentile.
+//!
+//! Each moves packets as the shells' pumps do (`crate::datapath::wire`): with offload
 //! (off by default: see [`HostSetup::offload`]), a host's TCP super-packet
 //! is one read, cut into the segments the links see; with or without it,
 //! segments of one flow that are due together go into the receiving host
 //! as one super-packet, so a system call carries tens of packets at high
 //! rates.
 //!
-//! How long it spins before a due time adapts as a pump's spin does (see
+//! How long a lane spins before a due time adapts as a pump's spin does (see
 //! `crate::datapath::spin`): the high quantile of its own timed wake-ups'
 //! lateness, less the slack. A fixed spin as long as the shells' longest
 //! (500 µs) would keep it spinning most of the time behind a bottleneck
 //! whose packets leave about that far apart (20 Mbit/s: 600 µs), on the
 //! same cores as the hosts' senders.
 //!
-//! Like the shells' pumps it runs in the real-time class (SCHED_FIFO 1):
+//! Like the shells' pumps each runs in the real-time class (SCHED_FIFO 1):
 //! in the ordinary class it waited for a core whenever the machine had
 //! other work, and every host's deliveries waited with it (p99 lateness
 //! 3 ms at 50 Mbit/s beside a compiler, 30 µs in the real-time class).
@@ -38,6 +48,7 @@
 //! of each second that keeps the real-time class from being throttled.
 
 use crate::accounting::lateness::Lateness;
+use crate::datapath::handover::Handover;
 use crate::datapath::rest::Rests;
 use crate::datapath::spin::{Plan, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
 use crate::datapath::wire::{write_due, Reception, MERGED_BUFFER};
@@ -49,7 +60,7 @@ use crate::sys::netns::NetNs;
 use crate::sys::tun::Tun;
 use emu_core::time::{monotonic_now, timespec, Nanos};
 use emu_core::Packet;
-use fabric::{Delivery, Fabric, HostId};
+use fabric::{Delivery, Fabric, HostId, Side};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr};
 use std::os::fd::RawFd;
@@ -173,52 +184,163 @@ pub struct FabricResult {
     pub lateness: Vec<Lateness>,
 }
 
-/// The thread that carries every host's packets.
+/// The two threads that carry every host's packets: one per lane of the
+/// fabric (see `fabric::lanes`), each reading one side's hosts.
 pub struct FabricThread {
-    handle: JoinHandle<FabricResult>,
+    lanes: Vec<JoinHandle<LaneResult>>,
+    handovers: [Arc<Handover>; 2],
     stop: Arc<AtomicBool>,
+}
+
+/// What one lane's thread did.
+struct LaneResult {
+    lane: Fabric,
+    read: Vec<u64>,
+    write_errors: Vec<u64>,
+    lateness: Vec<Lateness>,
+}
+
+/// What a lane's thread is given.
+struct LaneSetup {
+    lane: Fabric,
+    /// Every host's device, in the fabric's host order (a lane writes into
+    /// the hosts its links deliver to).
+    devices: Vec<RawFd>,
+    /// The hosts whose devices this lane reads: one side's.
+    reads: Vec<HostId>,
+    /// Packets handed to this lane, and to the other.
+    inbox: Arc<Handover>,
+    outbox: Arc<Handover>,
+    stop: Arc<AtomicBool>,
+    slack: Nanos,
 }
 
 impl FabricThread {
     /// Starts carrying packets between `hosts` (in the fabric's host order)
-    /// through `fabric`. `slack`: the lateness its adaptive spin accepts
-    /// (see [`crate::datapath::pump::Timing::slack`]).
+    /// through `fabric`, split into its two lanes. `slack`: the lateness
+    /// their adaptive spin accepts (see
+    /// [`crate::datapath::pump::Timing::slack`]).
     pub fn start(fabric: Fabric, hosts: &[Host], slack: Nanos) -> Result<FabricThread> {
-        if hosts.len() != fabric.topology().hosts() {
+        let topology = fabric.topology().clone();
+        if hosts.len() != topology.hosts() {
             return Err(ShellError::new(format!(
                 "{} hosts for a fabric of {}",
                 hosts.len(),
-                fabric.topology().hosts()
+                topology.hosts()
             )));
         }
         let devices: Vec<RawFd> = hosts.iter().map(|h| h.tun.raw_fd()).collect();
         let stop = Arc::new(AtomicBool::new(false));
-        let handle = {
-            let stop = stop.clone();
-            std::thread::Builder::new()
-                .name("emu-fabric".into())
-                .spawn(move || carry(fabric, devices, stop, slack))
-                .map_err(|e| ShellError::os("starting the fabric thread", e))?
+        let handover =
+            || Handover::new().map_err(|e| ShellError::os("creating the fabric lanes' eventfd", e));
+        let handovers = [Arc::new(handover()?), Arc::new(handover()?)];
+        let mut thread = FabricThread {
+            lanes: Vec::new(),
+            handovers: handovers.clone(),
+            stop: stop.clone(),
         };
-        Ok(FabricThread { handle, stop })
+        for (index, (lane, side)) in fabric
+            .split_by_side()
+            .into_iter()
+            .zip([Side::Left, Side::Right])
+            .enumerate()
+        {
+            let setup = LaneSetup {
+                lane,
+                devices: devices.clone(),
+                reads: (0..topology.hosts())
+                    .filter(|&h| topology.side(h) == side)
+                    .collect(),
+                inbox: handovers[index].clone(),
+                outbox: handovers[1 - index].clone(),
+                stop: stop.clone(),
+                slack,
+            };
+            let name = match side {
+                Side::Left => "emu-lane-left",
+                Side::Right => "emu-lane-right",
+            };
+            let handle = std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || carry(setup))
+                .map_err(|e| ShellError::os("starting a fabric thread", e))?;
+            // Dropped on an error, `thread` stops the lanes started so far.
+            thread.lanes.push(handle);
+        }
+        Ok(thread)
     }
 
     /// Stops reading and returns the fabric with everything still in it
-    /// (counted as queued by its links).
-    pub fn stop(self) -> Result<FabricResult> {
+    /// (counted as queued by its links), its lanes joined again.
+    pub fn stop(mut self) -> Result<FabricResult> {
+        let results = self.stop_lanes()?;
+        let hosts = results.first().map_or(0, |r| r.read.len());
+        let mut read = vec![0u64; hosts];
+        let mut write_errors = vec![0u64; hosts];
+        let mut lateness: Vec<Lateness> = (0..hosts).map(|_| Lateness::default()).collect();
+        let mut lanes = Vec::new();
+        for (index, mut result) in results.into_iter().enumerate() {
+            for h in 0..hosts {
+                read[h] += result.read[h];
+                write_errors[h] += result.write_errors[h];
+                lateness[h].merge(&result.lateness[h]);
+            }
+            // Handed over, not yet admitted: it enters its link as queued.
+            let mut waiting = Vec::new();
+            self.handovers[index].take(&mut waiting);
+            for (link, packet) in waiting {
+                result.lane.keep_handed(link, packet);
+            }
+            lanes.push(result.lane);
+        }
+        let lanes: [Fabric; 2] = lanes
+            .try_into()
+            .map_err(|_| ShellError::new("the fabric did not have two lanes"))?;
+        let fabric = Fabric::join(lanes).map_err(|e| ShellError::new(e.to_string()))?;
+        Ok(FabricResult {
+            fabric,
+            read,
+            write_errors,
+            lateness,
+        })
+    }
+
+    fn stop_lanes(&mut self) -> Result<Vec<LaneResult>> {
         self.stop.store(true, Ordering::Release);
-        self.handle
-            .join()
-            .map_err(|_| ShellError::new("the fabric thread panicked"))
+        for handover in &self.handovers {
+            handover.wake_up();
+        }
+        let mut results = Vec::new();
+        let mut panicked = false;
+        for handle in self.lanes.drain(..) {
+            match handle.join() {
+                Ok(result) => results.push(result),
+                Err(_) => panicked = true,
+            }
+        }
+        if panicked {
+            return Err(ShellError::new("a fabric thread panicked"));
+        }
+        Ok(results)
     }
 }
 
-fn carry(
-    mut fabric: Fabric,
-    devices: Vec<RawFd>,
-    stop: Arc<AtomicBool>,
-    slack: Nanos,
-) -> FabricResult {
+impl Drop for FabricThread {
+    fn drop(&mut self) {
+        let _ = self.stop_lanes();
+    }
+}
+
+fn carry(setup: LaneSetup) -> LaneResult {
+    let LaneSetup {
+        mut lane,
+        devices,
+        reads,
+        inbox,
+        outbox,
+        stop,
+        slack,
+    } = setup;
     // Wake-ups to the nanosecond instead of the default 50 µs slack.
     // SAFETY: prctl on the calling thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
@@ -235,9 +357,13 @@ fn carry(
     let mut out: Vec<Delivery> = Vec::with_capacity(256);
     let mut due: Vec<Vec<(Packet, Nanos)>> = (0..hosts).map(|_| Vec::new()).collect();
     let mut merged = Vec::with_capacity(MERGED_BUFFER);
-    let mut polls: Vec<libc::pollfd> = devices
+    let mut handed = Vec::new();
+    // The lane's hosts' devices, then its inbox's wake-up.
+    let mut polls: Vec<libc::pollfd> = reads
         .iter()
-        .map(|&fd| libc::pollfd {
+        .map(|&h| devices[h])
+        .chain([inbox.wake_fd()])
+        .map(|fd| libc::pollfd {
             fd,
             events: libc::POLLIN,
             revents: 0,
@@ -250,19 +376,26 @@ fn carry(
     loop {
         let took = read_hosts(
             &devices,
+            &reads,
             &mut reception,
             &mut packets,
-            &mut fabric,
+            &mut lane,
             &mut out,
             &mut read,
         );
+        inbox.take(&mut handed);
+        for (link, packet) in handed.drain(..) {
+            lane.admit(link, packet, &mut out);
+        }
         let mut now = monotonic_now();
         if let Some(rest) = rests.due(now) {
             std::thread::sleep(std::time::Duration::from_nanos(rest));
             rests.slept(rest);
             now = monotonic_now();
         }
-        fabric.run_until(now, &mut out);
+        lane.run_until(now, &mut out);
+        lane.take_handed(&mut handed);
+        outbox.give(&mut handed);
         if !out.is_empty() {
             budget.departed(now);
             deliver(
@@ -275,8 +408,8 @@ fn carry(
             );
         }
         if stop.load(Ordering::Acquire) {
-            return FabricResult {
-                fabric,
+            return LaneResult {
+                lane,
                 read,
                 write_errors,
                 lateness,
@@ -286,7 +419,7 @@ fn carry(
             continue;
         }
         let now = monotonic_now();
-        let due = match fabric.next_event() {
+        let due = match lane.next_event() {
             Some((due, _)) if due <= now => continue,
             Some((due, _)) => due,
             None => now + MAX_SLEEP,
@@ -296,10 +429,11 @@ fn carry(
     }
 }
 
-/// Reads up to a batch from each host's device into the fabric, which
+/// Reads up to a batch from each of the lane's hosts' devices into it, which
 /// puts what is due at once in `out`; how many reads found packets.
 fn read_hosts(
     devices: &[RawFd],
+    reads: &[HostId],
     reception: &mut Reception,
     packets: &mut Vec<Packet>,
     fabric: &mut Fabric,
@@ -307,7 +441,8 @@ fn read_hosts(
     read: &mut [u64],
 ) -> usize {
     let mut took = 0;
-    for (host, &fd) in devices.iter().enumerate() {
+    for &host in reads {
+        let fd = devices[host];
         for _ in 0..READ_BATCH {
             match reception.read(fd) {
                 Ok(0) => break,
@@ -316,7 +451,7 @@ fn read_hosts(
                     reception.split(monotonic_now(), packets);
                     read[host] += packets.len() as u64;
                     for packet in packets.drain(..) {
-                        fabric.send(host as HostId, packet, out);
+                        fabric.send(host, packet, out);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -4,11 +4,13 @@
 //! model (`direction`), reading an input (`input`), the reader threads
 //! (`reader`), the rests a thread that never runs out of work takes so
 //! the kernel does not throttle it (`rest`), the pump threads, where a packet waits for its departure
-//! (`pump`), and packets handed between nested shells in memory
-//! (`forwarding`).
+//! (`pump`), packets handed between nested shells in memory
+//! (`forwarding`), and between the two lanes of an experiment's fabric
+//! (`handover`).
 
 pub mod direction;
 pub mod forwarding;
+pub mod handover;
 pub mod input;
 pub mod pump;
 pub mod reader;
