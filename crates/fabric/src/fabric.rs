@@ -41,6 +41,10 @@ pub struct Fabric {
     /// Every link in the topology's numbering; `None` where another lane
     /// runs it.
     pub(crate) links: Vec<Option<Link>>,
+    /// Each link's next event, as `Link::next_event` says, refreshed
+    /// whenever the link changes: finding the earliest reads this list
+    /// instead of asking every link's queue, once per hop of every packet.
+    pub(crate) next_events: Vec<Option<Nanos>>,
     /// Packets read from a host addressed to no host: counted, not carried.
     pub(crate) unroutable: u64,
     /// Packets that left one of this lane's links for another lane's, with
@@ -60,9 +64,11 @@ impl Fabric {
                 links.len()
             )));
         }
+        let links: Vec<Option<Link>> = links.into_iter().map(Some).collect();
         Ok(Fabric {
             topology,
-            links: links.into_iter().map(Some).collect(),
+            next_events: next_events(&links),
+            links,
             unroutable: 0,
             handed: Vec::new(),
             clock: 0,
@@ -101,11 +107,7 @@ impl Fabric {
 
     /// The earliest time any link has something to do, and which link.
     pub fn next_event(&self) -> Option<(Nanos, LinkId)> {
-        earliest(
-            self.links
-                .iter()
-                .map(|link| link.as_ref().and_then(Link::next_event)),
-        )
+        earliest(self.next_events.iter().copied())
     }
 
     /// Runs every link up to `now`, in time order: each packet leaving a
@@ -123,6 +125,7 @@ impl Fabric {
             let before = (link.packets_inside(), link.counters().delivered);
             link.advance(at);
             self.forward_due(id, at, out);
+            self.refresh(id);
             let Some(link) = self.links[id].as_mut() else {
                 return;
             };
@@ -133,6 +136,7 @@ impl Fabric {
                 // which the next call sees anyway; looping here would not end.
                 link.advance(now);
                 self.forward_due(id, now, out);
+                self.refresh(id);
                 return;
             }
         }
@@ -168,10 +172,26 @@ impl Fabric {
     /// runs it.
     fn enter(&mut self, id: LinkId, packet: Packet) {
         match self.links[id].as_mut() {
-            Some(link) => link.arrive(packet),
+            Some(link) => {
+                link.arrive(packet);
+                self.refresh(id);
+            }
             None => self.handed.push((id, packet)),
         }
     }
+
+    /// Reads link `id`'s next event again, after a change to it.
+    pub(crate) fn refresh(&mut self, id: LinkId) {
+        self.next_events[id] = self.links[id].as_ref().and_then(Link::next_event);
+    }
+}
+
+/// Each link's next event (`None` for a link another lane runs).
+pub(crate) fn next_events(links: &[Option<Link>]) -> Vec<Option<Nanos>> {
+    links
+        .iter()
+        .map(|link| link.as_ref().and_then(Link::next_event))
+        .collect()
 }
 
 /// The smallest time among `times`, with its position; ties go to the

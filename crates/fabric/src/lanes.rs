@@ -17,9 +17,10 @@
 //! late as the hand-over is, microseconds with both lanes busy and a
 //! wake-up when the other lane sleeps; no bottleneck lies on that path.
 
-use crate::fabric::{Delivery, Fabric, FabricError};
+use crate::fabric::{next_events, Delivery, Fabric, FabricError};
 use crate::topology::{Hop, LinkId, Side};
 use emu_core::Packet;
+use link::Link;
 
 impl Fabric {
     /// Splits a whole fabric into the lane of the left side's hosts and the
@@ -31,6 +32,7 @@ impl Fabric {
             unroutable,
             handed,
             clock,
+            ..
         } = self;
         let mut left = Vec::with_capacity(links.len());
         let mut right = Vec::with_capacity(links.len());
@@ -43,8 +45,9 @@ impl Fabric {
                 right.push(link);
             }
         }
-        let lane = |links, unroutable, handed| Fabric {
+        let lane = |links: Vec<Option<Link>>, unroutable, handed| Fabric {
             topology: topology.clone(),
+            next_events: next_events(&links),
             links,
             unroutable,
             handed,
@@ -80,6 +83,7 @@ impl Fabric {
         }
         let mut whole = Fabric {
             topology: first.topology,
+            next_events: next_events(&links),
             links,
             unroutable: first.unroutable + second.unroutable,
             handed: Vec::new(),
@@ -110,6 +114,7 @@ impl Fabric {
         self.run_until(packet.arrival, out);
         if let Some(link) = self.links[id].as_mut() {
             link.arrive(packet);
+            self.refresh(id);
         }
     }
 
@@ -129,6 +134,7 @@ impl Fabric {
         if let Some(link) = self.links.get_mut(id).and_then(Option::as_mut) {
             packet.arrival = packet.arrival.max(self.clock);
             link.arrive(packet);
+            self.refresh(id);
         }
     }
 }

@@ -51,7 +51,7 @@ use crate::accounting::lateness::Lateness;
 use crate::datapath::handover::Handover;
 use crate::datapath::rest::Rests;
 use crate::datapath::spin::{Plan, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
-use crate::datapath::wire::{write_due, Reception, MERGED_BUFFER};
+use crate::datapath::wire::{write_due, Reception, MERGED_HEADERS};
 use crate::error::{Result, ShellError};
 use crate::sys::devices;
 use crate::sys::guardian::Guardian;
@@ -356,7 +356,7 @@ fn carry(setup: LaneSetup) -> LaneResult {
     let mut packets: Vec<Packet> = Vec::new();
     let mut out: Vec<Delivery> = Vec::with_capacity(256);
     let mut due: Vec<Vec<(Packet, Nanos)>> = (0..hosts).map(|_| Vec::new()).collect();
-    let mut merged = Vec::with_capacity(MERGED_BUFFER);
+    let mut merged = Vec::with_capacity(MERGED_HEADERS);
     let mut handed = Vec::new();
     // The lane's hosts' devices, then its inbox's wake-up.
     let mut polls: Vec<libc::pollfd> = reads

@@ -37,7 +37,7 @@ use crate::datapath::direction::{
 use crate::datapath::forwarding::{Crossing, Route};
 use crate::datapath::input::Input;
 use crate::datapath::spin::{Plan, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
-use crate::datapath::wire::MERGED_BUFFER;
+use crate::datapath::wire::MERGED_HEADERS;
 use emu_core::ring::spsc;
 use emu_core::time::{monotonic_now, timespec, Nanos};
 use emu_core::Packet;
@@ -160,7 +160,7 @@ impl DirectionPump {
                 lateness: Lateness::default(),
                 overload: Overload::new(label),
                 due: Vec::with_capacity(ARRIVAL_BATCH),
-                merged: Vec::with_capacity(MERGED_BUFFER),
+                merged: Vec::with_capacity(MERGED_HEADERS),
                 handed: None,
                 onward: None,
                 next_publish: 0,

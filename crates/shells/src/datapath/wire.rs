@@ -3,9 +3,10 @@
 //! device takes super-packets. The shells' pumps and the experiments'
 //! fabric both move packets this way, so both cut and merge alike.
 
-use crate::sys::tun::{read_scattered, write_packet, write_raw};
+use crate::sys::tun::{read_scattered, write_gathered, write_packet, MAX_PARTS};
 use emu_core::offload::{
-    continues_run, finish_plain, merge_run, segment, VnetHeader, MAX_MERGED, VNET_HDR_LEN,
+    continues_run, finish_plain, merge_header_len, merged_headers, segment, VnetHeader, MAX_MERGED,
+    VNET_HDR_LEN,
 };
 use emu_core::time::Nanos;
 use emu_core::Packet;
@@ -15,8 +16,9 @@ use std::os::fd::RawFd;
 /// Largest read a TUN device can hand us: a 64 KiB super-packet and its
 /// virtio-net header.
 pub const READ_BUFFER: usize = 65_536 + VNET_HDR_LEN;
-/// Room for the largest merged write (see [`write_due`]).
-pub const MERGED_BUFFER: usize = MAX_MERGED + VNET_HDR_LEN;
+/// Room for the headers of a merged write (see [`write_due`]): the
+/// virtio-net header, IPv6 and TCP with the most options.
+pub const MERGED_HEADERS: usize = VNET_HDR_LEN + 40 + 60;
 
 /// Appends to `out` the packets of one read from a device, all stamped
 /// `now`. The read starts with a virtio-net header and, where the device
@@ -143,7 +145,7 @@ impl Reception {
 pub fn write_due(
     fd: RawFd,
     due: &[(Packet, Nanos)],
-    merged: &mut Vec<u8>,
+    headers: &mut Vec<u8>,
     mut record_lateness: impl FnMut(Nanos),
 ) -> u64 {
     let mut errors = 0;
@@ -153,6 +155,7 @@ pub fn write_due(
         let mut end = start + 1;
         let mut size = first.len();
         while end < due.len()
+            && end - start < MAX_PARTS - 1
             && size + due[end].0.len() <= MAX_MERGED
             && continues_run(first, &due[end - 1].0.data, &due[end].0.data)
         {
@@ -166,11 +169,7 @@ pub fn write_due(
         let written = if end - start == 1 {
             write_packet(fd, first)
         } else {
-            merge_run(
-                due[start..end].iter().map(|(p, _)| p.data.as_slice()),
-                merged,
-            );
-            write_raw(fd, merged)
+            write_run(fd, &due[start..end], headers)
         };
         if written.is_err() {
             errors += (end - start) as u64;
@@ -178,6 +177,29 @@ pub fn write_due(
         start = end;
     }
     errors
+}
+
+/// Writes a run of segments that `continues_run` accepted as one GSO
+/// packet: its headers (built in `headers`), then each segment's payload
+/// where it lies, in one gathering write. Copying the payloads into one
+/// buffer first was a tenth of the experiments' fabric's samples at
+/// 10 Gbit/s (`memmove`).
+fn write_run(fd: RawFd, run: &[(Packet, Nanos)], headers: &mut Vec<u8>) -> io::Result<()> {
+    let (Some((first, _)), Some((last, _))) = (run.first(), run.last()) else {
+        return Ok(());
+    };
+    let Some(header_len) = merge_header_len(&first.data) else {
+        // Not a run continues_run would have made: each on its own.
+        return run.iter().try_for_each(|(p, _)| write_packet(fd, &p.data));
+    };
+    let total = first.len()
+        + run[1..]
+            .iter()
+            .map(|(p, _)| p.len() - header_len)
+            .sum::<usize>();
+    merged_headers(&first.data, &last.data, total, headers);
+    let payloads = run.iter().map(|(p, _)| &p.data[header_len..]);
+    write_gathered(fd, std::iter::once(headers.as_slice()).chain(payloads))
 }
 
 #[cfg(test)]
@@ -253,5 +275,51 @@ mod tests {
             got[0][0].data.capacity()
         );
         assert_eq!(got[1][0].data.capacity(), PLAIN);
+    }
+
+    /// Due packets go out as a device would take them: a run of segments
+    /// of one flow as the one GSO packet `merge_run` makes of them,
+    /// gathered from where they lie; a packet of another flow after it
+    /// on its own, behind an empty virtio-net header.
+    #[test]
+    fn a_run_of_due_segments_is_written_as_one_merged_packet() {
+        use emu_core::offload::merge_run;
+        const ACK: u8 = 0x10;
+        let mut segments = Vec::new();
+        split_read(
+            &tso_read(1448, &tcp_v4(1448 * 40 + 321, ACK)),
+            0,
+            &mut Vec::new(),
+            &mut segments,
+        );
+        assert_eq!(segments.len(), 41);
+        let mut other = tcp_v4(100, ACK);
+        other[21] ^= 1; // another source port: not part of the run
+        let mut due: Vec<(Packet, Nanos)> = segments.iter().map(|p| (p.clone(), 0)).collect();
+        due.push((Packet::new(other.clone(), 0), 0));
+        let mut fds = [0; 2];
+        // SAFETY: creating a socket pair we own and close below.
+        let made =
+            unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET, 0, fds.as_mut_ptr()) };
+        assert_eq!(made, 0);
+        let mut late = 0;
+        let errors = write_due(fds[1], &due, &mut Vec::new(), |_| late += 1);
+        assert_eq!((errors, late), (0, 42));
+        let mut buffer = vec![0u8; READ_BUFFER];
+        let mut next = || {
+            // SAFETY: reading into a buffer we own from our socket.
+            let n = unsafe { libc::read(fds[0], buffer.as_mut_ptr().cast(), buffer.len()) };
+            assert!(n > 0);
+            buffer[..n as usize].to_vec()
+        };
+        let mut merged = Vec::new();
+        merge_run(segments.iter().map(|p| p.data.as_slice()), &mut merged);
+        assert_eq!(next(), merged);
+        assert_eq!(next(), [&[0u8; VNET_HDR_LEN][..], &other].concat());
+        // SAFETY: closing the descriptors made above.
+        unsafe {
+            libc::close(fds[0]);
+            libc::close(fds[1]);
+        }
     }
 }

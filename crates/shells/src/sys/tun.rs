@@ -125,9 +125,32 @@ pub fn write_packet(fd: RawFd, packet: &[u8]) -> io::Result<()> {
     write_parts(fd, &[&WHOLE, packet])
 }
 
-/// Writes bytes that already carry their virtio-net header.
-pub fn write_raw(fd: RawFd, bytes: &[u8]) -> io::Result<()> {
-    write_parts(fd, &[bytes])
+/// Most parts one gathering write takes: a header and the payloads of a
+/// merged run of segments (see `datapath::wire::write_due`).
+pub const MAX_PARTS: usize = 128;
+
+/// Writes `parts`, gathered, as a single packet whose first part starts
+/// with its virtio-net header: a merged run written from where its
+/// segments lie, without copying them into one buffer first. More than
+/// [`MAX_PARTS`] parts is an `InvalidInput` error.
+pub fn write_gathered<'a>(fd: RawFd, parts: impl IntoIterator<Item = &'a [u8]>) -> io::Result<()> {
+    let mut vectors = [libc::iovec {
+        iov_base: std::ptr::null_mut(),
+        iov_len: 0,
+    }; MAX_PARTS];
+    let mut count = 0;
+    for part in parts {
+        let Some(vector) = vectors.get_mut(count) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a gathered write of more than {MAX_PARTS} parts"),
+            ));
+        };
+        vector.iov_base = part.as_ptr() as *mut libc::c_void;
+        vector.iov_len = part.len();
+        count += 1;
+    }
+    write_vectors(fd, &vectors[..count])
 }
 
 /// One gathering write of `parts` as a single packet, retried if a signal
@@ -141,10 +164,14 @@ fn write_parts(fd: RawFd, parts: &[&[u8]]) -> io::Result<()> {
         vector.iov_base = part.as_ptr() as *mut libc::c_void;
         vector.iov_len = part.len();
     }
-    let count = parts.len().min(vectors.len()) as libc::c_int;
+    write_vectors(fd, &vectors[..parts.len().min(2)])
+}
+
+/// `writev` of `vectors`, retried if a signal interrupts it.
+fn write_vectors(fd: RawFd, vectors: &[libc::iovec]) -> io::Result<()> {
     loop {
         // SAFETY: the iovecs point at live buffers of their stated lengths.
-        let n = unsafe { libc::writev(fd, vectors.as_ptr(), count) };
+        let n = unsafe { libc::writev(fd, vectors.as_ptr(), vectors.len() as libc::c_int) };
         if n >= 0 {
             return Ok(());
         }
