@@ -14,7 +14,7 @@
 //! Why two: one thread carried everything, and at 10 Gbit/s with offload
 //! it was saturated while a core stood partly idle; with the
 //! acknowledgements on a thread of their own, 4 cubic flows went from
-//! 4.4–4.8 to 5.1–6.3 Gbit/s on a 2-core VM (`benches/dumbbell.sh`).
+//! 4.4–4.8 to 4.8–6.7 Gbit/s on a 2-core VM (`benches/dumbbell.sh`).
 //! Cost: the second thread spins for its own departures, about 0.4 of a
 //! core more at 1 Gbit/s, where the acknowledgements' lateness into the
 //! senders fell from about 150 µs to about 20 µs at the 99th percentile.
