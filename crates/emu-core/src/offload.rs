@@ -297,12 +297,6 @@ fn split_tcp(packet: &[u8], mss: usize, out: &mut Vec<Vec<u8>>) -> Result<(), Of
     Ok(())
 }
 
-/// The length of the IP and TCP headers of a plain TCP packet we can merge
-/// (see [`continues_run`]), where its payload starts.
-pub fn merge_header_len(packet: &[u8]) -> Option<usize> {
-    tcp_headers(packet).map(|(ip, tcp)| ip + tcp)
-}
-
 /// The IP and TCP header lengths of a plain TCP packet we can merge: IPv4
 /// without options or IPv6 without extension headers.
 fn tcp_headers(packet: &[u8]) -> Option<(usize, usize)> {
@@ -383,31 +377,55 @@ pub fn merge_run<'a>(run: impl IntoIterator<Item = &'a [u8]>, out: &mut Vec<u8>)
     let total = out.len() - VNET_HDR_LEN;
     let mss = first.len() - headers;
     let (vnet, packet) = out.split_at_mut(VNET_HDR_LEN);
-    gso_headers(vnet, &mut packet[..headers], mss, total, last_flags);
+    gso_headers(
+        vnet,
+        &mut packet[..headers],
+        (ip, tcp),
+        mss,
+        total,
+        last_flags,
+    );
 }
 
 /// Writes into `out` the virtio-net header and the IP and TCP headers of
-/// the GSO packet that carries the run of TCP segments from `first` to
-/// `last` (accepted pairwise by `continues_run`), `total` bytes of IP
-/// packet in all: what [`merge_run`] puts in front of the segments'
-/// payloads, for a writer that gathers the payloads where they lie
-/// instead of copying them. The length of `out` less [`VNET_HDR_LEN`] is
-/// where each segment's payload starts.
-pub fn merged_headers(first: &[u8], last: &[u8], total: usize, out: &mut Vec<u8>) {
+/// the GSO packet that carries the run of `count` TCP segments from
+/// `first` to `last` (accepted pairwise by `continues_run`), `bytes` long
+/// together: what [`merge_run`] puts in front of the segments' payloads,
+/// for a writer that gathers the payloads where they lie instead of
+/// copying them. Returns where each segment's payload starts (its header
+/// length); `None`, with `out` empty, if `first` is no TCP packet a run
+/// could start with.
+pub fn merged_headers(
+    first: &[u8],
+    last: &[u8],
+    count: usize,
+    bytes: usize,
+    out: &mut Vec<u8>,
+) -> Option<usize> {
     out.clear();
-    let (ip, tcp) = tcp_headers(first).expect("runs hold plain TCP packets");
+    let (ip, tcp) = tcp_headers(first)?;
     let headers = ip + tcp;
+    let total = bytes - (count - 1) * headers;
     out.extend_from_slice(&[0u8; VNET_HDR_LEN]);
     out.extend_from_slice(&first[..headers]);
     let (vnet, packet) = out.split_at_mut(VNET_HDR_LEN);
-    gso_headers(vnet, packet, first.len() - headers, total, last[ip + 13]);
+    let mss = first.len() - headers;
+    gso_headers(vnet, packet, (ip, tcp), mss, total, last[ip + 13]);
+    Some(headers)
 }
 
 /// Fills `vnet` and fixes up `headers` (the first segment's IP and TCP
-/// headers) for a GSO packet of segments of `mss` payload bytes, `total`
-/// bytes long, whose last segment carries TCP flags `last_flags`.
-fn gso_headers(vnet: &mut [u8], headers: &mut [u8], mss: usize, total: usize, last_flags: u8) {
-    let (ip, tcp) = tcp_headers(headers).expect("runs hold plain TCP packets");
+/// headers, `ip` and `tcp` bytes long) for a GSO packet of segments of
+/// `mss` payload bytes, `total` bytes long, whose last segment carries TCP
+/// flags `last_flags`.
+fn gso_headers(
+    vnet: &mut [u8],
+    headers: &mut [u8],
+    (ip, tcp): (usize, usize),
+    mss: usize,
+    total: usize,
+    last_flags: u8,
+) {
     let v4 = ip == 20;
     vnet[0] = F_NEEDS_CSUM;
     vnet[1] = if v4 { GSO_TCPV4 } else { GSO_TCPV6 };
@@ -690,13 +708,11 @@ mod tests {
             merge_run(segments.iter().map(Vec::as_slice), &mut merged);
             let first = &segments[0];
             let (ip, tcp) = tcp_headers(first).unwrap();
-            let total = first.len()
-                + segments[1..]
-                    .iter()
-                    .map(|s| s.len() - ip - tcp)
-                    .sum::<usize>();
+            let bytes = segments.iter().map(Vec::len).sum();
             let mut gathered = Vec::new();
-            merged_headers(first, segments.last().unwrap(), total, &mut gathered);
+            let last = segments.last().unwrap();
+            let starts = merged_headers(first, last, segments.len(), bytes, &mut gathered);
+            assert_eq!(starts, Some(ip + tcp));
             assert_eq!(gathered.len(), VNET_HDR_LEN + ip + tcp);
             for s in &segments {
                 gathered.extend_from_slice(&s[ip + tcp..]);
