@@ -571,3 +571,67 @@ fn a_study_lists_its_cells_and_refuses_what_it_cannot_run() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A report over a grid that lacks a cell is written, but exits with
+/// status 3 and says what is missing and how to accept it; `--partial`
+/// accepts it (status 0). A whole grid exits 0 without it.
+#[test]
+fn a_report_over_an_incomplete_grid_says_so_in_its_status() {
+    let dir = std::env::temp_dir().join(format!("emu-incomplete-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let root = dir.join("sweep");
+    let run = root.join("cell-0/run-0");
+    std::fs::create_dir_all(run.join("links")).unwrap();
+    std::fs::write(root.join("meta-cell-0.json"), r#"{"cells_in_grid": 2}"#).unwrap();
+    let result = r#"{"cell": 0, "cell_label": "bottleneck.rate=10mbit", "run": 0, "seed": 1,
+        "flows": [{"name": "bulk", "kind": "tcp", "from": "a", "to": "b",
+                   "congestion_control": "cubic", "goodput_bps": 9.5e6, "srtt_ms": null,
+                   "min_rtt_ms": null, "retransmits": 0, "ce_marks": 0, "ece_acked": null,
+                   "ping_rtt_ms": null, "lost_percent": null, "ended": "exit 0"}],
+        "jain_index": 1.0, "accounting_ok": true}"#;
+    std::fs::write(run.join("result.json"), result).unwrap();
+    let report = |extra: &[&str]| {
+        let out_dir = dir.join("out");
+        let _ = std::fs::remove_dir_all(&out_dir);
+        let root = root.display().to_string();
+        let out_arg = out_dir.display().to_string();
+        let mut args = vec!["report", root.as_str(), "--out", out_arg.as_str()];
+        args.extend_from_slice(extra);
+        let out = emu(&args);
+        (out, out_dir.join("summary.json").exists())
+    };
+    let (out, written) = report(&[]);
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(written, "the report of what is there is written: {said}");
+    assert!(
+        stdout(&out).contains("missing cells (1 of 2): 1"),
+        "{}",
+        stdout(&out)
+    );
+    let last = said.lines().last().unwrap_or("");
+    assert!(
+        last.contains("the grid is incomplete (cell 1 missing)") && last.contains("--partial"),
+        "{said}"
+    );
+    let (out, written) = report(&["--partial"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(written);
+    // The cell run: the grid is whole.
+    std::fs::write(root.join("meta-cell-1.json"), r#"{"cells_in_grid": 2}"#).unwrap();
+    let second = root.join("cell-1/run-0");
+    std::fs::create_dir_all(second.join("links")).unwrap();
+    std::fs::write(
+        second.join("result.json"),
+        result.replace(r#""cell": 0"#, r#""cell": 1"#),
+    )
+    .unwrap();
+    let (out, _) = report(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("all 2 cells of the grid are here"),
+        "{}",
+        stdout(&out)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -172,6 +172,19 @@ fn a_udp_flows_figures_equal_a_recount_from_the_link_logs() {
         .iter()
         .sum();
     assert!(got > 2.7e6 && got < 3.3e6, "{got}");
+    // The scheme competes: Jain's index takes both flows by the links'
+    // throughput (the scheme's receiver reports no goodput).
+    let result = &ran.result;
+    assert_eq!(result["jain_measure"], "path-throughput", "{result:#}");
+    assert_eq!(result["jain_flows"], serde_json::json!(["pair", "iperf"]));
+    let [x, y] = ["pair", "iperf"].map(|name| {
+        flow(result, name)["path"]["throughput_bps"]
+            .as_f64()
+            .unwrap()
+    });
+    let index = (x + y).powi(2) / (2.0 * (x * x + y * y));
+    let jain = result["jain_index"].as_f64().unwrap();
+    assert!((jain - index).abs() < 1e-12, "{jain} against {index}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

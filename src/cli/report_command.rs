@@ -62,7 +62,16 @@ pub struct ReportArgs {
     /// (vector), each next to its SVG.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "svg")]
     format: Vec<Format>,
+    /// For directories of `emu run`: exit 0 though cells of the grid are
+    /// missing or have fewer runs than planned (without it: status 3,
+    /// after writing the report of what is there).
+    #[arg(long)]
+    partial: bool,
 }
+
+/// The exit status of a report over an experiment's grid that lacks cells
+/// or runs: written, but not whole.
+const INCOMPLETE: i32 = 3;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
@@ -224,6 +233,7 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
     };
     let mut tables = Vec::new();
     let mut text = String::new();
+    let mut shortfalls = Vec::new();
     for e in &found {
         let merged = match experiment::merge::merge(&e.dirs) {
             Ok(merged) => merged,
@@ -239,6 +249,12 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
             text += &format!("# {}\n", e.name);
         }
         text += &merged.text();
+        if let Some(short) = merged.shortfall() {
+            shortfalls.push(match found.len() {
+                1 => short,
+                _ => format!("{}: {short}", e.name),
+            });
+        }
         tables.push(serde_json::to_value(&merged).map_err(|e| UsageError(e.to_string()))?);
     }
     // One experiment's summary is its merged table, as before studies.
@@ -249,10 +265,24 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
         }).collect::<Vec<_>>() }),
     };
     let json = serde_json::to_string_pretty(&summary).map_err(|e| UsageError(e.to_string()))?;
+    // Whole, or accepted as it is: 0; else `INCOMPLETE`, said last.
+    let status = || {
+        if shortfalls.is_empty() || cli.partial {
+            0
+        } else {
+            eprintln!(
+                "emu report: the grid is incomplete ({}): the report covers what is there; \
+                 run what is missing (`emu run ... --cell K`) and report again, \
+                 or pass --partial to accept it",
+                shortfalls.join("; ")
+            );
+            INCOMPLETE
+        }
+    };
     if cli.json {
         super::output::print_out(format_args!("{json}\n"));
         if cli.out.is_none() {
-            return Ok(0);
+            return Ok(status());
         }
     } else {
         super::output::print_out(text);
@@ -289,7 +319,7 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
                 );
             }
             eprintln!("emu report: wrote {}", written.index.display());
-            Ok(0)
+            Ok(status())
         }
         Err(e) => {
             eprintln!("emu report: writing the pages into {}: {e}", out.display());

@@ -181,6 +181,21 @@ fn runs_planned(cell_dir: &Path) -> Option<u32> {
 }
 
 impl Merged {
+    /// What the grid lacks, in a line (`cells 2, 5 missing; cell 1 has 1
+    /// of 3 runs`), or None if every cell has every run planned.
+    pub fn shortfall(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.missing.is_empty() {
+            let cells: Vec<String> = self.missing.iter().map(|k| k.to_string()).collect();
+            let noun = if cells.len() == 1 { "cell" } else { "cells" };
+            parts.push(format!("{noun} {} missing", cells.join(", ")));
+        }
+        for (cell, found, planned) in &self.incomplete {
+            parts.push(format!("cell {cell} has {found} of {planned} runs"));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
     /// The tables, then what is missing.
     pub fn text(&self) -> String {
         let mut out = results::table(&self.cells);
@@ -226,6 +241,7 @@ mod tests {
             }],
             jain_index: None,
             jain_flows: Vec::new(),
+            jain_measure: Default::default(),
             accounting_ok: true,
         };
         std::fs::write(
@@ -281,6 +297,7 @@ mod tests {
         let text = merged.text();
         assert!(text.contains("20.00 ± 10.00"), "{text}");
         assert!(text.contains("missing cells (2 of 4): 1, 3"), "{text}");
+        assert_eq!(merged.shortfall().unwrap(), "cells 1, 3 missing");
         assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
         let _ = std::fs::remove_dir_all(&base);
     }
@@ -293,6 +310,7 @@ mod tests {
         let merged = merge(std::slice::from_ref(&root)).unwrap();
         assert_eq!(merged.incomplete, vec![(0, 1, 3)]);
         assert!(merged.text().contains("cell 0: 1 of 3 runs finished"));
+        assert_eq!(merged.shortfall().unwrap(), "cell 0 has 1 of 3 runs");
         let empty = base.join("empty");
         std::fs::create_dir_all(&empty).unwrap();
         let error = merge(&[empty]).unwrap_err();

@@ -137,42 +137,95 @@ pub struct RunResult {
     pub run: u32,
     pub seed: u64,
     pub flows: Vec<FlowResult>,
-    /// Over the goodputs of the TCP and UDP flows that go the way most of
-    /// them go (see [`RunResult::with_jain`]), each over its own span.
+    /// Over the goodputs (or the links' throughputs) of the competing
+    /// flows that go the way most of them go (see
+    /// [`RunResult::with_jain`]), each over its own span.
     pub jain_index: Option<f64>,
     /// The flows the index takes.
     #[serde(default)]
     pub jain_flows: Vec<String>,
+    /// What the index is taken over.
+    #[serde(default, skip_serializing_if = "JainMeasure::is_goodput")]
+    pub jain_measure: JainMeasure,
     /// Every link direction's accounting held (see `links.json`).
     pub accounting_ok: bool,
 }
 
 impl RunResult {
-    /// Takes Jain's index over the goodputs of the flows that go the way
-    /// most flows with a goodput go (`left_to_right[i]`: whether flow i
-    /// does; left to right on a tie). A flow the other way crosses the
-    /// bottleneck's other direction and competes with none of them: a
-    /// reverse flow among two equal ones took their index from 0.96 to
-    /// 0.91.
+    /// Takes Jain's index over the flows that compete: those with a
+    /// goodput (TCP and UDP) and Pantheon schemes, which have only the
+    /// links' view, going the way most of them go (`left_to_right[i]`:
+    /// whether flow i does; left to right on a tie). A flow the other way
+    /// crosses the bottleneck's other direction and competes with none of
+    /// them: a reverse flow among two equal ones took their index from
+    /// 0.96 to 0.91. Every flow is taken by one measure: the receivers'
+    /// goodput where each has one, else the links' throughput (with a
+    /// Pantheon scheme among them), so that like is compared with like.
     pub fn with_jain(mut self, left_to_right: &[bool]) -> RunResult {
         let measured: Vec<(&FlowResult, bool)> = self
             .flows
             .iter()
             .zip(left_to_right)
-            .filter(|(f, _)| f.goodput_bps.is_some())
+            .filter(|(f, _)| f.goodput_bps.is_some() || f.is_scheme_on_path())
             .map(|(f, &way)| (f, way))
             .collect();
         let rightwards = measured.iter().filter(|(_, way)| *way).count();
         let way = 2 * rightwards >= measured.len();
-        let taken: Vec<&FlowResult> = measured
+        let competing: Vec<&FlowResult> = measured
             .into_iter()
             .filter(|(_, w)| *w == way)
             .map(|(f, _)| f)
             .collect();
-        let goodputs: Vec<f64> = taken.iter().filter_map(|f| f.goodput_bps).collect();
-        self.jain_index = jain(&goodputs);
-        self.jain_flows = taken.iter().map(|f| f.name.clone()).collect();
+        let measure = match competing.iter().all(|f| f.goodput_bps.is_some()) {
+            true => JainMeasure::Goodput,
+            false => JainMeasure::PathThroughput,
+        };
+        let taken: Vec<(&FlowResult, f64)> = competing
+            .into_iter()
+            .filter_map(|f| Some((f, measure.of(f)?)))
+            .collect();
+        self.jain_index = jain(&taken.iter().map(|(_, v)| *v).collect::<Vec<_>>());
+        self.jain_flows = taken.iter().map(|(f, _)| f.name.clone()).collect();
+        self.jain_measure = measure;
         self
+    }
+}
+
+impl FlowResult {
+    /// A Pantheon scheme the links measured: it competes like a TCP or UDP
+    /// flow, though no receiver of emu's reports its goodput.
+    fn is_scheme_on_path(&self) -> bool {
+        self.kind == "pantheon"
+            && self
+                .path
+                .as_ref()
+                .is_some_and(|p| p.throughput_bps.is_some())
+    }
+}
+
+/// What Jain's index of a run is taken over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JainMeasure {
+    /// The goodput each flow's receiver reports (iperf3).
+    #[default]
+    Goodput,
+    /// The throughput the links' logs give each flow (see
+    /// [`FlowResult::path`]): where some competing flow is a Pantheon
+    /// scheme, whose receiver reports nothing.
+    PathThroughput,
+}
+
+impl JainMeasure {
+    fn of(self, flow: &FlowResult) -> Option<f64> {
+        match self {
+            JainMeasure::Goodput => flow.goodput_bps,
+            JainMeasure::PathThroughput => flow.path.as_ref()?.throughput_bps,
+        }
+    }
+
+    fn is_goodput(&self) -> bool {
+        *self == JainMeasure::Goodput
     }
 }
 
@@ -212,6 +265,9 @@ pub struct CellSummary {
     /// [`RunResult::with_jain`]).
     #[serde(default)]
     pub jain_flows: Vec<String>,
+    /// What the index is taken over (the first run's).
+    #[serde(default, skip_serializing_if = "JainMeasure::is_goodput")]
+    pub jain_measure: JainMeasure,
 }
 
 /// Gathers the runs of one cell.
@@ -255,6 +311,9 @@ pub fn summarize_cell(cell: usize, label: &str, runs: &[RunResult]) -> CellSumma
         flows,
         jain_index: Spread::of(&runs.iter().filter_map(|r| r.jain_index).collect::<Vec<_>>()),
         jain_flows: runs.first().map_or_else(Vec::new, |r| r.jain_flows.clone()),
+        jain_measure: runs
+            .first()
+            .map_or_else(JainMeasure::default, |r| r.jain_measure),
     }
 }
 
@@ -263,10 +322,17 @@ pub fn summarize_cell(cell: usize, label: &str, runs: &[RunResult]) -> CellSumma
 fn jain_scope(cell: &CellSummary) -> String {
     // Results written without `jain_flows` name none.
     let all = cell.jain_flows.is_empty() || cell.jain_flows.len() == cell.flows.len();
-    if cell.jain_index.is_none() || all {
+    let measure = match cell.jain_measure {
+        JainMeasure::Goodput => "",
+        JainMeasure::PathThroughput => " (the links' throughputs)",
+    };
+    if cell.jain_index.is_none() {
         return String::new();
     }
-    format!(" over {}", cell.jain_flows.join(", "))
+    match all {
+        true => measure.to_string(),
+        false => format!(" over {}{measure}", cell.jain_flows.join(", ")),
+    }
 }
 
 fn show(spread: Option<Spread>, scale: f64, digits: usize) -> String {
@@ -411,6 +477,7 @@ mod tests {
                 ],
                 jain_index: None,
                 jain_flows: Vec::new(),
+                jain_measure: Default::default(),
                 accounting_ok: true,
             }
             .with_jain(&[true, true])
@@ -452,6 +519,7 @@ mod tests {
             ],
             jain_index: None,
             jain_flows: Vec::new(),
+            jain_measure: Default::default(),
             accounting_ok: true,
         };
         let one_way = run.clone().with_jain(&[true, false, true, true]);
@@ -469,5 +537,69 @@ mod tests {
         // Most flows right to left: the index takes those.
         let other_way = run.with_jain(&[true, false, false, false]);
         assert_eq!(other_way.jain_flows, ["rev", "b"]);
+    }
+
+    /// A Pantheon scheme competes too: with one among the flows, every
+    /// flow is taken by the links' throughput, its own included; a ping
+    /// (with the links' figures too) stays out.
+    #[test]
+    fn jain_takes_a_pantheon_scheme_by_the_links_throughput() {
+        use crate::flow_paths::PathFigures;
+        let on_path = |bps: f64| {
+            Some(PathFigures {
+                throughput_bps: Some(bps),
+                ..PathFigures::default()
+            })
+        };
+        let flow = |name: &str, kind: &str, goodput: Option<f64>, path: f64| FlowResult {
+            name: name.into(),
+            kind: kind.into(),
+            goodput_bps: goodput,
+            path: on_path(path),
+            ..FlowResult::default()
+        };
+        let run = |flows: Vec<FlowResult>| {
+            RunResult {
+                cell: 0,
+                cell_label: "x".into(),
+                run: 0,
+                seed: 1,
+                flows,
+                jain_index: None,
+                jain_flows: Vec::new(),
+                jain_measure: JainMeasure::default(),
+                accounting_ok: true,
+            }
+            .with_jain(&[true, true, true])
+        };
+        let mixed = run(vec![
+            flow("cubic", "tcp", Some(9.0e6), 10e6),
+            flow("copa", "pantheon", None, 30e6),
+            flow("probe", "ping", None, 0.1e6),
+        ]);
+        assert_eq!(mixed.jain_flows, ["cubic", "copa"]);
+        assert_eq!(mixed.jain_measure, JainMeasure::PathThroughput);
+        // (10 + 30)² / (2 (10² + 30²)) = 0.8; the goodput, 9, is not mixed in.
+        assert!((mixed.jain_index.unwrap() - 0.8).abs() < 1e-12, "{mixed:?}");
+        let text = table(&[summarize_cell(0, "x", std::slice::from_ref(&mixed))]);
+        assert!(
+            text.contains("Jain's index 0.800 over cubic, copa (the links' throughputs)\n"),
+            "{text}"
+        );
+        // TCP alone keeps the receivers' goodput, and says nothing more.
+        let tcp = run(vec![
+            flow("a", "tcp", Some(10e6), 12e6),
+            flow("b", "tcp", Some(10e6), 8e6),
+            flow("probe", "ping", None, 0.1e6),
+        ]);
+        assert_eq!(tcp.jain_measure, JainMeasure::Goodput);
+        assert_eq!(tcp.jain_index, Some(1.0));
+        let json = serde_json::to_string(&tcp).unwrap();
+        assert!(!json.contains("jain_measure"), "{json}");
+        let json = serde_json::to_string(&mixed).unwrap();
+        assert!(
+            json.contains("\"jain_measure\":\"path-throughput\""),
+            "{json}"
+        );
     }
 }

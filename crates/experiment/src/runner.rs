@@ -367,6 +367,7 @@ fn run_with_hosts(
         flows,
         jain_index: None,
         jain_flows: Vec::new(),
+        jain_measure: Default::default(),
         accounting_ok,
     }
     .with_jain(&left_to_right))

@@ -217,6 +217,10 @@ fn spread_table(table: &serde_json::Value, cell: usize) -> String {
             "s"
         },
         spread(&c["jain_index"], 1.0, 3)
+            + match c["jain_measure"].as_str() {
+                Some("path-throughput") => " (over the links' throughputs)",
+                _ => "",
+            }
     );
     for f in c["flows"].as_array().into_iter().flatten() {
         let _ = writeln!(
