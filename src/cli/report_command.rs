@@ -222,7 +222,10 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
 }
 
 /// `emu report` on directories `emu run` wrote: each experiment's cells
-/// merged into the table (printed, and `summary.json`), and its page.
+/// merged into the table (printed, and `summary.json`), and its page; the
+/// status says whether the grid was whole (see [`INCOMPLETE`]).
+// Long: merge, print, write and page are one pass over the experiments
+// found, each step reporting its own failure to the user.
 fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
     let found = match report::results_dir::find(&cli.runs) {
         Ok(found) => found,

@@ -4,7 +4,8 @@
 //! the links between them and the flows to run; [`config`] reads and
 //! checks it, [`sweep`] makes a grid of cells from its lists, [`runner`]
 //! runs one repetition of one cell on real namespaces with emu's fabric,
-//! and [`results`] turns what happened into the numbers papers print.
+//! [`results`] turns what happened into the numbers papers print, and
+//! [`timing`] says whether the run kept time.
 
 pub mod config;
 pub mod congestion;
@@ -18,5 +19,6 @@ pub mod schemes;
 pub mod session;
 pub mod sweep;
 pub mod system;
+pub mod timing;
 pub mod units;
 pub mod wrappers;

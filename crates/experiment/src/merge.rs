@@ -243,6 +243,7 @@ mod tests {
             jain_flows: Vec::new(),
             jain_measure: Default::default(),
             accounting_ok: true,
+            timing_warnings: Vec::new(),
         };
         std::fs::write(
             dir.join("result.json"),

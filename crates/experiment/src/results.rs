@@ -149,6 +149,9 @@ pub struct RunResult {
     pub jain_measure: JainMeasure,
     /// Every link direction's accounting held (see `links.json`).
     pub accounting_ok: bool,
+    /// Where the run did not keep time (see [`crate::timing`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timing_warnings: Vec<String>,
 }
 
 impl RunResult {
@@ -479,6 +482,7 @@ mod tests {
                 jain_flows: Vec::new(),
                 jain_measure: Default::default(),
                 accounting_ok: true,
+                timing_warnings: Vec::new(),
             }
             .with_jain(&[true, true])
         };
@@ -521,6 +525,7 @@ mod tests {
             jain_flows: Vec::new(),
             jain_measure: Default::default(),
             accounting_ok: true,
+            timing_warnings: Vec::new(),
         };
         let one_way = run.clone().with_jain(&[true, false, true, true]);
         assert_eq!(one_way.jain_index, Some(1.0));
@@ -569,6 +574,7 @@ mod tests {
                 jain_flows: Vec::new(),
                 jain_measure: JainMeasure::default(),
                 accounting_ok: true,
+                timing_warnings: Vec::new(),
             }
             .with_jain(&[true, true, true])
         };

@@ -13,6 +13,7 @@ use crate::flow_paths::{self, FlowClaim};
 use crate::flows;
 use crate::marks::{self, FlowEnds};
 use crate::results::{Distribution, FlowResult, RunResult};
+use crate::timing;
 use emu_core::log::{Direction, DropReason, LogWriter};
 use emu_core::time::{monotonic_now, realtime_now, NS_PER_SEC};
 use emu_core::Nanos;
@@ -346,6 +347,7 @@ fn run_with_hosts(
         .map_err(|e| RunError::Failed(format!("writing the packet logs: {e}")))?
         .records_lost;
     let accounting_ok = write_accounting(plan, dir, (&names, start), &result, lost, hosts)?;
+    let timing_warnings = timing_warnings(plan, &result);
     let mut flows = control?;
     let marked: u64 = names
         .iter()
@@ -369,8 +371,40 @@ fn run_with_hosts(
         jain_flows: Vec::new(),
         jain_measure: Default::default(),
         accounting_ok,
+        timing_warnings,
     }
     .with_jain(&left_to_right))
+}
+
+/// What a run's timing calls for saying (see [`crate::timing`]): each
+/// host's deliveries and each lane's time held off a CPU.
+fn timing_warnings(plan: &Plan, result: &shells::dumbbell::FabricResult) -> Vec<String> {
+    let hosts: Vec<timing::HostLateness> = plan
+        .hosts
+        .iter()
+        .zip(&result.lateness)
+        .map(|(host, late)| timing::HostLateness {
+            host: &host.name,
+            packets: late.count(),
+            p99_ns: late.quantile_ns(0.99),
+            max_ns: late.max_ns(),
+        })
+        .collect();
+    let lanes: Vec<timing::LaneHeld> = result
+        .held
+        .iter()
+        .filter_map(|lane| {
+            Some(timing::LaneHeld {
+                lane: match lane.side {
+                    fabric::Side::Left => "left",
+                    fabric::Side::Right => "right",
+                },
+                held_ns: lane.waited_ns?,
+                over_ns: lane.over_ns,
+            })
+        })
+        .collect();
+    timing::warnings(&hosts, &lanes)
 }
 
 /// Where the packet log of link `name` of a run in `dir` goes.

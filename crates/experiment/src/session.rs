@@ -334,7 +334,7 @@ fn run_cells(
 /// Writes run `run` of cell `cell`'s result into its directory, and warns
 /// of what makes its figures doubtful: accounting that does not add up, a
 /// flow whose program failed (it has no figures, or wrong ones; the table
-/// shows a dash).
+/// shows a dash), a run that did not keep time.
 fn keep_result(
     planned: &Planned,
     run: u32,
@@ -363,6 +363,9 @@ fn keep_result(
         .iter()
         .map(|f| (f.name.as_str(), f.cc.as_deref()));
     for warning in crate::congestion::fallbacks(planned_cc, &result.flows) {
+        eprintln!("emu run: warning: cell {cell} run {run}: {warning}");
+    }
+    for warning in &result.timing_warnings {
         eprintln!("emu run: warning: cell {cell} run {run}: {warning}");
     }
     Ok(())

@@ -47,12 +47,12 @@ use crate::datapath::direction::Waits;
 use crate::datapath::input::{Input, Reading};
 use crate::datapath::pump::{realtime_priority, Timing};
 use crate::datapath::spin::{Plan, Spin};
+use crate::sys::epoll::{Epoll, Event, NO_EVENT};
 use crate::sys::tun::readable;
-use emu_core::time::{monotonic_now, Nanos, NS_PER_SEC};
-use nix::sys::epoll::EpollCreateFlags;
+use emu_core::time::{monotonic_now, Nanos};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -136,7 +136,7 @@ fn read_loop(epoll: &Epoll, inputs: &[Arc<Input>], timing: Timing, stop: &Atomic
     // longest spin and probes its way down (see `Spin::probe_due`): until
     // then, departures kept are looked for without sleeping, as before.
     let mut timers = Spin::new(timing.spin, &[]).accepting(timing.slack);
-    let mut events = [libc::epoll_event { events: 0, u64: 0 }; EVENTS];
+    let mut events = [NO_EVENT; EVENTS];
     // Level-triggered: an input with more to read than a round is reported
     // again on the next wait. The wait is bounded although the stop has
     // its own eventfd: a reader that waited without limit woke about 60 µs
@@ -144,7 +144,7 @@ fn read_loop(epoll: &Epoll, inputs: &[Arc<Input>], timing: Timing, stop: &Atomic
     // 40.21 ms against 40.15), and one look every 50 ms costs nothing.
     while !stop.load(Ordering::Acquire) {
         let plan = plan(waits.earliest(), monotonic_now(), &timers, timing.busy_poll);
-        let ready = match epoll.wait(&mut events, plan) {
+        let ready = match wait(epoll, &mut events, plan) {
             Ok(ready) => ready,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(_) => break,
@@ -190,122 +190,15 @@ fn plan(earliest: Option<Nanos>, now: Nanos, timers: &Spin, busy_poll: bool) -> 
     }
 }
 
-/// Whether the kernel has `epoll_pwait2` (5.11 and later), which waits to
-/// the nanosecond; `epoll_wait` counts in milliseconds.
-static PRECISE_WAITS: AtomicBool = AtomicBool::new(true);
-
-/// An epoll instance, closed when dropped. Its waits are this module's
-/// own: `epoll_pwait2` waits to the nanosecond.
-struct Epoll {
-    fd: OwnedFd,
-}
-
-impl Epoll {
-    fn new() -> io::Result<Epoll> {
-        let fd = nix::sys::epoll::Epoll::new(EpollCreateFlags::EPOLL_CLOEXEC)?.0;
-        Ok(Epoll { fd })
+/// Waits on `epoll` for ready inputs as `plan` says: a look, a wait
+/// without a deadline (bounded by [`WAIT_MS`]), or a timed wait to the
+/// nanosecond; how many events were filled in.
+fn wait(epoll: &Epoll, events: &mut [Event], plan: Plan) -> io::Result<usize> {
+    match plan {
+        Plan::Look => epoll.look(events),
+        Plan::Idle => epoll.wait_ms(events, WAIT_MS),
+        Plan::Timed(at) | Plan::Probe(at) => epoll.wait_until(events, at),
     }
-
-    /// Watches `fd` for input, reporting it with `tag`.
-    fn add(&self, fd: RawFd, tag: u64) -> io::Result<()> {
-        let mut event = libc::epoll_event {
-            events: libc::EPOLLIN as u32,
-            u64: tag,
-        };
-        self.control(libc::EPOLL_CTL_ADD, fd, Some(&mut event))
-    }
-
-    fn remove(&self, fd: RawFd) -> io::Result<()> {
-        self.control(libc::EPOLL_CTL_DEL, fd, None)
-    }
-
-    /// `epoll_ctl(2)` on this instance: `op` on `fd` with `event` (none
-    /// for a removal).
-    fn control(
-        &self,
-        op: libc::c_int,
-        fd: RawFd,
-        event: Option<&mut libc::epoll_event>,
-    ) -> io::Result<()> {
-        let event = event.map_or(std::ptr::null_mut(), |e| e as *mut libc::epoll_event);
-        // SAFETY: a valid epoll instance; the event is ours, or null where
-        // the kernel ignores it.
-        if unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd, event) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
-
-    /// Waits for ready descriptors as `plan` says (a timed wait to the
-    /// nanosecond); how many were filled in.
-    fn wait(&self, events: &mut [libc::epoll_event], plan: Plan) -> io::Result<usize> {
-        let fd = self.fd.as_raw_fd();
-        let n = match plan {
-            Plan::Look => epoll_wait(fd, events, 0),
-            Plan::Idle => epoll_wait(fd, events, WAIT_MS),
-            Plan::Timed(at) | Plan::Probe(at) if PRECISE_WAITS.load(Ordering::Relaxed) => {
-                let n = epoll_pwait2(fd, events, at.saturating_sub(monotonic_now()));
-                if n < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
-                    // A kernel before 5.11: look without sleeping, as
-                    // before there were timed waits.
-                    PRECISE_WAITS.store(false, Ordering::Relaxed);
-                    epoll_wait(fd, events, 0)
-                } else {
-                    n
-                }
-            }
-            Plan::Timed(_) | Plan::Probe(_) => epoll_wait(fd, events, 0),
-        };
-        if n < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(n as usize)
-    }
-}
-
-/// `epoll_wait(2)`: waits up to `ms` milliseconds (0: looks) for ready
-/// descriptors of `epfd`; how many were filled in, or -1 with errno set.
-fn epoll_wait(epfd: RawFd, events: &mut [libc::epoll_event], ms: libc::c_int) -> libc::c_int {
-    // SAFETY: the buffer holds `events.len()` entries.
-    unsafe { libc::epoll_wait(epfd, events.as_mut_ptr(), events.len() as libc::c_int, ms) }
-}
-
-/// The kernel's `struct __kernel_timespec`, the timeout of
-/// `epoll_pwait2`: 64-bit seconds and nanoseconds on every architecture,
-/// where the C library's `timespec` has 32-bit seconds on some 32-bit ones.
-#[repr(C)]
-struct KernelTimespec {
-    tv_sec: i64,
-    tv_nsec: i64,
-}
-
-/// `epoll_pwait2(2)`: waits up to `span` nanoseconds for ready
-/// descriptors of `epfd`, with no signal mask; how many were filled in, or
-/// -1 with errno set (ENOSYS on a kernel before 5.11). Made as the system
-/// call itself: the C library's wrapper exists only from glibc 2.35, and a
-/// program that calls it does not link against an older one (RHEL 8 and 9,
-/// Ubuntu 20.04).
-fn epoll_pwait2(epfd: RawFd, events: &mut [libc::epoll_event], span: Nanos) -> libc::c_int {
-    let timeout = KernelTimespec {
-        tv_sec: (span / NS_PER_SEC) as i64,
-        tv_nsec: (span % NS_PER_SEC) as i64,
-    };
-    // The kernel's argument list: epfd, events, maxevents, timeout,
-    // sigmask, sigsetsize (not read when there is no mask).
-    // SAFETY: the buffer holds `events.len()` entries; the timeout is a
-    // valid `__kernel_timespec` for the call's length.
-    let n = unsafe {
-        libc::syscall(
-            libc::SYS_epoll_pwait2,
-            epfd,
-            events.as_mut_ptr(),
-            events.len() as libc::c_int,
-            &timeout as *const KernelTimespec,
-            std::ptr::null::<libc::sigset_t>(),
-            0 as libc::size_t,
-        )
-    };
-    n as libc::c_int
 }
 
 #[cfg(test)]
@@ -352,19 +245,19 @@ mod tests {
         let epoll = Epoll::new().unwrap();
         let input = EventFd::from_flags(EfdFlags::EFD_NONBLOCK | EfdFlags::EFD_CLOEXEC).unwrap();
         epoll.add(input.as_raw_fd(), 7).unwrap();
-        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
+        let mut events = [NO_EVENT; 4];
         let at = monotonic_now() + 2_000_000;
-        assert_eq!(epoll.wait(&mut events, Plan::Timed(at)).unwrap(), 0);
+        assert_eq!(wait(&epoll, &mut events, Plan::Timed(at)).unwrap(), 0);
         assert!(monotonic_now() >= at, "woke before its time");
         // Input ends a long wait at once.
         assert_eq!(input.write(1).unwrap(), 8);
         let far = monotonic_now() + 10_000_000_000;
-        assert_eq!(epoll.wait(&mut events, Plan::Timed(far)).unwrap(), 1);
+        assert_eq!(wait(&epoll, &mut events, Plan::Timed(far)).unwrap(), 1);
         let tag = events[0].u64;
         assert_eq!(tag, 7);
         assert!(monotonic_now() < far);
         // A look returns at once, input or not.
-        assert_eq!(epoll.wait(&mut events, Plan::Look).unwrap(), 1);
+        assert_eq!(wait(&epoll, &mut events, Plan::Look).unwrap(), 1);
     }
 
     /// A reader starts on its epoll set and stop eventfd and stops when
@@ -379,25 +272,5 @@ mod tests {
         Reader::start("emu-test-reader", Vec::new(), timing)
             .unwrap()
             .stop();
-    }
-
-    /// The system call `epoll_pwait2`, made without the C library's
-    /// wrapper, sleeps on an empty set for the span asked, at least, and
-    /// finds nothing.
-    #[test]
-    fn epoll_pwait2_as_a_system_call_waits_its_span() {
-        let epoll = Epoll::new().unwrap();
-        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 4];
-        let span = 3_000_000;
-        let start = monotonic_now();
-        let n = epoll_pwait2(epoll.fd.as_raw_fd(), &mut events, span);
-        let error = io::Error::last_os_error();
-        if n < 0 && error.raw_os_error() == Some(libc::ENOSYS) {
-            eprintln!("skipped: a kernel before 5.11 has no epoll_pwait2");
-            return;
-        }
-        assert_eq!(n, 0, "{error}");
-        let waited = monotonic_now() - start;
-        assert!(waited >= span, "woke after {waited} ns of {span}");
     }
 }
