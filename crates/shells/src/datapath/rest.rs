@@ -23,20 +23,17 @@
 //! and only while the thread had no sleep of its own to speak of; a
 //! thread that sleeps between packets never rests.
 //!
-//! Where this falls short: a wait counts as a sleep however short, and a
-//! look that finds a device ready takes a microsecond or two, so a lane
-//! that spins between departures 12 µs apart counts enough "sleep" never
-//! to rest, and the kernel holds it anyway. The budget is also each
-//! CPU's, not each thread's: the other lane may run in a lane's rest on
-//! the same CPU. At 1 Gbit/s without offload on a 2-core VM the left lane
-//! ran 98% of a CPU and was held about 25 ms once a second. Counting only
-//! waits of 5 µs or more, and resting both lanes together for what their
-//! common sleep fell short of, kept it under the budget but left it
-//! behind (p99 lateness 9–56 ms: a 60 µs sleep on that VM lasts 80–230
-//! µs), and resting as an ordinary thread instead of asleep left it
-//! waiting on the hosts' programs (p99 0.3–1.7 ms). So the rests stay as
-//! they are, and `emu run` says when a lane was held
-//! (`crate::sys::schedstat`, the experiment's `timing_warnings`).
+//! Where this falls short: a lane whose work itself needs more than the
+//! budget. At 1 Gbit/s without offload on a 2-core VM the left lane's
+//! reads, model and writes (each write runs the receiver's TCP) took
+//! about 95% of a CPU, and the kernel held it about 25 ms once a second.
+//! Resting more only defers that work: rests that held the lane's own CPU
+//! time (`CLOCK_THREAD_CPUTIME_ID`) to 94% of each millisecond, with the
+//! lane pinned to a CPU of its own or not, still left it at 95.0% of each
+//! second and held for 120–130 ms in 8 s. The way out is capacity (the
+//! lane's writes on a thread apart from its reads); meanwhile `emu run`
+//! says when a lane was held (`crate::sys::schedstat`, the experiment's
+//! `timing_warnings`).
 
 use emu_core::time::Nanos;
 
