@@ -588,7 +588,8 @@ fn a_report_over_an_incomplete_grid_says_so_in_its_status() {
                    "congestion_control": "cubic", "goodput_bps": 9.5e6, "srtt_ms": null,
                    "min_rtt_ms": null, "retransmits": 0, "ce_marks": 0, "ece_acked": null,
                    "ping_rtt_ms": null, "lost_percent": null, "ended": "exit 0"}],
-        "jain_index": 1.0, "accounting_ok": true}"#;
+        "jain_index": 1.0, "accounting_ok": true,
+        "timing_warnings": ["packets were written into host b late: 0.30 ms at the 99th percentile"]}"#;
     std::fs::write(run.join("result.json"), result).unwrap();
     let report = |extra: &[&str]| {
         let out_dir = dir.join("out");
@@ -613,6 +614,16 @@ fn a_report_over_an_incomplete_grid_says_so_in_its_status() {
     assert!(
         last.contains("the grid is incomplete (cell 1 missing)") && last.contains("--partial"),
         "{said}"
+    );
+    // The run's own word on its timing reaches the reader and the page.
+    assert!(
+        said.contains("cell 0 run 0 did not keep time: packets were written into host b late"),
+        "{said}"
+    );
+    let page = std::fs::read_to_string(dir.join("out/index.html")).unwrap();
+    assert!(
+        page.contains("This run did not keep time: packets were written into host b late"),
+        "the page names it"
     );
     let (out, written) = report(&["--partial"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

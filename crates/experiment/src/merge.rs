@@ -111,6 +111,12 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, String> {
                     file.display()
                 ));
             }
+            for warning in &result.timing_warnings {
+                warnings.push(format!(
+                    "cell {} run {} did not keep time: {warning}",
+                    result.cell, result.run
+                ));
+            }
             labels
                 .entry(result.cell)
                 .or_insert_with(|| result.cell_label.clone());

@@ -86,6 +86,7 @@ pub fn write(
                 run_anchor(cell.cell, run.run),
                 run.run
             );
+            html += &timing_warnings(run);
             html += &utilization(cell, &links);
             html += &figures_html(&figures, &svgs);
         }
@@ -271,6 +272,24 @@ fn bottleneck_logs(run: &Path) -> Vec<(String, PathBuf)> {
 
 /// Each bottleneck's throughput and utilization in each direction its
 /// flows took: over the time they were active, and over the whole run.
+/// What the run said of its own timing (`timing_warnings` in its
+/// result.json): its figures are those of a path slower or burstier than
+/// the one configured.
+fn timing_warnings(run: &RunDir) -> String {
+    let warnings = run.result["timing_warnings"].as_array();
+    warnings
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w.as_str())
+        .map(|w| {
+            format!(
+                "<p class=\"warning\">This run did not keep time: {}</p>\n",
+                escape(w)
+            )
+        })
+        .collect()
+}
+
 fn utilization(cell: &CellDir, links: &[(String, BottleneckSeries)]) -> String {
     let mut html = String::new();
     for (b, (link, s)) in links.iter().enumerate() {
