@@ -1,6 +1,7 @@
 //! What a run measured, per flow and per run, and the figures across
 //! repetitions (mean and standard deviation, as papers print them).
 
+use crate::config::{kind_name, FlowKind};
 use crate::flow_paths::PathFigures;
 use emu_core::flow::FlowTuple;
 use serde::{Deserialize, Serialize};
@@ -198,7 +199,7 @@ impl FlowResult {
     /// A Pantheon scheme the links measured: it competes like a TCP or UDP
     /// flow, though no receiver of emu's reports its goodput.
     fn is_scheme_on_path(&self) -> bool {
-        self.kind == "pantheon"
+        self.kind == kind_name(FlowKind::Pantheon)
             && self
                 .path
                 .as_ref()

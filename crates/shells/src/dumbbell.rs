@@ -573,7 +573,8 @@ fn deliver(
 /// look is one system call, however many devices.
 struct Ready {
     epoll: Epoll,
-    /// What the last look or wait found (tags: host ids, or [`INBOX`]).
+    /// What the last look or wait found (tags: host ids, or [`INBOX`]),
+    /// not yet read.
     events: Vec<Event>,
     found: usize,
 }
@@ -607,11 +608,17 @@ impl Ready {
         self.found > 0
     }
 
-    /// Looks afresh and puts the hosts whose devices are ready in `hosts`.
+    /// Puts the hosts whose devices are ready in `hosts`: those the last
+    /// look or wait found, if it found any and they are not read yet (a
+    /// wait that ended on input is not followed by a second look), or
+    /// else those a look finds now.
     fn hosts(&mut self, hosts: &mut Vec<HostId>) {
         hosts.clear();
-        self.any();
+        if self.found == 0 {
+            self.any();
+        }
         let ready = self.events[..self.found].iter().map(|event| event.u64);
         hosts.extend(ready.filter(|&tag| tag != INBOX).map(|tag| tag as HostId));
+        self.found = 0;
     }
 }

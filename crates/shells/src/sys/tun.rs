@@ -122,7 +122,7 @@ pub unsafe fn read_scattered(fd: RawFd, parts: &[libc::iovec]) -> io::Result<usi
 /// virtio-net header: a whole packet, checksums complete.
 pub fn write_packet(fd: RawFd, packet: &[u8]) -> io::Result<()> {
     static WHOLE: [u8; emu_core::offload::VNET_HDR_LEN] = [0; emu_core::offload::VNET_HDR_LEN];
-    write_parts(fd, &[&WHOLE, packet])
+    write_parts::<2>(fd, [&WHOLE[..], packet])
 }
 
 /// Most parts one gathering write takes: a header and the payloads of a
@@ -134,16 +134,25 @@ pub const MAX_PARTS: usize = 128;
 /// segments lie, without copying them into one buffer first. More than
 /// [`MAX_PARTS`] parts is an `InvalidInput` error.
 pub fn write_gathered<'a>(fd: RawFd, parts: impl IntoIterator<Item = &'a [u8]>) -> io::Result<()> {
+    write_parts::<MAX_PARTS>(fd, parts)
+}
+
+/// One gathering write of at most `N` `parts` as a single packet (more is
+/// an `InvalidInput` error), its vectors on the stack.
+fn write_parts<'a, const N: usize>(
+    fd: RawFd,
+    parts: impl IntoIterator<Item = &'a [u8]>,
+) -> io::Result<()> {
     let mut vectors = [libc::iovec {
         iov_base: std::ptr::null_mut(),
         iov_len: 0,
-    }; MAX_PARTS];
+    }; N];
     let mut count = 0;
     for part in parts {
         let Some(vector) = vectors.get_mut(count) else {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("a gathered write of more than {MAX_PARTS} parts"),
+                format!("a gathered write of more than {N} parts"),
             ));
         };
         vector.iov_base = part.as_ptr() as *mut libc::c_void;
@@ -151,20 +160,6 @@ pub fn write_gathered<'a>(fd: RawFd, parts: impl IntoIterator<Item = &'a [u8]>) 
         count += 1;
     }
     write_vectors(fd, &vectors[..count])
-}
-
-/// One gathering write of `parts` as a single packet, retried if a signal
-/// interrupts it.
-fn write_parts(fd: RawFd, parts: &[&[u8]]) -> io::Result<()> {
-    let mut vectors = [libc::iovec {
-        iov_base: std::ptr::null_mut(),
-        iov_len: 0,
-    }; 2];
-    for (vector, part) in vectors.iter_mut().zip(parts) {
-        vector.iov_base = part.as_ptr() as *mut libc::c_void;
-        vector.iov_len = part.len();
-    }
-    write_vectors(fd, &vectors[..parts.len().min(2)])
 }
 
 /// `writev` of `vectors`, retried if a signal interrupts it.
