@@ -15,5 +15,6 @@ pub mod privilege;
 pub mod rootless;
 pub mod schedstat;
 pub mod signals;
+pub mod timer;
 pub mod tools;
 pub mod tun;
