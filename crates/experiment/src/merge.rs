@@ -192,9 +192,8 @@ impl Merged {
     pub fn shortfall(&self) -> Option<String> {
         let mut parts = Vec::new();
         if !self.missing.is_empty() {
-            let cells: Vec<String> = self.missing.iter().map(|k| k.to_string()).collect();
-            let noun = if cells.len() == 1 { "cell" } else { "cells" };
-            parts.push(format!("{noun} {} missing", cells.join(", ")));
+            let noun = if self.missing.len() == 1 { "cell" } else { "cells" };
+            parts.push(format!("{noun} {} missing", listed(&self.missing)));
         }
         for (cell, found, planned) in &self.incomplete {
             parts.push(format!("cell {cell} has {found} of {planned} runs"));
@@ -212,11 +211,7 @@ impl Merged {
                 out += &format!(
                     "missing cells ({} of {n}): {}\n",
                     self.missing.len(),
-                    self.missing
-                        .iter()
-                        .map(|k| k.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    listed(&self.missing)
                 );
             }
         }
@@ -225,6 +220,12 @@ impl Merged {
         }
         out
     }
+}
+
+/// Cell numbers as a list: `1, 3`.
+fn listed(cells: &[usize]) -> String {
+    let numbers: Vec<String> = cells.iter().map(|k| k.to_string()).collect();
+    numbers.join(", ")
 }
 
 #[cfg(test)]

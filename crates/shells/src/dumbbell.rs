@@ -95,10 +95,11 @@ const MAX_SLEEP: Nanos = 20_000_000;
 /// lane spent 40% of its CPU waiting, in spins or in setting the timer,
 /// and with its work that was all of a core, which the kernel's budget
 /// for the real-time class cuts off for about 25 ms a second. Ticking at
-/// 30 µs: the lane at 58–64% of a core instead of 96–98%, the worst
-/// host's p99 lateness 183 and 196 µs against 1,034 and 1,932 (held),
-/// the median 33 µs against 2 (`benches/dumbbell.sh 8 1gbit`,
-/// interleaved). Sparser departures are spun for as before.
+/// 30 µs: the lane at 58–64% of a core instead of 96–98%, and the worst
+/// host's p99 lateness 139–168 µs in six runs of seven against 257 µs to
+/// 44 ms (held) in six before; the median 33 µs against 2
+/// (`benches/dumbbell.sh 8 1gbit`, interleaved). Sparser departures are
+/// spun for as before.
 const TICK: Nanos = 30_000;
 
 /// A host as the experiment asks for it.
