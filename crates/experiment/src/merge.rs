@@ -192,7 +192,11 @@ impl Merged {
     pub fn shortfall(&self) -> Option<String> {
         let mut parts = Vec::new();
         if !self.missing.is_empty() {
-            let noun = if self.missing.len() == 1 { "cell" } else { "cells" };
+            let noun = if self.missing.len() == 1 {
+                "cell"
+            } else {
+                "cells"
+            };
             parts.push(format!("{noun} {} missing", listed(&self.missing)));
         }
         for (cell, found, planned) in &self.incomplete {
