@@ -270,8 +270,6 @@ fn bottleneck_logs(run: &Path) -> Vec<(String, PathBuf)> {
     links.into_iter().map(|(_, n, p)| (n, p)).collect()
 }
 
-/// Each bottleneck's throughput and utilization in each direction its
-/// flows took: over the time they were active, and over the whole run.
 /// What the run said of its own timing (`timing_warnings` in its
 /// result.json): its figures are those of a path slower or burstier than
 /// the one configured.
@@ -290,6 +288,8 @@ fn timing_warnings(run: &RunDir) -> String {
         .collect()
 }
 
+/// Each bottleneck's throughput and utilization in each direction its
+/// flows took: over the time they were active, and over the whole run.
 fn utilization(cell: &CellDir, links: &[(String, BottleneckSeries)]) -> String {
     let mut html = String::new();
     for (b, (link, s)) in links.iter().enumerate() {

@@ -23,17 +23,20 @@
 //! and only while the thread had no sleep of its own to speak of; a
 //! thread that sleeps between packets never rests.
 //!
-//! Where this falls short: a lane whose work itself needs more than the
-//! budget. At 1 Gbit/s without offload on a 2-core VM the left lane's
-//! reads, model and writes (each write runs the receiver's TCP) took
-//! about 95% of a CPU, and the kernel held it about 25 ms once a second.
-//! Resting more only defers that work: rests that held the lane's own CPU
+//! Where this falls short: a lane that needs more than the budget. At
+//! 1 Gbit/s without offload on a 2-core VM the left lane took about 95%
+//! of a CPU, and the kernel held it about 25 ms once a second. Resting
+//! more only deferred that: rests that held the lane's own CPU
 //! time (`CLOCK_THREAD_CPUTIME_ID`) to 94% of each millisecond, with the
 //! lane pinned to a CPU of its own or not, still left it at 95.0% of each
-//! second and held for 120–130 ms in 8 s. The way out is capacity (the
-//! lane's writes on a thread apart from its reads); meanwhile `emu run`
-//! says when a lane was held (`crate::sys::schedstat`, the experiment's
-//! `timing_warnings`).
+//! second and held for 120–130 ms in 8 s. About 40% of it was waiting
+//! (a spin, or a timer set, before each departure 12 µs apart; the rest
+//! its reads, model and writes, each write running the receiver's TCP): where
+//! deliveries come that close a lane now ticks instead (`TICK` in
+//! `crate::dumbbell`), and at 1 Gbit/s it runs about 60% of a CPU. A lane
+//! whose work alone exceeds the budget needs capacity (its writes on a
+//! thread apart from its reads); `emu run` says when a lane was held
+//! (`crate::sys::schedstat`, the experiment's `timing_warnings`).
 
 use emu_core::time::Nanos;
 
