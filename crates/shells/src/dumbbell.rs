@@ -58,7 +58,9 @@
 use crate::accounting::lateness::Lateness;
 use crate::datapath::handover::Handover;
 use crate::datapath::rest::Rests;
-use crate::datapath::spin::{Plan, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
+use crate::datapath::spin::{
+    Plan, Spacing, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS,
+};
 use crate::datapath::wire::{write_due, Reception, MERGED_HEADERS};
 use crate::error::{Result, ShellError};
 use crate::sys::devices;
@@ -450,7 +452,9 @@ fn carry(setup: LaneSetup) -> LaneResult {
         outbox.give(&mut handed);
         if !out.is_empty() {
             budget.departed(now);
-            spacing.departed(&out);
+            for delivery in &out {
+                spacing.due(delivery.due);
+            }
             deliver(
                 &devices,
                 &mut out,
@@ -536,7 +540,7 @@ fn wait(
     due: Nanos,
     now: Nanos,
 ) -> Nanos {
-    if spacing.is_dense() {
+    if spacing.closer_than(TICK) {
         ready.wait_by(due + TICK);
         return monotonic_now().saturating_sub(now);
     }
@@ -559,46 +563,6 @@ fn wait(
             budget.spend(spun_to.saturating_sub(now));
             0
         }
-    }
-}
-
-/// How far apart, in the model's time, a lane's deliveries come due: a
-/// moving average of about the last sixteen gaps. Taken from the due
-/// times, not from the lane's wake-ups, so that how the lane waits does
-/// not change what it measures.
-#[derive(Debug, Clone, Copy)]
-struct Spacing {
-    mean_gap: f64,
-    last_due: Option<Nanos>,
-}
-
-impl Default for Spacing {
-    /// Sparse until shown otherwise.
-    fn default() -> Spacing {
-        Spacing {
-            mean_gap: MAX_SLEEP as f64,
-            last_due: None,
-        }
-    }
-}
-
-impl Spacing {
-    const WEIGHT: f64 = 1.0 / 16.0;
-
-    /// Takes the due times of `deliveries`, in the order given.
-    fn departed(&mut self, deliveries: &[Delivery]) {
-        for delivery in deliveries {
-            if let Some(last) = self.last_due {
-                let gap = delivery.due.saturating_sub(last) as f64;
-                self.mean_gap += (gap - self.mean_gap) * Self::WEIGHT;
-            }
-            self.last_due = Some(self.last_due.map_or(delivery.due, |l| l.max(delivery.due)));
-        }
-    }
-
-    /// Whether deliveries come closer together than [`TICK`].
-    fn is_dense(&self) -> bool {
-        self.mean_gap < TICK as f64
     }
 }
 
@@ -727,37 +691,5 @@ impl Ready {
         let ready = self.events[..self.found].iter().map(|event| event.u64);
         hosts.extend(ready.filter(|&tag| tag != INBOX).map(|tag| tag as HostId));
         self.found = 0;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn delivery(due: Nanos) -> Delivery {
-        Delivery {
-            host: 0,
-            packet: Packet::new(vec![0u8; 20], 0),
-            due,
-        }
-    }
-
-    /// Deliveries 12 µs apart (1 Gbit/s of full-sized packets) are dense;
-    /// 120 µs apart (100 Mbit/s) are not, nor is a lane that has delivered
-    /// nothing yet; and two due at once after a sparse spell do not make
-    /// it dense.
-    #[test]
-    fn deliveries_closer_than_the_tick_are_dense() {
-        let mut spacing = Spacing::default();
-        assert!(!spacing.is_dense());
-        let spaced = |gap: Nanos| (1..200).map(|i| delivery(i * gap)).collect::<Vec<_>>();
-        spacing.departed(&spaced(12_000));
-        assert!(spacing.is_dense());
-        let mut sparse = Spacing::default();
-        sparse.departed(&spaced(120_000));
-        assert!(!sparse.is_dense());
-        let end = 200 * 120_000;
-        sparse.departed(&[delivery(end), delivery(end)]);
-        assert!(!sparse.is_dense(), "two at once are not a rate");
     }
 }

@@ -13,6 +13,7 @@ use crate::accounting::lateness::Lateness;
 use crate::accounting::live::{LiveCounters, PUBLISH_EVERY_NS};
 use crate::accounting::overload::Overload;
 use crate::datapath::forwarding::{Crossing, Route};
+use crate::datapath::spin::Spacing;
 use crate::datapath::wire::write_due;
 use emu_core::ring::{Consumer, Producer};
 use emu_core::time::{monotonic_now, Nanos};
@@ -116,6 +117,9 @@ pub(crate) struct Model {
     pub(crate) shell: usize,
     pub(crate) news: Sender<PumpNews>,
     pub(crate) live: Arc<LiveCounters>,
+    /// How far apart the departures come due, whoever writes them: the
+    /// pump ticks where they are close (see `crate::datapath::pump`).
+    pub(crate) spacing: Spacing,
 }
 
 /// Where a direction hands the packets it lets leave, when the namespace
@@ -184,6 +188,7 @@ impl Model {
         link.advance(now);
         let mut handed = false;
         while let Some((mut packet, due)) = link.pop_due_written_at(now) {
+            self.spacing.due(due);
             match (&mut self.onward, shared.onward.get()) {
                 (Some(onward), Some(next))
                     if onward.crossing.forward(&mut packet.data, onward.towards) =>

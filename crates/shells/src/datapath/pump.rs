@@ -2,7 +2,11 @@
 //! direction's reader thread, which stamps each packet's arrival as it
 //! comes off the TUN device; see [`crate::datapath::reader`]), and a pump thread that
 //! writes each packet out when the link model says it is due — sleeping
-//! until shortly before, then spinning.
+//! until shortly before, then spinning. Where departures come closer
+//! together than the slack (1 Gbit/s: one every 12 µs), the pump ticks
+//! instead: it sleeps on a timer kept set a slack after the next departure
+//! and writes everything due when it wakes, merged per flow (see
+//! `Waiting::tick`).
 //!
 //! The link model and everything that writes lives behind one lock, taken
 //! by whichever thread has work. A packet due the moment it is read (no
@@ -36,8 +40,11 @@ use crate::datapath::direction::{
 };
 use crate::datapath::forwarding::{Crossing, Route};
 use crate::datapath::input::Input;
-use crate::datapath::spin::{Plan, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS};
+use crate::datapath::spin::{
+    Plan, Spacing, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS,
+};
 use crate::datapath::wire::MERGED_HEADERS;
+use crate::sys::timer::KeptTimer;
 use emu_core::ring::spsc;
 use emu_core::time::{monotonic_now, timespec, Nanos};
 use emu_core::Packet;
@@ -168,6 +175,7 @@ impl DirectionPump {
                 shell,
                 news,
                 live: live.clone(),
+                spacing: Spacing::default(),
             }),
             sleeping: AtomicBool::new(false),
             sleep_until: AtomicU64::new(u64::MAX),
@@ -287,7 +295,7 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
     let (mut wrote, mut loaded) = (false, false);
     loop {
         waits.run_due();
-        let (deadline, runs) = match run_turn(shared, &mut waiting, &mut waits) {
+        let (deadline, runs, dense) = match run_turn(shared, &mut waiting, &mut waits) {
             Step::Again {
                 wrote: w,
                 loaded: l,
@@ -303,9 +311,10 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
                 wrote: w,
                 deadline,
                 runs,
+                dense,
             } => {
                 wrote |= w;
-                (deadline, runs)
+                (deadline, runs, dense)
             }
         };
         let now = monotonic_now();
@@ -324,6 +333,14 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
         };
         match deadline {
             Some(d) if d <= now => continue,
+            Some(d)
+                if waits.is_empty()
+                    && waiting.tick_wait(shared, waiting.ticks_to(dense, d, now)) =>
+            {
+                waiting.allowed_before_departure(0);
+                (wrote, loaded) = (false, false);
+                continue;
+            }
             Some(_) => waiting.allowed_before_departure(spin_now),
             None => {}
         }
@@ -377,6 +394,15 @@ struct Waiting {
     rings: Spin,
     budget: Option<SpinBudget>,
     busy_poll: bool,
+    /// Where the model's departures come closer together than this, the
+    /// pump neither spins to each nor sets a timer for each: it sleeps on
+    /// a timer kept set ([`Waiting::timer`]) to this long after the next
+    /// due time at the latest, and writes everything due when it wakes,
+    /// merged per flow. A write is then up to this long late, besides the
+    /// wake-up's own lateness. None where the spin is fixed, the pump
+    /// busy polls, or the slack is zero (exact writes asked for).
+    tick: Option<Nanos>,
+    timer: Option<KeptTimer>,
     /// The spins allowed before departures, summed and counted: what the
     /// summary reports, which with a budget is less than the estimate.
     allowed: u128,
@@ -415,11 +441,16 @@ impl Waiting {
         // here: this decides who sees to a close departure, not how exactly
         // (a thread that keeps one sleeps until its own spin before it).
         let rings = Spin::new(fixed, &samples);
+        // A slack of zero asks for exact writes: spun for, never ticked.
+        let tick = (fixed.is_none() && timing.slack > 0).then_some(timing.slack);
+        let timer = tick.and_then(|_| KeptTimer::new().ok());
         let waiting = Waiting {
             spin,
             rings,
             budget,
             busy_poll: timing.busy_poll,
+            tick: tick.filter(|_| timer.is_some()),
+            timer,
             allowed: 0,
             decisions: 0,
         };
@@ -434,6 +465,51 @@ impl Waiting {
             Some(budget) => budget.allow(self.spin.current(), now),
             None => self.spin.current(),
         }
+    }
+
+    /// Where the pump waits for a departure due at `due` by ticking: the
+    /// time its kept timer must go off by, a tick after `due`, if the
+    /// model's departures are `dense` and `due` is within a tick of `now`
+    /// (a further one is slept for as a sparse one is, announced, so that
+    /// a reader wakes the pump for what comes due sooner).
+    fn ticks_to(&self, dense: bool, due: Nanos, now: Nanos) -> Option<Nanos> {
+        let tick = self.tick.filter(|_| dense)?;
+        (due <= now.saturating_add(tick)).then(|| due.saturating_add(tick))
+    }
+
+    /// Waits for the kept timer to go off by `until` (None: does not wait),
+    /// or for the pump to be stopped. Readers are not told the pump
+    /// sleeps: what they hand over waits for the tick, as it would for a
+    /// pump busy writing. False if it did not wait (the pump then waits as
+    /// for sparse departures).
+    fn tick_wait(&mut self, shared: &Shared, until: Option<Nanos>) -> bool {
+        let (Some(timer), Some(until)) = (self.timer.as_mut(), until) else {
+            return false;
+        };
+        if timer.by(until).is_err() {
+            return false;
+        }
+        let mut fds = [
+            libc::pollfd {
+                fd: shared.wake.fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: timer.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two valid pollfds, no timeout.
+        unsafe { libc::ppoll(fds.as_mut_ptr(), 2, std::ptr::null(), std::ptr::null()) };
+        if fds[1].revents != 0 {
+            timer.went_off();
+        }
+        if fds[0].revents != 0 {
+            shared.wake.clear();
+        }
+        true
     }
 
     /// Counts a spin allowed before a departure.
@@ -475,6 +551,9 @@ enum Step {
         wrote: bool,
         deadline: Option<Nanos>,
         runs: u64,
+        /// The model's departures come closer together than the pump's
+        /// tick (see [`Waiting::tick`]).
+        dense: bool,
     },
 }
 
@@ -507,10 +586,14 @@ fn run_turn(shared: &Arc<Shared>, waiting: &mut Waiting, waits: &mut Waits) -> S
     }
     let deadline = model.next_event();
     let runs = shared.reader_runs.load(Ordering::SeqCst);
+    let dense = waiting
+        .tick
+        .is_some_and(|tick| model.spacing.closer_than(tick));
     Step::Idle {
         wrote,
         deadline,
         runs,
+        dense,
     }
 }
 
@@ -725,6 +808,40 @@ mod tests {
             sleep(&wake, Some(target), 0),
             Slept::Timer { woke } if woke >= target
         ));
+    }
+
+    fn waiting_with(tick: Option<Nanos>) -> Waiting {
+        Waiting {
+            spin: Spin::new(None, &[10_000]),
+            rings: Spin::new(None, &[10_000]),
+            budget: None,
+            busy_poll: false,
+            tick,
+            timer: None,
+            allowed: 0,
+            decisions: 0,
+        }
+    }
+
+    /// Dense departures within a tick are waited for on the kept timer, a
+    /// tick after them; sparse ones, one further than a tick (a reader
+    /// must be able to wake the pump for what comes sooner), and a pump
+    /// without a tick (slack zero, a fixed spin) wait as before.
+    #[test]
+    fn only_dense_departures_within_a_tick_are_ticked_for() {
+        let ticking = waiting_with(Some(20_000));
+        let now = 1_000_000;
+        assert_eq!(
+            ticking.ticks_to(true, now + 12_000, now),
+            Some(now + 32_000)
+        );
+        assert_eq!(
+            ticking.ticks_to(true, now + 20_000, now),
+            Some(now + 40_000)
+        );
+        assert_eq!(ticking.ticks_to(true, now + 20_001, now), None);
+        assert_eq!(ticking.ticks_to(false, now + 12_000, now), None);
+        assert_eq!(waiting_with(None).ticks_to(true, now + 12_000, now), None);
     }
 
     #[test]

@@ -300,6 +300,54 @@ impl SpinBudget {
     }
 }
 
+/// How far apart, in the model's time, a thread's departures come due: a
+/// moving average of about the last sixteen gaps between distinct due
+/// times. Taken from the due times, not from the thread's wake-ups, so
+/// that how the thread waits does not change what it measures; packets
+/// due at one instant (a super-packet's segments through a delay) are one
+/// wake-up's work, not a rate. Where the average is below a tick, the
+/// thread waits for a timer kept set (`crate::sys::timer::KeptTimer`) at
+/// most a tick after the next due time and writes everything due then,
+/// instead of spinning to each departure: see `crate::dumbbell` and
+/// `crate::datapath::pump`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Spacing {
+    mean_gap: f64,
+    last_due: Option<Nanos>,
+}
+
+impl Default for Spacing {
+    /// Sparse until shown otherwise.
+    fn default() -> Spacing {
+        Spacing {
+            mean_gap: BUDGET_GAPS_BELOW as f64,
+            last_due: None,
+        }
+    }
+}
+
+impl Spacing {
+    const WEIGHT: f64 = 1.0 / 16.0;
+
+    /// Takes one departure's due time; departures come in due order.
+    pub(crate) fn due(&mut self, due: Nanos) {
+        match self.last_due {
+            Some(last) if due > last => {
+                let gap = (due - last) as f64;
+                self.mean_gap += (gap - self.mean_gap) * Self::WEIGHT;
+                self.last_due = Some(due);
+            }
+            Some(_) => {}
+            None => self.last_due = Some(due),
+        }
+    }
+
+    /// Whether departures come due closer together than `tick`.
+    pub(crate) fn closer_than(&self, tick: Nanos) -> bool {
+        self.mean_gap < tick as f64
+    }
+}
+
 /// How a thread that sleeps on a timer and also watches its devices (a
 /// reader keeping a departure, the experiments' fabric thread) waits for
 /// a departure; see [`Spin::plan`].
@@ -627,6 +675,40 @@ mod tests {
         // 1 Gbit/s: 12 µs apart, a 3 µs spin after slack.
         assert_eq!(sleep_before(12_000, 3_000), None);
         assert_eq!(sleep_before(5_000, 20_000), None);
+    }
+
+    /// Departures 12 µs apart (1 Gbit/s of full-sized packets) are closer
+    /// than a 30 µs tick; 120 µs apart (100 Mbit/s) are not, nor are none
+    /// yet; and packets due at one instant (a burst through a delay) do
+    /// not make a sparse thread dense.
+    #[test]
+    fn departures_closer_than_the_tick_are_dense() {
+        let tick = 30_000;
+        let spaced = |spacing: &mut Spacing, gap: Nanos, from: Nanos| {
+            for i in 1..200 {
+                spacing.due(from + i * gap);
+            }
+        };
+        let mut dense = Spacing::default();
+        assert!(!dense.closer_than(tick));
+        spaced(&mut dense, 12_000, 0);
+        assert!(dense.closer_than(tick));
+        let mut sparse = Spacing::default();
+        spaced(&mut sparse, 120_000, 0);
+        assert!(!sparse.closer_than(tick));
+        let end = 200 * 120_000;
+        for _ in 0..100 {
+            sparse.due(end);
+        }
+        assert!(!sparse.closer_than(tick), "a burst due at once is no rate");
+        // Bursts of 44 due together, 500 µs apart: sparse.
+        let mut bursts = Spacing::default();
+        for burst in 1..100 {
+            for _ in 0..44 {
+                bursts.due(burst * 500_000);
+            }
+        }
+        assert!(!bursts.closer_than(tick));
     }
 
     #[test]
