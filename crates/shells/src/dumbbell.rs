@@ -425,7 +425,7 @@ fn carry(setup: LaneSetup) -> LaneResult {
     let mut timers = Spin::new(None, &samples).accepting(slack);
     let mut budget = SpinBudget::new(monotonic_now());
     let mut rests = Rests::new(monotonic_now());
-    let mut spacing = Spacing::default();
+    let mut spacing = Spacing::between_deliveries(MAX_SLEEP);
     loop {
         ready.hosts(&mut ready_hosts);
         let took = read_hosts(

@@ -175,7 +175,7 @@ impl DirectionPump {
                 shell,
                 news,
                 live: live.clone(),
-                spacing: Spacing::default(),
+                spacing: Spacing::between_instants(),
             }),
             sleeping: AtomicBool::new(false),
             sleep_until: AtomicU64::new(u64::MAX),
