@@ -6,7 +6,7 @@
 //! together than the slack (1 Gbit/s: one every 12 µs), the pump ticks
 //! instead: it sleeps on a timer kept set a slack after the next departure
 //! and writes everything due when it wakes, merged per flow (see
-//! `Waiting::tick`).
+//! `Ticker`).
 //!
 //! The link model and everything that writes lives behind one lock, taken
 //! by whichever thread has work. A packet due the moment it is read (no
@@ -335,7 +335,10 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
             Some(d) if d <= now => continue,
             Some(d)
                 if waits.is_empty()
-                    && waiting.tick_wait(shared, waiting.ticks_to(dense, d, now)) =>
+                    && waiting
+                        .tick
+                        .as_mut()
+                        .is_some_and(|tick| tick.wait(&shared.wake, dense, d, now)) =>
             {
                 waiting.allowed_before_departure(0);
                 (wrote, loaded) = (false, false);
@@ -394,19 +397,72 @@ struct Waiting {
     rings: Spin,
     budget: Option<SpinBudget>,
     busy_poll: bool,
-    /// Where the model's departures come closer together than this, the
-    /// pump neither spins to each nor sets a timer for each: it sleeps on
-    /// a timer kept set ([`Waiting::timer`]) to this long after the next
-    /// due time at the latest, and writes everything due when it wakes,
-    /// merged per flow. A write is then up to this long late, besides the
-    /// wake-up's own lateness. None where the spin is fixed, the pump
-    /// busy polls, or the slack is zero (exact writes asked for).
-    tick: Option<Nanos>,
-    timer: Option<KeptTimer>,
+    /// How the pump waits where departures come closer together than its
+    /// tick (see [`Ticker`]); None where the spin is fixed, the pump busy
+    /// polls, or the slack is zero (exact writes asked for).
+    tick: Option<Ticker>,
     /// The spins allowed before departures, summed and counted: what the
     /// summary reports, which with a budget is less than the estimate.
     allowed: u128,
     decisions: u64,
+}
+
+/// Where the model's departures come closer together than `every`, the
+/// pump neither spins to each nor sets a timer for each: it sleeps on a
+/// timer kept set to `every` after the next due time at the latest, and
+/// writes everything due when it wakes, merged per flow. A write is then
+/// up to `every` late, besides the wake-up's own lateness.
+struct Ticker {
+    every: Nanos,
+    timer: KeptTimer,
+}
+
+impl Ticker {
+    /// The ticker of a pump whose spin is `fixed` (or adapts: None) with
+    /// `slack`: none for a fixed spin or busy polling, nor for a slack of
+    /// zero, which asks for exact writes. Without a timer descriptor the
+    /// pump spins as for sparse departures.
+    fn for_timing(fixed: Option<Nanos>, slack: Nanos) -> Option<Ticker> {
+        if fixed.is_some() || slack == 0 {
+            return None;
+        }
+        let timer = KeptTimer::new().ok()?;
+        Some(Ticker {
+            every: slack,
+            timer,
+        })
+    }
+
+    /// When the timer must go off by for a departure due at `due`: a tick
+    /// after it, if the model's departures are `dense` and `due` is within
+    /// a tick of `now`. A further one is slept for as a sparse one is,
+    /// announced, so that a reader wakes the pump for what comes due
+    /// sooner.
+    fn deadline(&self, dense: bool, due: Nanos, now: Nanos) -> Option<Nanos> {
+        (dense && due <= now.saturating_add(self.every)).then(|| due.saturating_add(self.every))
+    }
+
+    /// Waits, if the departures are `dense` and the one due at `due` is
+    /// close (see [`Ticker::deadline`]), for the kept timer or for the pump
+    /// to be stopped; whether it waited. Readers are not told the pump
+    /// sleeps: what they hand over waits for the tick, as it would for a
+    /// pump busy writing.
+    fn wait(&mut self, wake: &Wake, dense: bool, due: Nanos, now: Nanos) -> bool {
+        let Some(until) = self.deadline(dense, due, now) else {
+            return false;
+        };
+        if self.timer.by(until).is_err() {
+            return false;
+        }
+        let (_, [rung, went_off]) = poll_readable([wake.fd.as_raw_fd(), self.timer.fd()], None);
+        if went_off {
+            self.timer.went_off();
+        }
+        if rung {
+            wake.clear();
+        }
+        true
+    }
 }
 
 impl Waiting {
@@ -441,16 +497,13 @@ impl Waiting {
         // here: this decides who sees to a close departure, not how exactly
         // (a thread that keeps one sleeps until its own spin before it).
         let rings = Spin::new(fixed, &samples);
-        // A slack of zero asks for exact writes: spun for, never ticked.
-        let tick = (fixed.is_none() && timing.slack > 0).then_some(timing.slack);
-        let timer = tick.and_then(|_| KeptTimer::new().ok());
+        let tick = Ticker::for_timing(fixed, timing.slack);
         let waiting = Waiting {
             spin,
             rings,
             budget,
             busy_poll: timing.busy_poll,
-            tick: tick.filter(|_| timer.is_some()),
-            timer,
+            tick,
             allowed: 0,
             decisions: 0,
         };
@@ -465,51 +518,6 @@ impl Waiting {
             Some(budget) => budget.allow(self.spin.current(), now),
             None => self.spin.current(),
         }
-    }
-
-    /// Where the pump waits for a departure due at `due` by ticking: the
-    /// time its kept timer must go off by, a tick after `due`, if the
-    /// model's departures are `dense` and `due` is within a tick of `now`
-    /// (a further one is slept for as a sparse one is, announced, so that
-    /// a reader wakes the pump for what comes due sooner).
-    fn ticks_to(&self, dense: bool, due: Nanos, now: Nanos) -> Option<Nanos> {
-        let tick = self.tick.filter(|_| dense)?;
-        (due <= now.saturating_add(tick)).then(|| due.saturating_add(tick))
-    }
-
-    /// Waits for the kept timer to go off by `until` (None: does not wait),
-    /// or for the pump to be stopped. Readers are not told the pump
-    /// sleeps: what they hand over waits for the tick, as it would for a
-    /// pump busy writing. False if it did not wait (the pump then waits as
-    /// for sparse departures).
-    fn tick_wait(&mut self, shared: &Shared, until: Option<Nanos>) -> bool {
-        let (Some(timer), Some(until)) = (self.timer.as_mut(), until) else {
-            return false;
-        };
-        if timer.by(until).is_err() {
-            return false;
-        }
-        let mut fds = [
-            libc::pollfd {
-                fd: shared.wake.fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: timer.fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: two valid pollfds, no timeout.
-        unsafe { libc::ppoll(fds.as_mut_ptr(), 2, std::ptr::null(), std::ptr::null()) };
-        if fds[1].revents != 0 {
-            timer.went_off();
-        }
-        if fds[0].revents != 0 {
-            shared.wake.clear();
-        }
-        true
     }
 
     /// Counts a spin allowed before a departure.
@@ -552,7 +560,7 @@ enum Step {
         deadline: Option<Nanos>,
         runs: u64,
         /// The model's departures come closer together than the pump's
-        /// tick (see [`Waiting::tick`]).
+        /// tick (see [`Ticker`]).
         dense: bool,
     },
 }
@@ -588,7 +596,8 @@ fn run_turn(shared: &Arc<Shared>, waiting: &mut Waiting, waits: &mut Waits) -> S
     let runs = shared.reader_runs.load(Ordering::SeqCst);
     let dense = waiting
         .tick
-        .is_some_and(|tick| model.spacing.closer_than(tick));
+        .as_ref()
+        .is_some_and(|tick| model.spacing.closer_than(tick.every));
     Step::Idle {
         wrote,
         deadline,
@@ -752,19 +761,9 @@ pub(crate) fn realtime_priority() {
 /// time since that ring, milliseconds, and a single such sample can hold
 /// the spin at hundreds of microseconds for a whole run.
 fn sleep(wake: &Wake, until: Option<Nanos>, since: Nanos) -> Slept {
-    let mut fds = [libc::pollfd {
-        fd: wake.fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    }];
-    let timeout = until.map(|t| timespec(t.saturating_sub(monotonic_now())));
-    let timeout_ptr = timeout
-        .as_ref()
-        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: one valid pollfd and an optional valid timespec.
-    let ready = unsafe { libc::ppoll(fds.as_mut_ptr(), 1, timeout_ptr, std::ptr::null()) };
+    let (ready, [rung]) = poll_readable([wake.fd.as_raw_fd()], until);
     let woke = monotonic_now();
-    if fds[0].revents != 0 {
+    if rung {
         Slept::Rung {
             rung: wake.clear().filter(|&rung| rung >= since),
             woke,
@@ -775,6 +774,34 @@ fn sleep(wake: &Wake, until: Option<Nanos>, since: Nanos) -> Slept {
         // Interrupted by a signal: neither a timer's nor a ring's lateness.
         Slept::Stale
     }
+}
+
+/// Waits until one of `fds` is readable, or until the monotonic time
+/// `until` (None: no limit): what `ppoll` answered (0: the time ran out;
+/// below 0: a signal), and which were readable.
+fn poll_readable<const N: usize>(
+    fds: [RawFd; N],
+    until: Option<Nanos>,
+) -> (libc::c_int, [bool; N]) {
+    let mut polled = fds.map(|fd| libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    });
+    let timeout = until.map(|t| timespec(t.saturating_sub(monotonic_now())));
+    let timeout_ptr = timeout
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: N valid pollfds and an optional valid timespec.
+    let ready = unsafe {
+        libc::ppoll(
+            polled.as_mut_ptr(),
+            N as libc::nfds_t,
+            timeout_ptr,
+            std::ptr::null(),
+        )
+    };
+    (ready, polled.map(|p| p.revents != 0))
 }
 
 #[cfg(test)]
@@ -810,38 +837,29 @@ mod tests {
         ));
     }
 
-    fn waiting_with(tick: Option<Nanos>) -> Waiting {
-        Waiting {
-            spin: Spin::new(None, &[10_000]),
-            rings: Spin::new(None, &[10_000]),
-            budget: None,
-            busy_poll: false,
-            tick,
-            timer: None,
-            allowed: 0,
-            decisions: 0,
-        }
-    }
-
     /// Dense departures within a tick are waited for on the kept timer, a
     /// tick after them; sparse ones, one further than a tick (a reader
     /// must be able to wake the pump for what comes sooner), and a pump
     /// without a tick (slack zero, a fixed spin) wait as before.
     #[test]
     fn only_dense_departures_within_a_tick_are_ticked_for() {
-        let ticking = waiting_with(Some(20_000));
+        let ticking = Ticker::for_timing(None, 20_000).unwrap();
         let now = 1_000_000;
         assert_eq!(
-            ticking.ticks_to(true, now + 12_000, now),
+            ticking.deadline(true, now + 12_000, now),
             Some(now + 32_000)
         );
         assert_eq!(
-            ticking.ticks_to(true, now + 20_000, now),
+            ticking.deadline(true, now + 20_000, now),
             Some(now + 40_000)
         );
-        assert_eq!(ticking.ticks_to(true, now + 20_001, now), None);
-        assert_eq!(ticking.ticks_to(false, now + 12_000, now), None);
-        assert_eq!(waiting_with(None).ticks_to(true, now + 12_000, now), None);
+        assert_eq!(ticking.deadline(true, now + 20_001, now), None);
+        assert_eq!(ticking.deadline(false, now + 12_000, now), None);
+        assert!(Ticker::for_timing(None, 0).is_none(), "slack zero");
+        assert!(
+            Ticker::for_timing(Some(5_000), 20_000).is_none(),
+            "fixed spin"
+        );
     }
 
     #[test]
