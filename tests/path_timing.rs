@@ -82,9 +82,9 @@ fn busy_poll_keeps_the_path_exact() {
 /// At 1 Gbit/s a departure is due every 12 µs. The pump then ticks: it
 /// waits on a timer kept set a slack after the next departure and writes
 /// what is due, merged, instead of spinning to each. The rate stays
-/// exact, every packet is accounted for, and the spin the summary reports
-/// is all but none. `--slack 0` asks for exact writes: spun for, not
-/// ticked.
+/// exact, every packet is accounted for, the spin the summary reports is
+/// all but none, and most waits ticked. `--slack 0` asks for exact
+/// writes: spun for, never ticked.
 #[test]
 fn dense_departures_tick_and_keep_the_rate() {
     let Some(_serial) = start() else { return };
@@ -119,13 +119,16 @@ fn dense_departures_tick_and_keep_the_rate() {
             .find(|d| d["direction"] == "uplink")
             .unwrap();
         let spin = uplink["spin_ns"].as_u64().unwrap();
+        let ticked = uplink["ticked_share"].as_f64().unwrap();
         if ticks {
             assert!(
                 spin < 2_000,
                 "the pump spun {spin} ns a departure: {uplink}"
             );
+            assert!(ticked > 0.5, "the pump ticked for {ticked} of its waits");
         } else {
             assert!(spin >= 2_000, "the pump did not spin: {uplink}");
+            assert_eq!(ticked, 0.0, "the pump ticked with --slack 0: {uplink}");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

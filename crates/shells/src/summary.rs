@@ -63,6 +63,24 @@ pub(crate) fn summarize(
     }
 }
 
+/// How a direction's pump waited for departures: its mean spin, the
+/// slack it accepted, and the share of its waits it ticked for where any.
+fn waiting(r: &DirectionResult) -> String {
+    let mut said = match (r.spin, r.slack) {
+        (Some(spin), Some(slack)) => format!(
+            "spin {:.0} us, slack {:.0} us",
+            spin as f64 / 1e3,
+            slack as f64 / 1e3
+        ),
+        (Some(spin), None) => format!("spin {:.0} us", spin as f64 / 1e3),
+        (None, _) => "busy poll".to_string(),
+    };
+    if let Some(share) = r.ticked_share.filter(|share| *share > 0.0) {
+        said += &format!(", {:.0}% of waits ticked", share * 100.0);
+    }
+    said
+}
+
 /// A direction's accounting line: read = delivered + dropped + queued,
 /// and how late its writes were.
 fn direction_line(description: &str, direction: Direction, r: &DirectionResult) -> String {
@@ -88,15 +106,7 @@ fn direction_line(description: &str, direction: Direction, r: &DirectionResult) 
         part(r.write_errors > 0, || format!(" ({} writes refused by the kernel)", r.write_errors)),
         r.lateness.mean_ns() / 1e3,
         r.lateness.quantile_ns(0.99) as f64 / 1e3,
-        match (r.spin, r.slack) {
-            (Some(spin), Some(slack)) => format!(
-                "spin {:.0} us, slack {:.0} us",
-                spin as f64 / 1e3,
-                slack as f64 / 1e3
-            ),
-            (Some(spin), None) => format!("spin {:.0} us", spin as f64 / 1e3),
-            (None, _) => "busy poll".to_string(),
-        },
+        waiting(r),
     )
 }
 
@@ -156,6 +166,7 @@ fn direction_json(
         "queue": r.link.queue_description(),
         "departure_lateness": r.lateness.to_json(),
         "spin_ns": r.spin,
+        "ticked_share": r.ticked_share,
         "slack_ns": r.slack,
         "overload": {
             "windows": r.overload.windows,
@@ -291,6 +302,7 @@ mod tests {
             overload: Default::default(),
             spin: Some(3_000),
             slack: Some(20_000),
+            ticked_share: Some(0.0),
             kernel: KernelDrops {
                 known: true,
                 ring: 5,
@@ -318,6 +330,7 @@ mod tests {
         assert!(summary.text.contains("the kernel dropped 5 on the way in"));
         assert_eq!(parsed["directions"][0]["slack_ns"], 20_000);
         assert!(summary.text.contains("(spin 3 us, slack 20 us)"));
+        assert_eq!(parsed["directions"][0]["ticked_share"], 0.0);
         assert_eq!(parsed["receivers"]["udp_buffer_drops_outside"], 7);
         assert!(summary
             .text

@@ -97,7 +97,7 @@ pub struct Devices {
 
 /// The pump thread of one direction, its input and what they share.
 pub struct DirectionPump {
-    pump: Option<JoinHandle<Option<Nanos>>>,
+    pump: Option<JoinHandle<Waited>>,
     /// The slack its spin accepted, for the summary.
     slack: Option<Nanos>,
     input: Arc<Input>,
@@ -129,6 +129,9 @@ pub struct DirectionResult {
     /// The lateness the adaptive spin accepted (see [`Timing::slack`]);
     /// None where the spin was fixed or the pump busy polled.
     pub slack: Option<Nanos>,
+    /// Of the pump's waits for a departure, the share it ticked for (see
+    /// [`Ticker`]) instead of spinning; None without a wait.
+    pub ticked_share: Option<f64>,
 }
 
 /// The overload windows of one direction.
@@ -253,7 +256,7 @@ impl DirectionPump {
         let read = self.input.read() + handed_in;
         self.shared.stop.store(true, Ordering::Release);
         self.shared.wake.ring();
-        let spin = self
+        let Waited { spin, ticked_share } = self
             .pump
             .take()
             .expect("finish is called once")
@@ -277,15 +280,23 @@ impl DirectionPump {
             kernel: Default::default(),
             spin,
             slack: self.slack,
+            ticked_share,
         }
     }
 }
 
-/// Runs until stopped; returns the spin it ended with (None: it busy
-/// polled). Each turn runs the model on what arrived and lets leave what
+/// How a pump waited for its departures, for the summary.
+struct Waited {
+    /// The mean spin it allowed itself (None: it busy polled).
+    spin: Option<Nanos>,
+    /// The share of its waits it ticked for (None: it waited for none).
+    ticked_share: Option<f64>,
+}
+
+/// Runs until stopped; returns how it waited. Each turn runs the model on what arrived and lets leave what
 /// is due; then the pump either takes what its writes caused, or waits
 /// for the next departure.
-fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
+fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Waited {
     let mut waiting = Waiting::start(shared, timing);
     // Departures of other directions this pump took on while following
     // its writes (see `takes_what_it_caused`).
@@ -340,7 +351,7 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Option<Nanos> {
                         .as_mut()
                         .is_some_and(|tick| tick.wait(&shared.wake, dense, d, now)) =>
             {
-                waiting.allowed_before_departure(0);
+                waiting.ticked_before_departure();
                 (wrote, loaded) = (false, false);
                 continue;
             }
@@ -405,6 +416,8 @@ struct Waiting {
     /// summary reports, which with a budget is less than the estimate.
     allowed: u128,
     decisions: u64,
+    /// Of those decisions, the waits ticked for (counted as no spin).
+    ticked: u64,
 }
 
 /// Where the model's departures come closer together than `every`, the
@@ -506,6 +519,7 @@ impl Waiting {
             tick,
             allowed: 0,
             decisions: 0,
+            ticked: 0,
         };
         waiting.publish_ring_lateness(shared);
         waiting
@@ -526,6 +540,12 @@ impl Waiting {
         self.decisions += 1;
     }
 
+    /// Counts a wait for a departure that ticked: no spin.
+    fn ticked_before_departure(&mut self) {
+        self.allowed_before_departure(0);
+        self.ticked += 1;
+    }
+
     /// Tells the readers how late this pump runs after a ring (see
     /// `Shared::ring_lateness`).
     fn publish_ring_lateness(&self, shared: &Shared) {
@@ -536,14 +556,17 @@ impl Waiting {
         }
     }
 
-    /// The spin the pump ended with, for the summary: the mean of those
-    /// it allowed (None: it busy polled).
-    fn ended(&self) -> Option<Nanos> {
+    /// How the pump waited, for the summary: the mean of the spins it
+    /// allowed (None: it busy polled), and the share of its waits ticked.
+    fn ended(&self) -> Waited {
         let spun = match self.decisions {
             0 => self.spin.current(),
             n => (self.allowed / u128::from(n)) as Nanos,
         };
-        (!self.busy_poll).then_some(spun)
+        Waited {
+            spin: (!self.busy_poll).then_some(spun),
+            ticked_share: (self.decisions > 0).then(|| self.ticked as f64 / self.decisions as f64),
+        }
     }
 }
 
