@@ -59,7 +59,7 @@ use crate::accounting::lateness::Lateness;
 use crate::datapath::handover::Handover;
 use crate::datapath::rest::Rests;
 use crate::datapath::spin::{
-    Plan, Spacing, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS,
+    Plan, Spacing, Spin, SpinBudget, Tick, CALIBRATION_SLEEP, CALIBRATION_SLEEPS,
 };
 use crate::datapath::wire::{write_due, Reception, MERGED_HEADERS};
 use crate::error::{Result, ShellError};
@@ -87,13 +87,9 @@ pub const HOST_DEVICE: &str = "emu0";
 const READ_BATCH: usize = 64;
 /// Longest sleep, so a stop request is seen promptly.
 const MAX_SLEEP: Nanos = 20_000_000;
-/// Where a lane's departures come closer together than this (on average,
-/// see [`Spacing`]), it waits neither by spinning to each
-/// nor on a timer set for each: it sleeps until input, or on a timer kept
-/// set ([`KeptTimer`]) to this long after the next due time at the latest,
-/// and writes everything due when it wakes, merged per host. A write is
-/// then up to this long late, besides the wake-up's own lateness.
-/// Why: at 1 Gbit/s without offload (a departure every 12 µs) the left
+/// How a lane ticks (see [`Tick`]): input wakes it, so for any departure
+/// where they come closer together than 30 µs, sleeping on its hosts'
+/// devices and the kept timer. Why: at 1 Gbit/s without offload (a departure every 12 µs) the left
 /// lane spent 40% of its CPU waiting, in spins or in setting the timer,
 /// and with its work that was all of a core, which the kernel's budget
 /// for the real-time class cuts off for about 25 ms a second. Ticking at
@@ -101,8 +97,13 @@ const MAX_SLEEP: Nanos = 20_000_000;
 /// host's p99 lateness 139–168 µs in six runs of seven against 257 µs to
 /// 44 ms (held) in six before; the median 33 µs against 2
 /// (`benches/dumbbell.sh 8 1gbit`, interleaved). Sparser departures are
-/// spun for as before.
-const TICK: Nanos = 30_000;
+/// spun for as before. A pump ticks at the run's slack (20 µs by
+/// default); the lane's 30 µs is the period its measurements were made
+/// with.
+const TICK: Tick = Tick {
+    every: 30_000,
+    woken_by_input: true,
+};
 
 /// A host as the experiment asks for it.
 #[derive(Debug, Clone)]
@@ -540,8 +541,8 @@ fn wait(
     due: Nanos,
     now: Nanos,
 ) -> Nanos {
-    if spacing.closer_than(TICK) {
-        ready.wait_by(due + TICK);
+    if let Some(until) = TICK.until(spacing, due, now) {
+        ready.wait_by(until);
         return monotonic_now().saturating_sub(now);
     }
     let spin = budget.allow(timers.current(), now);

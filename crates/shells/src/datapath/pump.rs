@@ -41,7 +41,7 @@ use crate::datapath::direction::{
 use crate::datapath::forwarding::{Crossing, Route};
 use crate::datapath::input::Input;
 use crate::datapath::spin::{
-    Plan, Spacing, Spin, SpinBudget, CALIBRATION_SLEEP, CALIBRATION_SLEEPS,
+    Plan, Spacing, Spin, SpinBudget, Tick, CALIBRATION_SLEEP, CALIBRATION_SLEEPS,
 };
 use crate::datapath::wire::MERGED_HEADERS;
 use crate::sys::timer::KeptTimer;
@@ -306,7 +306,7 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Waited {
     let (mut wrote, mut loaded) = (false, false);
     loop {
         waits.run_due();
-        let (deadline, runs, dense) = match run_turn(shared, &mut waiting, &mut waits) {
+        let (deadline, runs, spacing) = match run_turn(shared, &mut waiting, &mut waits) {
             Step::Again {
                 wrote: w,
                 loaded: l,
@@ -322,10 +322,10 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Waited {
                 wrote: w,
                 deadline,
                 runs,
-                dense,
+                spacing,
             } => {
                 wrote |= w;
-                (deadline, runs, dense)
+                (deadline, runs, spacing)
             }
         };
         let now = monotonic_now();
@@ -349,7 +349,7 @@ fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Waited {
                     && waiting
                         .tick
                         .as_mut()
-                        .is_some_and(|tick| tick.wait(&shared.wake, dense, d, now)) =>
+                        .is_some_and(|tick| tick.wait(&shared.wake, &spacing, d, now)) =>
             {
                 waiting.ticked_before_departure();
                 (wrote, loaded) = (false, false);
@@ -420,13 +420,11 @@ struct Waiting {
     ticked: u64,
 }
 
-/// Where the model's departures come closer together than `every`, the
-/// pump neither spins to each nor sets a timer for each: it sleeps on a
-/// timer kept set to `every` after the next due time at the latest, and
-/// writes everything due when it wakes, merged per flow. A write is then
-/// up to `every` late, besides the wake-up's own lateness.
+/// A pump's ticking (see [`Tick`]): at its slack, and only for a
+/// departure within a tick, since its readers do not wake it while it
+/// ticks; with the timer it keeps set.
 struct Ticker {
-    every: Nanos,
+    tick: Tick,
     timer: KeptTimer,
 }
 
@@ -441,27 +439,21 @@ impl Ticker {
         }
         let timer = KeptTimer::new().ok()?;
         Some(Ticker {
-            every: slack,
+            tick: Tick {
+                every: slack,
+                woken_by_input: false,
+            },
             timer,
         })
     }
 
-    /// When the timer must go off by for a departure due at `due`: a tick
-    /// after it, if the model's departures are `dense` and `due` is within
-    /// a tick of `now`. A further one is slept for as a sparse one is,
-    /// announced, so that a reader wakes the pump for what comes due
-    /// sooner.
-    fn deadline(&self, dense: bool, due: Nanos, now: Nanos) -> Option<Nanos> {
-        (dense && due <= now.saturating_add(self.every)).then(|| due.saturating_add(self.every))
-    }
-
-    /// Waits, if the departures are `dense` and the one due at `due` is
-    /// close (see [`Ticker::deadline`]), for the kept timer or for the pump
-    /// to be stopped; whether it waited. Readers are not told the pump
-    /// sleeps: what they hand over waits for the tick, as it would for a
-    /// pump busy writing.
-    fn wait(&mut self, wake: &Wake, dense: bool, due: Nanos, now: Nanos) -> bool {
-        let Some(until) = self.deadline(dense, due, now) else {
+    /// Waits, if the pump ticks for the departure due at `due` with its
+    /// model's departures spaced as `spacing` (see [`Tick::until`]), for
+    /// the kept timer or for the pump to be stopped; whether it waited.
+    /// Readers are not told the pump sleeps: what they hand over waits for
+    /// the tick, as it would for a pump busy writing.
+    fn wait(&mut self, wake: &Wake, spacing: &Spacing, due: Nanos, now: Nanos) -> bool {
+        let Some(until) = self.tick.until(spacing, due, now) else {
             return false;
         };
         if self.timer.by(until).is_err() {
@@ -582,9 +574,8 @@ enum Step {
         wrote: bool,
         deadline: Option<Nanos>,
         runs: u64,
-        /// The model's departures come closer together than the pump's
-        /// tick (see [`Ticker`]).
-        dense: bool,
+        /// How far apart the model's departures come due, for the tick.
+        spacing: Spacing,
     },
 }
 
@@ -617,15 +608,11 @@ fn run_turn(shared: &Arc<Shared>, waiting: &mut Waiting, waits: &mut Waits) -> S
     }
     let deadline = model.next_event();
     let runs = shared.reader_runs.load(Ordering::SeqCst);
-    let dense = waiting
-        .tick
-        .as_ref()
-        .is_some_and(|tick| model.spacing.closer_than(tick.every));
     Step::Idle {
         wrote,
         deadline,
         runs,
-        dense,
+        spacing: model.spacing,
     }
 }
 
@@ -860,24 +847,19 @@ mod tests {
         ));
     }
 
-    /// Dense departures within a tick are waited for on the kept timer, a
-    /// tick after them; sparse ones, one further than a tick (a reader
-    /// must be able to wake the pump for what comes sooner), and a pump
-    /// without a tick (slack zero, a fixed spin) wait as before.
+    /// A pump ticks at its slack, for departures within a tick only (a
+    /// reader must be able to wake it for what comes sooner); a pump
+    /// without a tick (slack zero, a fixed spin) waits as for sparse ones.
     #[test]
-    fn only_dense_departures_within_a_tick_are_ticked_for() {
+    fn a_pump_ticks_at_its_slack_for_near_departures_only() {
         let ticking = Ticker::for_timing(None, 20_000).unwrap();
-        let now = 1_000_000;
         assert_eq!(
-            ticking.deadline(true, now + 12_000, now),
-            Some(now + 32_000)
+            ticking.tick,
+            Tick {
+                every: 20_000,
+                woken_by_input: false
+            }
         );
-        assert_eq!(
-            ticking.deadline(true, now + 20_000, now),
-            Some(now + 40_000)
-        );
-        assert_eq!(ticking.deadline(true, now + 20_001, now), None);
-        assert_eq!(ticking.deadline(false, now + 12_000, now), None);
         assert!(Ticker::for_timing(None, 0).is_none(), "slack zero");
         assert!(
             Ticker::for_timing(Some(5_000), 20_000).is_none(),

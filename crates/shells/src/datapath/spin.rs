@@ -304,10 +304,7 @@ impl SpinBudget {
 /// moving average of about the last sixteen gaps between due times.
 /// Taken from the due times, not from the thread's wake-ups, so that how
 /// the thread waits does not change what it measures. Where the average
-/// is below a tick, the thread waits for a timer kept set
-/// (`crate::sys::timer::KeptTimer`) at most a tick after the next due time
-/// and writes everything due then, instead of spinning to each departure:
-/// see `crate::dumbbell` and `crate::datapath::pump`.
+/// is below a tick, the thread ticks (see [`Tick`]).
 ///
 /// A pump's packets due at one instant (a super-packet's segments through
 /// a delay) are one wake-up's work, not a rate: it counts only the gaps
@@ -363,6 +360,35 @@ impl Spacing {
     /// Whether departures come due closer together than `tick`.
     pub(crate) fn closer_than(&self, tick: Nanos) -> bool {
         self.mean_gap < tick as f64
+    }
+}
+
+/// The one rule for ticking. Where a thread's departures come closer
+/// together than `every` (see [`Spacing`]), it neither spins to each
+/// nor sets a timer for each: it sleeps on a timer kept set
+/// (`crate::sys::timer::KeptTimer`) `every` after the next due time at the
+/// latest, and writes everything due when it wakes, merged. A write is
+/// then up to `every` late, besides the wake-up's own lateness; the
+/// wake-ups and timer settings saved are one per departure (at 1 Gbit/s
+/// a pump at 54% of a core instead of 100%, see docs/performance.md).
+///
+/// A thread that input wakes while it ticks (a lane, which sleeps on its
+/// hosts' devices) ticks for any departure; one that input does not wake
+/// (a pump: its readers are not told it sleeps) ticks only for a departure
+/// within `every`, and sleeps for a further one as for a sparse one,
+/// announced, so that a reader wakes it for what comes due sooner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tick {
+    pub every: Nanos,
+    pub woken_by_input: bool,
+}
+
+impl Tick {
+    /// When a thread whose departures are spaced as `spacing` wakes for
+    /// the one due at `due`, if it ticks for it: a tick after it.
+    pub(crate) fn until(&self, spacing: &Spacing, due: Nanos, now: Nanos) -> Option<Nanos> {
+        let near = self.woken_by_input || due <= now.saturating_add(self.every);
+        (spacing.closer_than(self.every) && near).then(|| due.saturating_add(self.every))
     }
 }
 
@@ -741,6 +767,32 @@ mod tests {
         }
         assert!(lane.closer_than(tick), "ties count as no gap");
         assert!(!pump.closer_than(tick));
+    }
+
+    /// Dense departures are ticked for, a tick after them; sparse ones are
+    /// not. A thread input does not wake ticks only for a departure
+    /// within a tick; one input wakes ticks for any.
+    #[test]
+    fn the_tick_waits_a_tick_after_dense_departures() {
+        let (mut dense, sparse) = (Spacing::between_instants(), Spacing::between_instants());
+        for i in 1..200 {
+            dense.due(i * 12_000);
+        }
+        let now = 1_000_000;
+        let pump = Tick {
+            every: 20_000,
+            woken_by_input: false,
+        };
+        assert_eq!(pump.until(&dense, now + 12_000, now), Some(now + 32_000));
+        assert_eq!(pump.until(&dense, now + 20_000, now), Some(now + 40_000));
+        assert_eq!(pump.until(&dense, now + 20_001, now), None, "too far");
+        assert_eq!(pump.until(&sparse, now + 12_000, now), None, "sparse");
+        let lane = Tick {
+            every: 30_000,
+            woken_by_input: true,
+        };
+        assert_eq!(lane.until(&dense, now + 500_000, now), Some(now + 530_000));
+        assert_eq!(lane.until(&sparse, now + 12_000, now), None, "sparse");
     }
 
     #[test]
