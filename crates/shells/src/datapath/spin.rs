@@ -209,9 +209,6 @@ const BUDGET_DEPTH: Nanos = 2 * MAX_SPIN;
 /// for new packets often finds its next departure a few hundred
 /// microseconds off, and must spin for it in full all the same.
 pub const BUDGET_GAPS_BELOW: Nanos = 500_000;
-/// Weight of each gap between departures in their average (about the
-/// last sixteen).
-const GAP_WEIGHT: f64 = 1.0 / 16.0;
 /// A spin this short is allowed whatever the budget: a timed sleep as
 /// short saves about what the wake-up that ends it costs, and ends late
 /// (see [`SHORTEST_SLEEP`]).
@@ -245,9 +242,9 @@ pub struct SpinBudget {
     /// (a departure waited for), repaid before the next spin.
     tokens: f64,
     last: Nanos,
-    /// The average time between the pump's own departures, and the last.
-    mean_gap: f64,
-    last_departure: Nanos,
+    /// How far apart the pump writes its own departures: when it runs,
+    /// which is what keeps its CPU from halting.
+    writes: Spacing,
 }
 
 impl SpinBudget {
@@ -257,16 +254,13 @@ impl SpinBudget {
             tokens: BUDGET_DEPTH as f64,
             last: now,
             // Sparse until shown otherwise: full spins.
-            mean_gap: BUDGET_GAPS_BELOW as f64,
-            last_departure: now,
+            writes: Spacing::between_deliveries(BUDGET_GAPS_BELOW).counting_from(now),
         }
     }
 
     /// The pump wrote departures of its own model at `now`.
     pub fn departed(&mut self, now: Nanos) {
-        let gap = now.saturating_sub(self.last_departure) as f64;
-        self.last_departure = self.last_departure.max(now);
-        self.mean_gap += (gap - self.mean_gap) * GAP_WEIGHT;
+        self.writes.due(now);
     }
 
     /// The spin allowed at `now`, at most `wanted`: all of it while
@@ -296,15 +290,16 @@ impl SpinBudget {
     /// Whether the pump departs often enough for the budget to hold it
     /// (see [`BUDGET_GAPS_BELOW`]).
     fn holds(&self) -> bool {
-        self.mean_gap < BUDGET_GAPS_BELOW as f64
+        self.writes.closer_than(BUDGET_GAPS_BELOW)
     }
 }
 
-/// How far apart, in the model's time, a thread's departures come due: a
-/// moving average of about the last sixteen gaps between due times.
-/// Taken from the due times, not from the thread's wake-ups, so that how
-/// the thread waits does not change what it measures. Where the average
-/// is below a tick, the thread ticks (see [`Tick`]).
+/// How far apart a thread's departures come: a moving average of about
+/// the last sixteen gaps. For the tick, the gaps between due times in the
+/// model's time, not the thread's wake-ups, so that how the thread waits
+/// does not change what it measures: where the average is below a tick,
+/// the thread ticks (see [`Tick`]). For a pump's spin budget, the gaps
+/// between its writes (see [`SpinBudget`]).
 ///
 /// A pump's packets due at one instant (a super-packet's segments through
 /// a delay) are one wake-up's work, not a rate: it counts only the gaps
@@ -341,6 +336,15 @@ impl Spacing {
             mean_gap: sparse as f64,
             last_due: None,
             counts_ties: true,
+        }
+    }
+
+    /// Counts the first gap from `start` (a budget's creation) instead of
+    /// from the first departure.
+    pub(crate) fn counting_from(self, start: Nanos) -> Spacing {
+        Spacing {
+            last_due: Some(start),
+            ..self
         }
     }
 
