@@ -91,7 +91,8 @@ pub struct FlowResult {
     pub congestion_control: Option<String>,
     /// Bits per second the receiver got (TCP and UDP flows).
     pub goodput_bps: Option<f64>,
-    /// The sender's smoothed RTT over the samples, in milliseconds (TCP).
+    /// The sender's smoothed RTT over the samples, in milliseconds (TCP),
+    /// past the start-up the flow's `omit` leaves out.
     pub srtt_ms: Option<Distribution>,
     /// The kernel's minimum RTT at the end, in milliseconds (TCP).
     pub min_rtt_ms: Option<f64>,

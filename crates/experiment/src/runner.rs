@@ -945,6 +945,25 @@ fn esce_acked(
         .map(|c| c.esce_acked_bytes)
 }
 
+/// The smoothed RTTs (ms) of the samples `timed` (seconds into the run) of
+/// a flow's data socket, past the start-up (`omit` after its `start`) its
+/// goodput leaves out, so that both describe the same seconds; all of them
+/// where it omits nothing or no sample falls past it (a flow that ended
+/// early).
+fn steady_srtts(timed: &[&(f64, TcpSample)], start: Nanos, omit: Nanos) -> Vec<f64> {
+    let from = (start + omit) as f64 / NS_PER_SEC as f64;
+    let srtt = |s: &TcpSample| s.srtt_us as f64 / 1e3;
+    let past: Vec<f64> = timed
+        .iter()
+        .filter(|(time, _)| *time >= from)
+        .map(|(_, s)| srtt(s))
+        .collect();
+    if omit == 0 || past.is_empty() {
+        return timed.iter().map(|(_, s)| srtt(s)).collect();
+    }
+    past
+}
+
 fn flow_result(
     plan: &Plan,
     flow: &FlowPlan,
@@ -983,7 +1002,7 @@ fn flow_result(
                 .filter(|(_, s)| s.inode == inode && s.srtt_us > 0)
                 .collect();
             let own: Vec<&TcpSample> = timed.iter().map(|(_, s)| s).collect();
-            let srtts: Vec<f64> = own.iter().map(|s| s.srtt_us as f64 / 1e3).collect();
+            let srtts = steady_srtts(&timed, flow.start, flow.omit);
             // Without a program that reports it (a Pantheon scheme), the
             // goodput is what the sender's socket saw acknowledged between
             // its first and last samples.
@@ -1016,7 +1035,33 @@ pub fn run_dir(out: &Path, cell: usize, run: u32) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::fit_to_width;
+    use super::{fit_to_width, steady_srtts};
+    use shells::tcp_info::TcpSample;
+
+    /// A flow started 1 s into the run with 3 s omitted: its srtt is taken
+    /// from 4 s on, where its goodput is; omitting nothing, or a flow that
+    /// ended before 4 s, keeps every sample.
+    #[test]
+    fn the_srtt_leaves_out_the_omitted_start_up() {
+        let samples: Vec<(f64, TcpSample)> =
+            [(1.5, 80_000), (3.9, 60_000), (4.0, 21_000), (5.0, 22_000)]
+                .into_iter()
+                .map(|(time, srtt_us)| {
+                    (
+                        time,
+                        TcpSample {
+                            srtt_us,
+                            ..TcpSample::default()
+                        },
+                    )
+                })
+                .collect();
+        let timed: Vec<&(f64, TcpSample)> = samples.iter().collect();
+        let s = 1_000_000_000;
+        assert_eq!(steady_srtts(&timed, s, 3 * s), vec![21.0, 22.0]);
+        assert_eq!(steady_srtts(&timed, s, 0), vec![80.0, 60.0, 21.0, 22.0]);
+        assert_eq!(steady_srtts(&timed[..2], s, 3 * s), vec![80.0, 60.0]);
+    }
 
     #[test]
     fn the_progress_line_fits_the_terminal() {
