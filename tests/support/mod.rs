@@ -172,11 +172,59 @@ pub fn wait_until_clean(pid: u32, marker: &str) -> Vec<String> {
     }
 }
 
+/// A fresh directory named for a test, `emu-it-NAME-PID` in the temp
+/// directory. It is removed when the test binary exits, with every other
+/// one it made, unless a test failed: then they are all kept, for a look,
+/// and the exit says where. Without that a run of the suite left about
+/// half a gigabyte behind.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("emu-it-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
+    scratch::remember(&dir);
     dir
+}
+
+/// The test binary's scratch directories, removed at its exit unless a
+/// test panicked.
+mod scratch {
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Mutex, Once};
+
+    static MADE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+    static PANICKED: AtomicBool = AtomicBool::new(false);
+
+    pub fn remember(dir: &Path) {
+        static HOOKS: Once = Once::new();
+        HOOKS.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                PANICKED.store(true, Ordering::SeqCst);
+                previous(info);
+            }));
+            // SAFETY: registers a plain function to run at exit.
+            unsafe { libc::atexit(remove_at_exit) };
+        });
+        let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+        if !made.iter().any(|d| d == dir) {
+            made.push(dir.to_path_buf());
+        }
+    }
+
+    extern "C" fn remove_at_exit() {
+        let made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+        if PANICKED.load(Ordering::SeqCst) {
+            eprintln!("a test failed: its scratch directories are kept:");
+            for dir in made.iter().filter(|d| d.exists()) {
+                eprintln!("  {}", dir.display());
+            }
+            return;
+        }
+        for dir in made.iter() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
 }
 
 pub fn wait_for_device(pid: u32) {
