@@ -293,9 +293,9 @@ struct Waited {
     ticked_share: Option<f64>,
 }
 
-/// Runs until stopped; returns how it waited. Each turn runs the model on what arrived and lets leave what
-/// is due; then the pump either takes what its writes caused, or waits
-/// for the next departure.
+/// Runs until stopped; returns how it waited. Each turn runs the model on
+/// what arrived and lets leave what is due; then the pump either takes
+/// what its writes caused, or waits for the next departure.
 fn pump_loop(shared: &Arc<Shared>, timing: Timing) -> Waited {
     let mut waiting = Waiting::start(shared, timing);
     // Departures of other directions this pump took on while following
