@@ -89,8 +89,8 @@ const READ_BATCH: usize = 64;
 const MAX_SLEEP: Nanos = 20_000_000;
 /// How a lane ticks (see [`Tick`]): input wakes it, so for any departure
 /// where they come closer together than 30 µs, sleeping on its hosts'
-/// devices and the kept timer. Why: at 1 Gbit/s without offload (a departure every 12 µs) the left
-/// lane spent 40% of its CPU waiting, in spins or in setting the timer,
+/// devices and the kept timer. Why: at 1 Gbit/s without offload (a
+/// departure every 12 µs) the left lane spent 40% of its CPU waiting, in spins or in setting the timer,
 /// and with its work that was all of a core, which the kernel's budget
 /// for the real-time class cuts off for about 25 ms a second. Ticking at
 /// 30 µs: the lane at 58–64% of a core instead of 96–98%, and the worst

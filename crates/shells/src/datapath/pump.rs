@@ -44,9 +44,10 @@ use crate::datapath::spin::{
     Plan, Spacing, Spin, SpinBudget, Tick, CALIBRATION_SLEEP, CALIBRATION_SLEEPS,
 };
 use crate::datapath::wire::MERGED_HEADERS;
+use crate::sys::poll;
 use crate::sys::timer::KeptTimer;
 use emu_core::ring::spsc;
-use emu_core::time::{monotonic_now, timespec, Nanos};
+use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
 use link::Link;
 use std::io;
@@ -129,8 +130,8 @@ pub struct DirectionResult {
     /// The lateness the adaptive spin accepted (see [`Timing::slack`]);
     /// None where the spin was fixed or the pump busy polled.
     pub slack: Option<Nanos>,
-    /// Of the pump's waits for a departure, the share it ticked for (see
-    /// [`Ticker`]) instead of spinning; None without a wait.
+    /// Of the pump's waits for a departure, the share it ticked for
+    /// (`datapath::spin::Tick`) instead of spinning; None without a wait.
     pub ticked_share: Option<f64>,
 }
 
@@ -459,11 +460,11 @@ impl Ticker {
         if self.timer.by(until).is_err() {
             return false;
         }
-        let (_, [rung, went_off]) = poll_readable([wake.fd.as_raw_fd(), self.timer.fd()], None);
-        if went_off {
+        let (_, [rung, went_off]) = poll::wait([wake.fd.as_raw_fd(), self.timer.fd()], None);
+        if went_off != 0 {
             self.timer.went_off();
         }
-        if rung {
+        if rung != 0 {
             wake.clear();
         }
         true
@@ -771,9 +772,10 @@ pub(crate) fn realtime_priority() {
 /// time since that ring, milliseconds, and a single such sample can hold
 /// the spin at hundreds of microseconds for a whole run.
 fn sleep(wake: &Wake, until: Option<Nanos>, since: Nanos) -> Slept {
-    let (ready, [rung]) = poll_readable([wake.fd.as_raw_fd()], until);
+    let timeout = until.map(|t| t.saturating_sub(monotonic_now()));
+    let (ready, [rung]) = poll::wait([wake.fd.as_raw_fd()], timeout);
     let woke = monotonic_now();
-    if rung {
+    if rung != 0 {
         Slept::Rung {
             rung: wake.clear().filter(|&rung| rung >= since),
             woke,
@@ -784,34 +786,6 @@ fn sleep(wake: &Wake, until: Option<Nanos>, since: Nanos) -> Slept {
         // Interrupted by a signal: neither a timer's nor a ring's lateness.
         Slept::Stale
     }
-}
-
-/// Waits until one of `fds` is readable, or until the monotonic time
-/// `until` (None: no limit): what `ppoll` answered (0: the time ran out;
-/// below 0: a signal), and which were readable.
-fn poll_readable<const N: usize>(
-    fds: [RawFd; N],
-    until: Option<Nanos>,
-) -> (libc::c_int, [bool; N]) {
-    let mut polled = fds.map(|fd| libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    });
-    let timeout = until.map(|t| timespec(t.saturating_sub(monotonic_now())));
-    let timeout_ptr = timeout
-        .as_ref()
-        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: N valid pollfds and an optional valid timespec.
-    let ready = unsafe {
-        libc::ppoll(
-            polled.as_mut_ptr(),
-            N as libc::nfds_t,
-            timeout_ptr,
-            std::ptr::null(),
-        )
-    };
-    (ready, polled.map(|p| p.revents != 0))
 }
 
 #[cfg(test)]

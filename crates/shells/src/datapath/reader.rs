@@ -48,7 +48,7 @@ use crate::datapath::input::{Input, Reading};
 use crate::datapath::pump::{realtime_priority, Timing};
 use crate::datapath::spin::{Plan, Spin};
 use crate::sys::epoll::{Epoll, Event, NO_EVENT};
-use crate::sys::tun::readable;
+use crate::sys::poll::readable;
 use emu_core::time::{monotonic_now, Nanos};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 use std::io;

@@ -11,6 +11,7 @@ pub mod nat;
 pub mod netlink;
 pub mod netns;
 pub mod outside;
+pub mod poll;
 pub mod privilege;
 pub mod rootless;
 pub mod schedstat;

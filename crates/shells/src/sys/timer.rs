@@ -63,14 +63,8 @@ mod tests {
     use super::*;
     use emu_core::time::monotonic_now;
 
-    fn readable(fd: RawFd, wait_ms: i32) -> bool {
-        let mut poll = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut poll, 1, wait_ms) == 1 }
+    fn readable(fd: RawFd, wait_ms: Nanos) -> bool {
+        crate::sys::poll::wait([fd], Some(wait_ms * 1_000_000)).0 == 1
     }
 
     /// A later deadline keeps the timer as set; an earlier one sets it

@@ -177,17 +177,6 @@ fn write_vectors(fd: RawFd, vectors: &[libc::iovec]) -> io::Result<()> {
     }
 }
 
-/// Whether `fd` has something to read now.
-pub fn readable(fd: RawFd) -> bool {
-    let mut poll = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, no wait.
-    unsafe { libc::poll(&mut poll, 1, 0) > 0 && poll.revents & libc::POLLIN != 0 }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
