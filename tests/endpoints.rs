@@ -11,6 +11,8 @@
 mod support;
 
 use emu_core::log::{Direction, Event, LogReader};
+use shells::netns::NetNs;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use support::experiment::{
@@ -136,6 +138,112 @@ fn each_registers_is_chosen_by_both_ends_and_is_gone_after() {
             !available.split_whitespace().any(|a| a == name),
             "{available}"
         );
+    }
+}
+
+/// Connections on the same addresses and ports in two namespaces (two
+/// emus' hosts may have both at once) keep SCE counts apart: one entry
+/// each, under its own namespace's cookie, as user space reads it.
+#[test]
+fn sce_counts_keep_two_namespaces_apart() {
+    let Some(_serial) = start() else { return };
+    let loaded = endpoints::Loaded::load(&["reno-sce"]).unwrap();
+    let namespaces = [NetNs::create().unwrap(), NetNs::create().unwrap()];
+    let (server, client) = ("127.0.0.1:5555", "127.0.0.1:40000");
+    let mut held = Vec::new();
+    for namespace in &namespaces {
+        namespace.exec("ip", &["link", "set", "lo", "up"]).unwrap();
+        held.push(
+            namespace
+                .run(|| Ok(connect_with_reno_sce(server, client)))
+                .unwrap(),
+        );
+    }
+    let cookies: Vec<u64> = namespaces.iter().map(|n| n.cookie().unwrap()).collect();
+    let mut found: Vec<u64> = loaded
+        .sce_counts()
+        .iter()
+        .filter(|c| c.local.to_string() == client && c.remote.to_string() == server)
+        .map(|c| c.netns)
+        .collect();
+    found.sort_unstable();
+    let mut expected = cookies.clone();
+    expected.sort_unstable();
+    assert_eq!(found, expected, "the client's entries, by namespace");
+    drop((held, namespaces, loaded));
+    nothing_left();
+}
+
+/// A listener on `server` and a connection to it from `client`, both with
+/// emu's Reno-SCE, in the calling thread's namespace; the three sockets.
+fn connect_with_reno_sce(server: &str, client: &str) -> [std::os::fd::OwnedFd; 3] {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let address = |text: &str| {
+        let parsed: std::net::SocketAddrV4 = text.parse().unwrap();
+        libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: parsed.port().to_be(),
+            sin_addr: libc::in_addr {
+                s_addr: u32::from(*parsed.ip()).to_be(),
+            },
+            sin_zero: [0; 8],
+        }
+    };
+    let ok = |result: libc::c_int, doing: &str| {
+        assert!(result >= 0, "{doing}: {}", std::io::Error::last_os_error());
+        result
+    };
+    let name = b"reno_sce";
+    let size = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    // SAFETY: plain socket calls on descriptors owned at once, with
+    // addresses and options that live across each call.
+    unsafe {
+        let socket = || {
+            let fd = ok(libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0), "socket");
+            ok(
+                libc::setsockopt(
+                    fd,
+                    libc::IPPROTO_TCP,
+                    libc::TCP_CONGESTION,
+                    name.as_ptr().cast(),
+                    name.len() as libc::socklen_t,
+                ),
+                "choosing reno_sce",
+            );
+            OwnedFd::from_raw_fd(fd)
+        };
+        // bind and connect take the same arguments.
+        type Call = unsafe extern "C" fn(
+            libc::c_int,
+            *const libc::sockaddr,
+            libc::socklen_t,
+        ) -> libc::c_int;
+        let at_address = |fd: &OwnedFd, at: &str, call: Call, doing: &str| {
+            let at = address(at);
+            ok(
+                call(
+                    fd.as_raw_fd(),
+                    (&at as *const libc::sockaddr_in).cast(),
+                    size,
+                ),
+                doing,
+            );
+        };
+        let listener = socket();
+        at_address(&listener, server, libc::bind, "bind");
+        ok(libc::listen(listener.as_raw_fd(), 1), "listen");
+        let connection = socket();
+        at_address(&connection, client, libc::bind, "bind");
+        at_address(&connection, server, libc::connect, "connect");
+        let accepted = ok(
+            libc::accept(
+                listener.as_raw_fd(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            ),
+            "accept",
+        );
+        [listener, connection, OwnedFd::from_raw_fd(accepted)]
     }
 }
 
@@ -520,4 +628,37 @@ fn without_root_the_message_names_the_privilege() {
         "{stderr}"
     );
     assert!(emus_bpf_objects().is_empty(), "{:?}", emus_bpf_objects());
+}
+
+/// While an emu whose SCE counts have another layout runs (another
+/// version), one message says so and how to go on, and nothing is loaded.
+#[test]
+fn another_versions_sce_counts_are_refused_by_name() {
+    let Some(_serial) = start() else { return };
+    /// A map shaped as an older emu's, kept by a pin until dropped.
+    struct OlderMap(&'static str);
+    impl Drop for OlderMap {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(self.0);
+        }
+    }
+    let older = OlderMap("/sys/fs/bpf/emu-test-older-sce-flows");
+    let made = std::process::Command::new("bpftool")
+        .args(["map", "create", older.0, "type", "lru_hash", "key", "40"])
+        .args(["value", "24", "entries", "16", "name", "emu_sce_flows"])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let out = support::run(&["--cc", "reno-sce", "delay", "1", "--", "true"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("another emu that is running")
+            && stderr.contains("40-byte keys")
+            && stderr.contains("when that one has ended")
+            && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    drop(older);
+    nothing_left();
 }

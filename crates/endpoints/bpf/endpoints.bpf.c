@@ -72,6 +72,7 @@ static __always_inline void emu_sk_key(const struct sock *sk, struct emu_flow_ke
 	__u32 d[4], s[4];
 
 	__builtin_memset(k, 0, sizeof(*k));
+	k->netns = c->skc_net.net->net_cookie;
 	k->local_port = bpf_htons(c->skc_num);
 	k->remote_port = c->skc_dport;
 	if (c->skc_family == EMU_AF_INET6) {

@@ -3,9 +3,12 @@
 #ifndef EMU_FLOWS_H
 #define EMU_FLOWS_H
 
-/* Addresses and ports in network byte order as on the wire; an IPv4
+/* The connection's network namespace (its cookie: two emus, or two hosts
+ * of one experiment, may use the same addresses and ports at once),
+ * then addresses and ports in network byte order as on the wire; an IPv4
  * address sits in [0] with the rest zero. */
 struct emu_flow_key {
+	__u64 netns;
 	__u8 family;
 	__u8 pad[3];
 	__u32 local_addr[4];

@@ -15,6 +15,16 @@
 
 #define EMU_CORE __attribute__((preserve_access_index))
 
+/* A network namespace. Its cookie names it uniquely while the machine
+ * runs; user space reads the same number with SO_NETNS_COOKIE. */
+struct net {
+	__u64 net_cookie;
+} EMU_CORE;
+
+typedef struct {
+	struct net *net;
+} EMU_CORE possible_net_t;
+
 struct sock_common {
 	union {
 		struct {
@@ -32,6 +42,7 @@ struct sock_common {
 	volatile unsigned char skc_state;
 	struct in6_addr skc_v6_daddr;
 	struct in6_addr skc_v6_rcv_saddr;
+	possible_net_t skc_net;
 } EMU_CORE;
 
 struct sock {
@@ -145,6 +156,19 @@ struct tcp_congestion_ops {
 #define SOL_SOCKET 1
 #define EMU_SOL_TCP 6
 #define SO_MARK 36
+
+/* A packet's device, for the TC helpers (through bpf_cast_to_kern_ctx). */
+struct net_device {
+	possible_net_t nd_net;
+} EMU_CORE;
+
+struct sk_buff {
+	struct net_device *dev;
+} EMU_CORE;
+
+/* The kernel's own view of a program's context (Linux 6.3 and later;
+ * weak, so the helpers still load on a kernel without it). */
+extern void *bpf_cast_to_kern_ctx(void *obj) __ksym __weak;
 
 /* Kernel functions a TCP congestion control may call. */
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;

@@ -50,6 +50,7 @@ struct emu_pkt {
 	__u32 daddr[4];
 	__u16 sport;		/* network order */
 	__u16 dport;
+	__u64 netns;		/* the device's namespace cookie */
 };
 
 /* The length an IP header (of `version`, 4 or 6, with at least 20 bytes
@@ -104,6 +105,25 @@ static __always_inline int emu_l3_offset(struct __sk_buff *skb)
 	if (data + 1 <= data_end && (p[0] >> 4) == version)
 		return 0;
 	return -1;
+}
+
+/* The cookie of the namespace of the packet's device: the sockets' own
+ * namespace, so the key matches the one the congestion controls build.
+ * 0 on a kernel without bpf_cast_to_kern_ctx: one too old for emu's SCE
+ * congestion controls (Linux 6.4), so no entry of theirs is missed. */
+static __always_inline __u64 emu_skb_netns(struct __sk_buff *skb)
+{
+	struct sk_buff *kskb;
+	struct net_device *dev;
+
+	if (!bpf_ksym_exists(bpf_cast_to_kern_ctx))
+		return 0;
+	kskb = bpf_cast_to_kern_ctx(skb);
+	dev = kskb->dev;
+
+	if (!dev)
+		return 0;
+	return dev->nd_net.net->net_cookie;
 }
 
 /* Parses an IPv4 or IPv6 TCP packet; returns 0 if it is one. */
@@ -179,6 +199,7 @@ static __always_inline int emu_parse(struct __sk_buff *skb, struct emu_pkt *pk)
 	pk->sport = th->source;
 	pk->dport = th->dest;
 	pk->payload = iplen > thlen ? iplen - thlen : 0;
+	pk->netns = emu_skb_netns(skb);
 	return 0;
 }
 
@@ -186,6 +207,7 @@ static __always_inline void emu_key(struct emu_flow_key *k, const struct emu_pkt
 				    int local_is_source)
 {
 	__builtin_memset(k, 0, sizeof(*k));
+	k->netns = pk->netns;
 	k->family = pk->family;
 	if (local_is_source) {
 		__builtin_memcpy(k->local_addr, pk->saddr, 16);

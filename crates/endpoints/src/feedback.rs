@@ -11,15 +11,17 @@ use libbpf_rs::{MapCore, MapFlags};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// `struct emu_flow_key` and `struct emu_flow`, in bytes.
-const KEY_SIZE: usize = 40;
+const KEY_SIZE: usize = 48;
 const VALUE_SIZE: usize = 24;
 /// The key's family byte.
 const AF_INET: u8 = libc::AF_INET as u8;
 const AF_INET6: u8 = libc::AF_INET6 as u8;
 
-/// One connection's counts, as seen from `local`.
+/// One connection's counts, as seen from `local` in the network namespace
+/// `netns` (its cookie, as `SO_NETNS_COOKIE` gives it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SceCounts {
+    pub netns: u64,
     pub local: SocketAddr,
     pub remote: SocketAddr,
     /// Sender: bytes acknowledged by ACKs that carried ESCE.
@@ -52,7 +54,7 @@ fn decode(key: &[u8], value: &[u8]) -> Option<SceCounts> {
     }
     let address = |at: usize| -> Option<IpAddr> {
         let bytes: [u8; 16] = key[at..at + 16].try_into().ok()?;
-        match key[0] {
+        match key[8] {
             AF_INET => Some(IpAddr::V4(Ipv4Addr::new(
                 bytes[0], bytes[1], bytes[2], bytes[3],
             ))),
@@ -63,8 +65,9 @@ fn decode(key: &[u8], value: &[u8]) -> Option<SceCounts> {
     // Ports are in network byte order, as on the wire.
     let port = |at: usize| u16::from_be_bytes([key[at], key[at + 1]]);
     Some(SceCounts {
-        local: SocketAddr::new(address(4)?, port(36)),
-        remote: SocketAddr::new(address(20)?, port(38)),
+        netns: u64::from_ne_bytes(key[..8].try_into().ok()?),
+        local: SocketAddr::new(address(12)?, port(44)),
+        remote: SocketAddr::new(address(28)?, port(46)),
         esce_acked_bytes: u64::from_ne_bytes(value[16..24].try_into().ok()?),
     })
 }
@@ -76,19 +79,21 @@ mod tests {
     #[test]
     fn a_key_and_value_decode_as_the_programs_write_them() {
         let mut key = [0u8; KEY_SIZE];
-        key[0] = AF_INET;
-        key[4..8].copy_from_slice(&[10, 0, 0, 1]);
-        key[20..24].copy_from_slice(&[10, 0, 0, 2]);
-        key[36..38].copy_from_slice(&5201u16.to_be_bytes());
-        key[38..40].copy_from_slice(&40000u16.to_be_bytes());
+        key[..8].copy_from_slice(&4097u64.to_ne_bytes());
+        key[8] = AF_INET;
+        key[12..16].copy_from_slice(&[10, 0, 0, 1]);
+        key[28..32].copy_from_slice(&[10, 0, 0, 2]);
+        key[44..46].copy_from_slice(&5201u16.to_be_bytes());
+        key[46..48].copy_from_slice(&40000u16.to_be_bytes());
         let mut value = [0u8; VALUE_SIZE];
         value[16..24].copy_from_slice(&123_456u64.to_ne_bytes());
         let counts = decode(&key, &value).unwrap();
         assert_eq!(counts.local, "10.0.0.1:5201".parse().unwrap());
         assert_eq!(counts.remote, "10.0.0.2:40000".parse().unwrap());
         assert_eq!(counts.esce_acked_bytes, 123_456);
-        key[0] = 99;
+        assert_eq!(counts.netns, 4097);
+        key[8] = 99;
         assert_eq!(decode(&key, &value), None);
-        assert_eq!(decode(&key[..39], &value), None);
+        assert_eq!(decode(&key[..47], &value), None);
     }
 }

@@ -647,22 +647,41 @@ async fn run_flows(
     if interrupted {
         return Err(RunError::Interrupted);
     }
-    let sce_counts = endpoints.map(|loaded| loaded.sce_counts());
+    let esce = esce_per_flow(plan, hosts, endpoints, &states);
     Ok(plan
         .flows
         .iter()
         .zip(states)
         .zip(ended)
-        .map(|((flow, state), ended)| {
-            let esce = match (&sce_counts, &state) {
-                (Some(counts), Some(state)) => esce_acked(counts, &state.samples),
-                _ => None,
-            };
+        .zip(esce)
+        .map(|(((flow, state), ended), esce)| {
             let mut result = flow_result(plan, flow, dir, state.map(|s| s.samples), ended);
             result.esce_acked_bytes = esce;
             result
         })
         .collect())
+}
+
+/// Per flow, the bytes its sender saw acknowledged with SCE feedback
+/// (see [`esce_acked`]), read once after the flows ended.
+fn esce_per_flow(
+    plan: &Plan,
+    hosts: &[Host],
+    endpoints: Option<&endpoints::Loaded>,
+    states: &[Option<FlowState>],
+) -> Vec<Option<u64>> {
+    let counts = endpoints.map(|loaded| loaded.sce_counts());
+    // The helpers key each connection by its namespace too: another emu's
+    // hosts may use the same addresses and ports at the same time.
+    let cookies: Vec<Option<u64>> = hosts.iter().map(|h| h.namespace.cookie().ok()).collect();
+    plan.flows
+        .iter()
+        .zip(states)
+        .map(|(flow, state)| match (&counts, state) {
+            (Some(counts), Some(state)) => esce_acked(counts, cookies[flow.from], &state.samples),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The receivers of the flows that have one, each on its host.
@@ -926,12 +945,15 @@ fn data_socket(samples: &[(f64, TcpSample)]) -> Option<u32> {
 }
 
 /// The bytes the flow's sender saw acknowledged with SCE feedback, from
-/// the helpers' counts of its data socket (emu's SCE congestion controls
-/// only; None for any other).
+/// the helpers' counts of its data socket in the namespace whose cookie is
+/// `netns` (emu's SCE congestion controls only; None for any other, or
+/// where the namespace's cookie could not be read).
 fn esce_acked(
     counts: &[endpoints::feedback::SceCounts],
+    netns: Option<u64>,
     samples: &[(f64, TcpSample)],
 ) -> Option<u64> {
+    let netns = netns?;
     let inode = data_socket(samples)?;
     let (_, socket) = samples.iter().find(|(_, s)| s.inode == inode)?;
     let local: std::net::IpAddr = socket.src.parse().ok()?;
@@ -939,7 +961,8 @@ fn esce_acked(
     counts
         .iter()
         .find(|c| {
-            c.local == std::net::SocketAddr::new(local, socket.sport)
+            c.netns == netns
+                && c.local == std::net::SocketAddr::new(local, socket.sport)
                 && c.remote == std::net::SocketAddr::new(remote, socket.dport)
         })
         .map(|c| c.esce_acked_bytes)
@@ -1035,7 +1058,7 @@ pub fn run_dir(out: &Path, cell: usize, run: u32) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::{fit_to_width, steady_srtts};
+    use super::{esce_acked, fit_to_width, steady_srtts};
     use shells::tcp_info::TcpSample;
 
     /// A flow started 1 s into the run with 3 s omitted: its srtt is taken
@@ -1061,6 +1084,33 @@ mod tests {
         assert_eq!(steady_srtts(&timed, s, 3 * s), vec![21.0, 22.0]);
         assert_eq!(steady_srtts(&timed, s, 0), vec![80.0, 60.0, 21.0, 22.0]);
         assert_eq!(steady_srtts(&timed[..2], s, 3 * s), vec![80.0, 60.0]);
+    }
+
+    /// A flow's SCE counts are those of its own namespace's connection,
+    /// though another namespace has one on the same addresses and ports.
+    #[test]
+    fn the_esce_count_is_the_senders_namespaces() {
+        let socket = TcpSample {
+            src: "10.0.0.1".into(),
+            sport: 40000,
+            dst: "10.0.0.2".into(),
+            dport: 5201,
+            inode: 7,
+            bytes_acked: 1,
+            ..TcpSample::default()
+        };
+        let samples = vec![(1.0, socket)];
+        let counts = |netns, esce_acked_bytes| endpoints::feedback::SceCounts {
+            netns,
+            local: "10.0.0.1:40000".parse().unwrap(),
+            remote: "10.0.0.2:5201".parse().unwrap(),
+            esce_acked_bytes,
+        };
+        let both = [counts(11, 500), counts(12, 900)];
+        assert_eq!(esce_acked(&both, Some(12), &samples), Some(900));
+        assert_eq!(esce_acked(&both, Some(11), &samples), Some(500));
+        assert_eq!(esce_acked(&both, Some(13), &samples), None);
+        assert_eq!(esce_acked(&both, None, &samples), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use crate::error::{Result, ShellError};
 use std::fs::File;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -60,6 +60,15 @@ impl NetNs {
             .metadata()
             .map_err(|e| ShellError::os("reading a namespace's identity", e))?;
         Ok((meta.dev(), meta.ino()))
+    }
+
+    /// The namespace's cookie: a number the kernel gives it once and never
+    /// reuses while the machine runs (`SO_NETNS_COOKIE`, Linux 5.14 and
+    /// later), by which BPF programs tell namespaces apart.
+    pub fn cookie(&self) -> Result<u64> {
+        self.run(|| {
+            namespace_cookie_here().map_err(|e| ShellError::os("reading a namespace's cookie", e))
+        })
     }
 
     /// Runs `work` on a thread that has entered this namespace, so sockets
@@ -204,4 +213,46 @@ pub fn processes_in(namespaces: &[(u64, u64)]) -> Vec<i32> {
                 .unwrap_or(false)
         })
         .collect()
+}
+
+/// The cookie of the calling thread's namespace, read from a socket made
+/// here (any socket belongs to the namespace it was made in).
+fn namespace_cookie_here() -> std::io::Result<u64> {
+    // SAFETY: plain system calls; the descriptor is owned at once, and
+    // getsockopt writes at most `len` bytes into `cookie`.
+    unsafe {
+        let fd = libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let socket = OwnedFd::from_raw_fd(fd);
+        let mut cookie: u64 = 0;
+        let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+        let got = libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_NETNS_COOKIE,
+            (&mut cookie as *mut u64).cast(),
+            &mut len,
+        );
+        if got < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(cookie)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two namespaces have different cookies; one keeps its own.
+    #[test]
+    fn each_namespace_has_its_own_cookie() {
+        let (a, b) = (NetNs::create().unwrap(), NetNs::create().unwrap());
+        let first = a.cookie().unwrap();
+        assert_ne!(first, b.cookie().unwrap());
+        assert_eq!(first, a.cookie().unwrap());
+        assert_ne!(first, 0);
+    }
 }
