@@ -4,15 +4,15 @@
 //! back for one write. No device or clock is involved.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use emu_core::log::{Direction, LogSink};
+use emu_core::log::LogSink;
 use emu_core::offload::{
     fixtures::{tcp_v4, tso_read},
     internet_checksum, merge_run, merged_headers, segment,
 };
 use emu_core::packet::build::ipv4_udp;
-use emu_core::{Nanos, Packet, Rate};
+use emu_core::{Nanos, Packet};
+use fabric::testing::link;
 use fabric::{Delivery, Fabric, Side, Topology};
-use link::{Link, LinkConfig, Server};
 use std::net::Ipv4Addr;
 
 const PACKETS: usize = 10_000;
@@ -29,32 +29,15 @@ fn dumbbell() -> Fabric {
         .collect();
     let topology = Topology::new(hosts, 1).unwrap();
     let links = (0..topology.link_count())
-        .map(|id| {
-            let bottleneck = id >= 4 * PAIRS;
-            Link::new(
-                LinkConfig {
-                    shell: id as u8,
-                    direction: Direction::Uplink,
-                    delay: if bottleneck { 0 } else { 5_000_000 },
-                    server: if bottleneck {
-                        Server::Rate(Rate::from_bits_per_sec(10_000_000_000).unwrap())
-                    } else {
-                        Server::Unlimited
-                    },
-                    queue: aqm::build_queue(if bottleneck {
-                        "droptail packets 1000"
-                    } else {
-                        "infinite"
-                    })
-                    .unwrap(),
-                    loss: None,
-                    max_packet: 1500,
-                    overhead: 0,
-                    dynamics: Default::default(),
-                },
+        .map(|id| match id >= 4 * PAIRS {
+            true => link(
+                id,
                 0,
+                Some(10_000_000_000),
+                "droptail packets 1000",
                 LogSink::disabled(),
-            )
+            ),
+            false => link(id, 5_000_000, None, "infinite", LogSink::disabled()),
         })
         .collect();
     Fabric::new(topology, links).unwrap()

@@ -14,8 +14,8 @@
 
 mod fabric;
 pub mod lanes;
-#[cfg(test)]
-mod testing;
+#[cfg(any(test, feature = "fixtures"))]
+pub mod testing;
 mod topology;
 
 pub use fabric::{Delivery, Fabric, FabricError};

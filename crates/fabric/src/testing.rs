@@ -1,4 +1,5 @@
-//! Link models for the crate's tests.
+//! Link models and a small topology for the crate's tests, and for benches
+//! through the feature `fixtures`.
 
 use emu_core::log::{Direction, LogSink};
 use emu_core::{Nanos, Rate};
