@@ -1,5 +1,8 @@
 //! Devices, addresses, routes and counters over rtnetlink: the requests
 //! `ip` and `tc` would make, sent from emu itself over one blocking socket.
+//! The socket and its request-and-answers exchange ([`NetlinkSocket`])
+//! also carry the TCP sampler's sock_diag dumps
+//! (`crate::accounting::tcp_info`), whose messages that module encodes.
 //!
 //! A socket talks to the network namespace it was opened in, whatever
 //! thread uses it later: open it with [`crate::sys::netns::NetNs::netlink`]
@@ -11,8 +14,8 @@
 
 use crate::error::{Result, ShellError};
 use netlink_packet_core::{
-    NetlinkHeader, NetlinkMessage, NetlinkPayload, NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL,
-    NLM_F_REQUEST,
+    NetlinkDeserializable, NetlinkHeader, NetlinkMessage, NetlinkPayload, NetlinkSerializable,
+    NLM_F_ACK, NLM_F_CREATE, NLM_F_DUMP, NLM_F_EXCL, NLM_F_REQUEST,
 };
 use netlink_packet_route::address::{
     AddressAttribute, AddressFlags, AddressHeaderFlags, AddressMessage,
@@ -67,26 +70,14 @@ impl LinkSettings {
 
 /// An open rtnetlink socket in one namespace.
 pub struct Netlink {
-    socket: Socket,
-    sequence: u32,
-    buffer: Vec<u8>,
+    socket: NetlinkSocket,
 }
 
 impl Netlink {
     /// A socket in the calling thread's network namespace.
     pub fn open() -> Result<Netlink> {
-        let mut socket = Socket::new(NETLINK_ROUTE)
-            .map_err(|e| ShellError::os("opening a netlink socket", e))?;
-        socket
-            .bind_auto()
-            .map_err(|e| ShellError::os("binding a netlink socket", e))?;
-        socket
-            .connect(&SocketAddr::new(0, 0))
-            .map_err(|e| ShellError::os("connecting a netlink socket to the kernel", e))?;
         Ok(Netlink {
-            socket,
-            sequence: 0,
-            buffer: Vec::with_capacity(RECEIVE_BUFFER),
+            socket: NetlinkSocket::open(NETLINK_ROUTE)?,
         })
     }
 
@@ -305,11 +296,8 @@ impl Netlink {
         self.exchange(message, NLM_F_REQUEST | NLM_F_DUMP, operation, "")
     }
 
-    /// Sends `message` and reads the kernel's answers to it until the
-    /// acknowledgement, the end of a dump, or the single answer of a plain
-    /// request. Answers that do not decode (kinds of route or address this
-    /// crate version does not know) are passed over. `exists` is what
-    /// EEXIST means for this request.
+    /// Sends `message` and reads the kernel's answers (see
+    /// [`NetlinkSocket::exchange`]).
     fn exchange(
         &mut self,
         message: RouteNetlinkMessage,
@@ -317,6 +305,54 @@ impl Netlink {
         operation: &str,
         exists: &str,
     ) -> Result<Vec<RouteNetlinkMessage>> {
+        self.socket.exchange(message, flags, operation, exists)
+    }
+}
+
+/// A netlink socket of one protocol (rtnetlink, sock_diag) in the
+/// namespace it was opened in, that sends a request and gathers the
+/// kernel's answers to it. Each protocol's messages are a type that
+/// serializes its requests and decodes its answers.
+pub struct NetlinkSocket {
+    socket: Socket,
+    sequence: u32,
+    buffer: Vec<u8>,
+}
+
+impl NetlinkSocket {
+    /// A socket of `protocol` (`netlink_sys::protocols`) in the calling
+    /// thread's network namespace.
+    pub fn open(protocol: isize) -> Result<NetlinkSocket> {
+        let mut socket =
+            Socket::new(protocol).map_err(|e| ShellError::os("opening a netlink socket", e))?;
+        socket
+            .bind_auto()
+            .map_err(|e| ShellError::os("binding a netlink socket", e))?;
+        socket
+            .connect(&SocketAddr::new(0, 0))
+            .map_err(|e| ShellError::os("connecting a netlink socket to the kernel", e))?;
+        Ok(NetlinkSocket {
+            socket,
+            sequence: 0,
+            buffer: Vec::with_capacity(RECEIVE_BUFFER),
+        })
+    }
+
+    /// Sends `message` and reads the kernel's answers to it until the
+    /// acknowledgement, the end of a dump, or the single answer of a plain
+    /// request. Answers that do not decode (kinds of route or address this
+    /// crate version does not know) are passed over. `exists` is what
+    /// EEXIST means for this request.
+    pub fn exchange<T>(
+        &mut self,
+        message: T,
+        flags: u16,
+        operation: &str,
+        exists: &str,
+    ) -> Result<Vec<T>>
+    where
+        T: NetlinkSerializable + NetlinkDeserializable + std::fmt::Debug,
+    {
         self.sequence = self.sequence.wrapping_add(1);
         let mut header = NetlinkHeader::default();
         header.flags = flags;
@@ -352,7 +388,7 @@ impl Netlink {
                     )));
                 }
                 offset += (size + 3) & !3;
-                let Ok(answer) = NetlinkMessage::<RouteNetlinkMessage>::deserialize(rest) else {
+                let Ok(answer) = NetlinkMessage::<T>::deserialize(rest) else {
                     continue;
                 };
                 if answer.header.sequence_number != self.sequence {
