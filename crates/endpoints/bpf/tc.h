@@ -120,7 +120,6 @@ static __always_inline __u64 emu_skb_netns(struct __sk_buff *skb)
 		return 0;
 	kskb = bpf_cast_to_kern_ctx(skb);
 	dev = kskb->dev;
-
 	if (!dev)
 		return 0;
 	return dev->nd_net.net->net_cookie;
