@@ -351,7 +351,7 @@ impl NetlinkSocket {
         exists: &str,
     ) -> Result<Vec<T>>
     where
-        T: NetlinkSerializable + NetlinkDeserializable + std::fmt::Debug,
+        T: NetlinkSerializable + NetlinkDeserializable,
     {
         self.sequence = self.sequence.wrapping_add(1);
         let mut header = NetlinkHeader::default();
