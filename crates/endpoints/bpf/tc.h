@@ -50,7 +50,6 @@ struct emu_pkt {
 	__u32 daddr[4];
 	__u16 sport;		/* network order */
 	__u16 dport;
-	__u64 netns;		/* the device's namespace cookie */
 };
 
 /* The length an IP header (of `version`, 4 or 6, with at least 20 bytes
@@ -198,15 +197,14 @@ static __always_inline int emu_parse(struct __sk_buff *skb, struct emu_pkt *pk)
 	pk->sport = th->source;
 	pk->dport = th->dest;
 	pk->payload = iplen > thlen ? iplen - thlen : 0;
-	pk->netns = emu_skb_netns(skb);
 	return 0;
 }
 
 static __always_inline void emu_key(struct emu_flow_key *k, const struct emu_pkt *pk,
-				    int local_is_source)
+				    __u64 netns, int local_is_source)
 {
 	__builtin_memset(k, 0, sizeof(*k));
-	k->netns = pk->netns;
+	k->netns = netns;
 	k->family = pk->family;
 	if (local_is_source) {
 		__builtin_memcpy(k->local_addr, pk->saddr, 16);
@@ -268,7 +266,7 @@ static __always_inline void emu_echo_esce(struct __sk_buff *skb, const struct em
 
 	if (!(pk->flags & EMU_TCP_ACK) || (pk->flags & (EMU_TCP_SYN | EMU_TCP_RST)))
 		return;
-	emu_key(&key, pk, 1);
+	emu_key(&key, pk, emu_skb_netns(skb), 1);
 	f = bpf_map_lookup_elem(&emu_sce_flows, &key);
 	if (!f)
 		return;
@@ -341,12 +339,14 @@ int emu_ingress(struct __sk_buff *skb)
 	struct emu_flow_key key;
 	struct emu_flow *f;
 	struct emu_pkt pk;
+	__u64 netns;
 
 	if (emu_parse(skb, &pk) < 0)
 		return TC_ACT_OK;
+	netns = emu_skb_netns(skb);
 	/* (c) The receiver counts ECT(1) payload bytes. */
 	if (pk.payload && pk.ecn == EMU_ECN_ECT1) {
-		emu_key(&key, &pk, 0);
+		emu_key(&key, &pk, netns, 0);
 		f = bpf_map_lookup_elem(&emu_sce_flows, &key);
 		if (!f) {
 			struct emu_flow init = {};
@@ -365,7 +365,7 @@ int emu_ingress(struct __sk_buff *skb)
 	if ((pk.flags & EMU_TCP_ACK) && !(pk.flags & (EMU_TCP_SYN | EMU_TCP_RST))) {
 		__s32 adv;
 
-		emu_key(&key, &pk, 0);
+		emu_key(&key, &pk, netns, 0);
 		f = bpf_map_lookup_elem(&emu_sce_flows, &key);
 		if (!f)
 			return TC_ACT_OK;

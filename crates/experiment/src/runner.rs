@@ -670,16 +670,18 @@ fn esce_per_flow(
     endpoints: Option<&endpoints::Loaded>,
     states: &[Option<FlowState>],
 ) -> Vec<Option<u64>> {
-    let counts = endpoints.map(|loaded| loaded.sce_counts());
+    let Some(counts) = endpoints.map(|loaded| loaded.sce_counts()) else {
+        return vec![None; plan.flows.len()];
+    };
     // The helpers key each connection by its namespace too: another emu's
     // hosts may use the same addresses and ports at the same time.
-    let cookies: Vec<Option<u64>> = hosts.iter().map(|h| h.namespace.cookie().ok()).collect();
     plan.flows
         .iter()
         .zip(states)
-        .map(|(flow, state)| match (&counts, state) {
-            (Some(counts), Some(state)) => esce_acked(counts, cookies[flow.from], &state.samples),
-            _ => None,
+        .map(|(flow, state)| {
+            let samples = &state.as_ref()?.samples;
+            let cookie = hosts[flow.from].namespace.cookie().ok();
+            esce_acked(&counts, cookie, samples)
         })
         .collect()
 }

@@ -135,52 +135,43 @@ impl DiagSocket {
     pub fn tcp_sockets(&mut self) -> Result<Vec<TcpSample>> {
         let mut samples = Vec::new();
         for family in [libc::AF_INET, libc::AF_INET6] {
-            let answers = self.socket.exchange(
-                Diag::Dump(family as u8),
+            let answers: Vec<DiagSocketAnswer> = self.socket.exchange(
+                DumpRequest(family as u8),
                 NLM_F_REQUEST | NLM_F_DUMP,
                 "listing TCP sockets",
                 "",
             )?;
-            samples.extend(answers.into_iter().filter_map(|answer| match answer {
-                Diag::Socket(sample) => sample,
-                Diag::Dump(_) => None,
-            }));
+            samples.extend(answers.into_iter().filter_map(|answer| answer.0));
         }
         Ok(samples)
     }
 }
 
-/// A sock_diag message: the request to dump one address family's TCP
-/// sockets, or one socket of the answer (None: one this parser cannot
-/// read, passed over).
+/// A sock_diag request to dump one address family's TCP sockets.
+struct DumpRequest(u8);
+
+/// One socket of a dump's answer (None: one this parser cannot read,
+/// passed over).
 #[derive(Debug)]
-enum Diag {
-    Dump(u8),
-    Socket(Option<TcpSample>),
-}
+struct DiagSocketAnswer(Option<TcpSample>);
 
 /// `struct inet_diag_req_v2`, in bytes.
 const REQUEST_LEN: usize = 56;
 
-impl NetlinkSerializable for Diag {
+impl NetlinkSerializable for DumpRequest {
     fn message_type(&self) -> u16 {
         SOCK_DIAG_BY_FAMILY
     }
 
     fn buffer_len(&self) -> usize {
-        match self {
-            Diag::Dump(_) => REQUEST_LEN,
-            Diag::Socket(_) => 0,
-        }
+        REQUEST_LEN
     }
 
-    /// A dump request: TCP sockets of the family in any state but
-    /// listening, with `INET_DIAG_INFO` and `INET_DIAG_CONG`, any
-    /// addresses and ports.
+    /// TCP sockets of the family in any state but listening, with
+    /// `INET_DIAG_INFO` and `INET_DIAG_CONG`, any addresses and ports.
     fn serialize(&self, buffer: &mut [u8]) {
-        let Diag::Dump(family) = self else { return };
         buffer.fill(0);
-        buffer[0] = *family;
+        buffer[0] = self.0;
         buffer[1] = libc::IPPROTO_TCP as u8;
         buffer[2] = ((1 << (INET_DIAG_INFO - 1)) | (1 << (INET_DIAG_CONG - 1))) as u8;
         let states: u32 = !(1 << TCP_LISTEN);
@@ -188,11 +179,14 @@ impl NetlinkSerializable for Diag {
     }
 }
 
-impl NetlinkDeserializable for Diag {
+impl NetlinkDeserializable for DiagSocketAnswer {
     type Error = std::convert::Infallible;
 
-    fn deserialize(_: &NetlinkHeader, payload: &[u8]) -> std::result::Result<Diag, Self::Error> {
-        Ok(Diag::Socket(parse_socket(payload)))
+    fn deserialize(
+        _: &NetlinkHeader,
+        payload: &[u8],
+    ) -> std::result::Result<DiagSocketAnswer, Self::Error> {
+        Ok(DiagSocketAnswer(parse_socket(payload)))
     }
 }
 
@@ -365,7 +359,7 @@ mod tests {
     /// is passed over, not misread.
     #[test]
     fn the_request_is_the_kernels_and_short_answers_are_passed_over() {
-        let request = Diag::Dump(libc::AF_INET6 as u8);
+        let request = DumpRequest(libc::AF_INET6 as u8);
         assert_eq!(request.message_type(), 20);
         let mut bytes = vec![0xffu8; request.buffer_len()];
         request.serialize(&mut bytes);
@@ -377,7 +371,7 @@ mod tests {
         );
         assert!(bytes[8..].iter().all(|&b| b == 0));
         let header = NetlinkHeader::default();
-        let short = Diag::deserialize(&header, &[0u8; DIAG_MSG_LEN - 1]).unwrap();
-        assert!(matches!(short, Diag::Socket(None)), "{short:?}");
+        let short = DiagSocketAnswer::deserialize(&header, &[0u8; DIAG_MSG_LEN - 1]).unwrap();
+        assert!(short.0.is_none(), "{short:?}");
     }
 }

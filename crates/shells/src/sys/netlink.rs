@@ -311,8 +311,8 @@ impl Netlink {
 
 /// A netlink socket of one protocol (rtnetlink, sock_diag) in the
 /// namespace it was opened in, that sends a request and gathers the
-/// kernel's answers to it. Each protocol's messages are a type that
-/// serializes its requests and decodes its answers.
+/// kernel's answers to it. A protocol's requests are a type that
+/// serializes, its answers one that decodes (rtnetlink's are one type).
 pub struct NetlinkSocket {
     socket: Socket,
     sequence: u32,
@@ -343,15 +343,16 @@ impl NetlinkSocket {
     /// request. Answers that do not decode (kinds of route or address this
     /// crate version does not know) are passed over. `exists` is what
     /// EEXIST means for this request.
-    pub fn exchange<T>(
+    pub fn exchange<Request, Answer>(
         &mut self,
-        message: T,
+        message: Request,
         flags: u16,
         operation: &str,
         exists: &str,
-    ) -> Result<Vec<T>>
+    ) -> Result<Vec<Answer>>
     where
-        T: NetlinkSerializable + NetlinkDeserializable,
+        Request: NetlinkSerializable,
+        Answer: NetlinkDeserializable,
     {
         self.sequence = self.sequence.wrapping_add(1);
         let mut header = NetlinkHeader::default();
@@ -388,7 +389,7 @@ impl NetlinkSocket {
                     )));
                 }
                 offset += (size + 3) & !3;
-                let Ok(answer) = NetlinkMessage::<T>::deserialize(rest) else {
+                let Ok(answer) = NetlinkMessage::<Answer>::deserialize(rest) else {
                     continue;
                 };
                 if answer.header.sequence_number != self.sequence {

@@ -63,7 +63,7 @@ mod tests {
     use super::*;
     use emu_core::time::monotonic_now;
 
-    fn readable(fd: RawFd, wait_ms: Nanos) -> bool {
+    fn readable(fd: RawFd, wait_ms: u64) -> bool {
         crate::sys::poll::wait([fd], Some(wait_ms * 1_000_000)).0 == 1
     }
 
