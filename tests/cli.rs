@@ -203,6 +203,18 @@ fn bad_input_gives_one_line_naming_it() {
             "--format 'xml'",
         ),
         (vec!["completions"], "completions: missing"),
+        (
+            vec!["--cc", "prague burst=1", "delay", "1"],
+            "'burst' is not a setting of prague",
+        ),
+        (
+            vec!["--cc", "prague ecn_fallback=3", "delay", "1"],
+            "ecn_fallback=3: ecn_fallback takes one of none (0), fallback (1), detect (2)",
+        ),
+        (
+            vec!["--cc", "cubic rtt_target=1ms", "delay", "1"],
+            "'cubic' is not one of emu's",
+        ),
     ] {
         let out = emu(&args);
         let text = stderr(&out);
@@ -217,6 +229,48 @@ fn bad_input_gives_one_line_naming_it() {
             "{args:?}: no pointer to help: {text}"
         );
     }
+}
+
+/// `emu cc NAME` lists each setting of one of emu's congestion controls
+/// with the reference's default and its module parameter's name; a name
+/// that is not emu's is refused with the list.
+#[test]
+fn emu_cc_names_each_setting_and_its_default() {
+    let out = emu(&["cc", "prague"]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for (setting, default, reference) in [
+        ("burst_shift", "12", "prague_burst_shift"),
+        ("max_tso_segs", "0", "prague_max_tso_segs"),
+        ("rtt_scaling", "rate (1)", "prague_rtt_scaling"),
+        ("rtt_target", "25000us", "prague_rtt_target"),
+        ("rtt_transition", "500", "prague_rtt_transition"),
+        ("ecn_fallback", "none (0)", "prague_ecn_fallback"),
+        ("tso_floor", "0", "tcp_min_tso_segs"),
+    ] {
+        assert!(
+            text.contains(&format!("  {setting} = {default}\n")),
+            "{setting} = {default}: {text}"
+        );
+        assert!(text.contains(reference), "{reference}: {text}");
+    }
+    let dctcp = stdout(&emu(&["cc", "dctcp"]));
+    for line in [
+        "shift_g = 4",
+        "alpha_on_init = 1024",
+        "clamp_alpha_on_loss = 0",
+    ] {
+        assert!(dctcp.contains(line), "{line}: {dctcp}");
+    }
+    assert!(stdout(&emu(&["cc", "reno-sce"])).contains("takes no settings"));
+    let out = emu(&["cc", "vegas"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("'vegas' is not one of emu's congestion controls"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&emu(&["cc"])).contains("emu cc NAME: the settings each takes"));
 }
 
 /// A one-shell log of a steady flow whose queue builds and drains, written

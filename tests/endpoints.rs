@@ -321,6 +321,68 @@ fn prague_keeps_a_shallow_queue_at_full_rate_through_dualpi2() {
     );
 }
 
+/// TCP Prague alone through DualPI2 at 5 Mbit/s and an 80 ms base RTT:
+/// at this rate one segment lasts 2.4 ms on the wire, so a GSO burst of
+/// two would cross DualPI2's 1 ms step with every second packet. Prague
+/// caps its bursts at 2^-12 s of its pacing rate (one segment here), as
+/// the reference does, and fills the link.
+#[test]
+fn prague_fills_a_5mbit_link_through_dualpi2() {
+    let Some(_serial) = start() else { return };
+    let bottleneck = "rate = \"5mbit\"\ndelay = \"30ms\"\nqueue = \"dualpi2\"";
+    let (result, dir, _) = run("prague5", &dumbbell("20s", bottleneck, &[("p", "prague")]));
+    let ([_, ect1, _, ce], queue_p99) = departures(&bottleneck_log(&dir));
+    let used = utilization(goodput(&result, "p"), 5e6);
+    let ce_share = ce as f64 / (ect1 + ce).max(1) as f64;
+    eprintln!(
+        "prague through dualpi2 at 5 Mbit/s, 80 ms: utilization {used:.3}, CE on {:.1}% of \
+         data packets, queue p99 {queue_p99:.2} ms",
+        100.0 * ce_share
+    );
+    assert!(used >= 0.85, "utilization {used}");
+    // Bursts of two would have every second packet marked.
+    assert!(ce_share < 0.2, "CE on {ce_share} of the data packets");
+}
+
+/// Two Prague flows of one run, each with its own `ecn_fallback`, through
+/// a single-queue classic-ECN AQM (`fq_codel flows 1 ecn`): the one with
+/// detection on finds the classic queue and falls back (its reductions
+/// take alpha no lower than the detection's floor, so it yields to the
+/// other), and the one without never ran detection (its socket kept no
+/// score). Through DualPI2 the same setting detects nothing.
+#[test]
+fn prague_classic_ecn_detection_is_per_flow_and_tells_the_queues_apart() {
+    let Some(_serial) = start() else { return };
+    let classic = "rate = \"50mbit\"\nqueue = \"fq_codel flows 1 ecn\"";
+    let flows = [("f1", "prague ecn_fallback=1"), ("f0", "prague")];
+    let (result, _, _) = run("praguecl", &dumbbell("12s", classic, &flows));
+    let score = |r: &serde_json::Value, name: &str| flow(r, name)["classic_ecn"].clone();
+    let (f1, f0) = (goodput(&result, "f1"), goodput(&result, "f0"));
+    eprintln!(
+        "through fq_codel flows 1 ecn: fallback on {:.1} Mbit/s, classic_ecn {}; off {:.1} Mbit/s, classic_ecn {}",
+        f1 / 1e6,
+        score(&result, "f1"),
+        f0 / 1e6,
+        score(&result, "f0")
+    );
+    assert_eq!(score(&result, "f1")["detected"], true, "{result}");
+    assert!(
+        score(&result, "f0").is_null(),
+        "detection ran without the setting"
+    );
+    assert_eq!(flow(&result, "f1")["cc_settings"]["ecn_fallback"], "1");
+    assert!(f1 < f0, "the flow that fell back took {f1}, the other {f0}");
+
+    let l4s = "rate = \"50mbit\"\nqueue = \"dualpi2\"";
+    let (result, _, _) = run(
+        "praguel4s",
+        &dumbbell("12s", l4s, &[("f1", "prague ecn_fallback=1")]),
+    );
+    eprintln!("through dualpi2: classic_ecn {}", score(&result, "f1"));
+    assert_eq!(score(&result, "f1")["detected"], false, "{result}");
+    assert!(utilization(goodput(&result, "f1"), 50e6) >= 0.9, "{result}");
+}
+
 /// Prague against CUBIC: through DualPI2 the coupling gives each a share;
 /// through a single-queue RFC 3168 AQM (CoDel with ECN) Prague is known
 /// to take most of it. Both ratios are printed.

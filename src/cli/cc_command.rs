@@ -1,7 +1,19 @@
 //! `emu cc`: the congestion controls usable here, the kernel's and emu's
 //! own, and which of emu's are loaded now.
 
+use super::UsageError;
 use endpoints::{kernel, registry, ENDPOINTS};
+
+/// `emu cc NAME`: one of emu's congestion controls and its settings.
+pub fn one(name: &str) -> Result<String, UsageError> {
+    match endpoints::find(name) {
+        Some(endpoint) => Ok(endpoints::parameters::describe(endpoint)),
+        None => Err(UsageError(format!(
+            "cc: '{name}' is not one of emu's congestion controls ({}); `emu cc` lists every one usable here",
+            ENDPOINTS.map(|e| e.name).join(", ")
+        ))),
+    }
+}
 
 pub fn text() -> String {
     let available = kernel::available();
@@ -28,7 +40,8 @@ pub fn text() -> String {
         text += &format!("  {name}{note}\n");
     }
     let btf = std::path::Path::new(kernel::BTF).exists();
-    text += "\nemu's own, BPF programs loaded for a run that names them:\n";
+    text += "\nemu's own, BPF programs loaded for a run that names them \
+             (emu cc NAME: the settings each takes):\n";
     for endpoint in &ENDPOINTS {
         let state = if is_emus(endpoint.kernel_name) {
             "loaded now, by an emu that is running"

@@ -127,7 +127,9 @@ struct GlobalArgs {
     /// Make emu's congestion control NAME (dctcp, prague, reno-sce,
     /// cubic-sce; see emu cc) available for the run, with its helpers on the
     /// command's device and the host's end of the path, e.g. --cc prague,
-    /// then iperf3 -C prague; repeatable, or NAME,NAME.
+    /// then iperf3 -C prague; repeatable, or NAME,NAME. Settings after the
+    /// name apply to the command's connections: --cc "prague ecn_fallback=1"
+    /// (emu cc NAME lists them).
     #[arg(long, value_name = "NAME", value_delimiter = ',', value_parser = emus_cc)]
     cc: Vec<String>,
     /// Check the command line: read every shell, build its links (queues,
@@ -155,8 +157,12 @@ enum TopCommand {
     Log(log_command::LogArgs),
     /// List the queue disciplines and their options.
     Queues,
-    /// List the congestion controls usable here: the kernel's and emu's own.
-    Cc,
+    /// List the congestion controls usable here: the kernel's and emu's own;
+    /// with NAME, one of emu's and the settings it takes.
+    Cc {
+        /// One of emu's congestion controls (prague, dctcp, ...).
+        name: Option<String>,
+    },
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
     #[command(
         after_help = "Examples:\n  emu completions bash > ~/.local/share/bash-completion/completions/emu\n  \
@@ -196,14 +202,22 @@ fn sample_interval(text: &str) -> Result<u64, String> {
     }
 }
 
+/// One of emu's congestion controls, with its settings if any, written
+/// back in emu's spelling (`prague ecn_fallback=1`).
 fn emus_cc(text: &str) -> Result<String, String> {
-    match endpoints::find(text) {
-        Some(endpoint) => Ok(endpoint.name.to_string()),
-        None => Err(format!(
-            "not one of emu's congestion controls ({}); the kernel's need no option (see emu cc)",
+    let (name, settings) = endpoints::parameters::split(text);
+    let Some(endpoint) = endpoints::find(name) else {
+        return Err(format!(
+            "'{name}' is not one of emu's congestion controls ({}); the kernel's need no option (see emu cc)",
             endpoints::ENDPOINTS.map(|e| e.name).join(", ")
-        )),
-    }
+        ));
+    };
+    endpoints::parameters::parse(endpoint, settings)?;
+    Ok(if settings.is_empty() {
+        endpoint.name.to_string()
+    } else {
+        format!("{} {settings}", endpoint.name)
+    })
 }
 
 fn snaplen(text: &str) -> Result<u32, String> {
@@ -459,8 +473,12 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         Some(TopCommand::Log(log)) => log_command::run(log),
         Some(TopCommand::Wrapper(wrapper)) => wrapper_command::run(wrapper),
         Some(TopCommand::SetupSetuid(setup)) => setup_setuid::run(setup),
-        Some(TopCommand::Cc) => {
+        Some(TopCommand::Cc { name: None }) => {
             print_out(cc_command::text());
+            Ok(0)
+        }
+        Some(TopCommand::Cc { name: Some(name) }) => {
+            print_out(cc_command::one(&name)?);
             Ok(0)
         }
         Some(TopCommand::Queues) => {

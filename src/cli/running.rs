@@ -132,20 +132,48 @@ pub fn run_chain(
 }
 
 /// `--cc`: loads emu's congestion controls for a chain of shells, says
-/// which implementation of each runs, and gives the helpers to attach.
+/// which implementation of each runs, and gives the helpers to attach;
+/// settings given after a name go to the command's connections (its
+/// namespace's, never the host's) for the run.
 fn load_congestion_controls(
-    names: &[String],
+    choices: &[String],
 ) -> Result<(Option<endpoints::Loaded>, Option<shells::DeviceHelpers>), String> {
-    if names.is_empty() {
+    if choices.is_empty() {
         return Ok((None, None));
     }
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut names = Vec::new();
+    let mut settings = Vec::new();
+    for choice in choices {
+        let (name, given) = endpoints::parameters::split(choice);
+        let endpoint = endpoints::find(name).ok_or_else(|| format!("--cc: {name} is not emu's"))?;
+        names.push(endpoint.name);
+        if !given.is_empty() {
+            settings.push(endpoints::parameters::parse(endpoint, given)?);
+        }
+    }
     let loaded = endpoints::Loaded::load(&names).map_err(|e| format!("--cc: {e}"))?;
     for line in loaded.describe() {
         eprintln!("emu: {line}");
     }
     let helpers = loaded.helpers().map_err(|e| format!("--cc: {e}"))?;
-    let attach: shells::DeviceHelpers =
-        std::sync::Arc::new(move |device| helpers.attach(device).map_err(|e| e.to_string()));
+    let applied = std::sync::Mutex::new(loaded.settings().map_err(|e| format!("--cc: {e}"))?);
+    let host = shells::netns::namespace_cookie_here()
+        .map_err(|e| format!("--cc: reading this namespace's cookie: {e}"))?;
+    let hand_over = move |device: &str| -> Result<(), String> {
+        helpers.attach(device).map_err(|e| e.to_string())?;
+        let here = shells::netns::namespace_cookie_here()
+            .map_err(|e| format!("reading the command's namespace's cookie: {e}"))?;
+        if here == host || settings.is_empty() {
+            return Ok(());
+        }
+        let mut applied = applied
+            .lock()
+            .map_err(|_| "the settings' lock".to_string())?;
+        for s in &settings {
+            applied.add(here, 0, s).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    };
+    let attach: shells::DeviceHelpers = std::sync::Arc::new(hand_over);
     Ok((Some(loaded), Some(attach)))
 }

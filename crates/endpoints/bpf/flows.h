@@ -1,5 +1,5 @@
-/* The per-flow SCE feedback state shared by the TC helpers and the SCE
- * congestion controls. */
+/* Per-connection state shared by the TC helpers, the congestion controls
+ * and emu: SCE feedback, and what TCP Prague's classic-ECN detection saw. */
 #ifndef EMU_FLOWS_H
 #define EMU_FLOWS_H
 
@@ -26,6 +26,9 @@ struct emu_flow {
 	__u32 tx_last_ack;
 	/* Sender: bytes newly acknowledged by ACKs that carried ESCE. */
 	__u64 esce_bytes;
+	/* Sender, TCP Prague with classic-ECN detection: the highest score
+	 * detection reached (2^20 = 1; above 8 a classic AQM was seen). */
+	__u64 classic_ecn_max;
 };
 
 struct {

@@ -5,12 +5,13 @@
 typedef uint32_t __u32;
 typedef uint64_t __u64;
 typedef int64_t __s64;
+typedef uint8_t __u8;
 
 #include "algorithms.h"
 
-__u32 emu_alg_dctcp_alpha(__u32 alpha, __u32 ce, __u32 delivered)
+__u32 emu_alg_dctcp_alpha(__u32 alpha, __u32 ce, __u32 delivered, __u32 shift_g)
 {
-	return emu_dctcp_alpha(alpha, ce, delivered);
+	return emu_dctcp_alpha(alpha, ce, delivered, shift_g);
 }
 
 __u32 emu_alg_dctcp_ssthresh(__u32 cwnd, __u32 alpha)
@@ -33,10 +34,40 @@ __u32 emu_alg_prague_frac_to_cwnd(__u64 frac_cwnd)
 	return emu_prague_frac_to_cwnd(frac_cwnd);
 }
 
-__u64 emu_alg_prague_ai_increase(__u32 srtt_us, __u32 target_us, __u32 round,
+__u64 emu_alg_prague_ai_increase(__u32 srtt_us, __u32 scaling, __u32 target, __u32 round,
 				 __u32 transition)
 {
-	return emu_prague_ai_increase(srtt_us, target_us, round, transition);
+	return emu_prague_ai_increase(srtt_us, scaling, target, round, transition);
+}
+
+void emu_alg_prague_classic_start(struct emu_prague_classic *c, __u32 srtt_us)
+{
+	emu_prague_classic_start(c, srtt_us);
+}
+
+void emu_alg_prague_classic_sample(struct emu_prague_classic *c, __u32 rtt_us)
+{
+	emu_prague_classic_sample(c, rtt_us);
+}
+
+void emu_alg_prague_classic_gains(struct emu_prague_classic *c, __u32 ssthresh)
+{
+	emu_prague_classic_gains(c, ssthresh);
+}
+
+void emu_alg_prague_classic_detect(struct emu_prague_classic *c, __u32 min_rtt_us)
+{
+	emu_prague_classic_detect(c, min_rtt_us);
+}
+
+__u64 emu_alg_prague_classic_alpha(__u64 classic_ecn, __u64 alpha)
+{
+	return emu_prague_classic_alpha(classic_ecn, alpha);
+}
+
+__u32 emu_alg_ilog2(__u64 v)
+{
+	return emu_ilog2(v);
 }
 
 __u64 emu_alg_prague_cwnd_increase(__u64 ai_increase, __u32 acked, __u32 cwnd)
@@ -44,10 +75,16 @@ __u64 emu_alg_prague_cwnd_increase(__u64 ai_increase, __u32 acked, __u32 cwnd)
 	return emu_prague_cwnd_increase(ai_increase, acked, cwnd);
 }
 
-__u64 emu_alg_prague_pacing_rate(__u32 mss, __u64 frac_cwnd, __u32 srtt8,
+__u64 emu_alg_prague_pacing_rate(__u32 mtu, __u64 frac_cwnd, __u32 srtt8,
 				 __u32 slow_start)
 {
-	return emu_prague_pacing_rate(mss, frac_cwnd, srtt8, slow_start);
+	return emu_prague_pacing_rate(mtu, frac_cwnd, srtt8, slow_start);
+}
+
+__u32 emu_alg_prague_max_tso_burst(__u64 rate, __u32 mtu, __u32 burst_shift,
+				   __u32 max_tso_segs)
+{
+	return emu_prague_max_tso_burst(rate, mtu, burst_shift, max_tso_segs);
 }
 
 __u32 emu_alg_isqrt(__u32 a)

@@ -17,8 +17,13 @@
 
 /* A network namespace. Its cookie names it uniquely while the machine
  * runs; user space reads the same number with SO_NETNS_COOKIE. */
+struct netns_ipv4 {
+	__u8 sysctl_tcp_min_tso_segs;
+} EMU_CORE;
+
 struct net {
 	__u64 net_cookie;
+	struct netns_ipv4 ipv4;
 } EMU_CORE;
 
 typedef struct {
@@ -53,7 +58,13 @@ struct sock {
 	__u32 sk_mark;
 } EMU_CORE;
 
+struct inet_connection_sock_af_ops {
+	__u16 net_header_len;
+} EMU_CORE;
+
 struct inet_connection_sock {
+	const struct inet_connection_sock_af_ops *icsk_af_ops;
+	__u16 icsk_ext_hdr_len;
 	struct {
 		__u8 pending;
 		__u16 rcv_mss;
@@ -61,7 +72,18 @@ struct inet_connection_sock {
 	__u64 icsk_ca_priv[13];
 } EMU_CORE;
 
+/* A windowed minimum; s[0] is the current one (the kernel's tcp_min_rtt()). */
+struct minmax_sample {
+	__u32 t;
+	__u32 v;
+} EMU_CORE;
+
+struct minmax {
+	struct minmax_sample s[3];
+} EMU_CORE;
+
 struct tcp_sock {
+	__u16 tcp_header_len;
 	__u32 mss_cache;
 	__u32 snd_cwnd;
 	__u8 repair : 1;
@@ -83,6 +105,7 @@ struct tcp_sock {
 	__u32 snd_cwnd_clamp;
 	__u32 snd_cwnd_stamp;
 	__u32 prior_cwnd;
+	struct minmax rtt_min;
 } EMU_CORE;
 
 struct rate_sample {
@@ -105,6 +128,7 @@ struct tcp_congestion_ops {
 	void (*cwnd_event)(struct sock *sk, int ev);
 	void (*in_ack_event)(struct sock *sk, __u32 flags);
 	void (*pkts_acked)(struct sock *sk, const struct ack_sample *sample);
+	__u32 (*min_tso_segs)(struct sock *sk);
 	void (*cong_control)(struct sock *sk, __u32 ack, int flag,
 			     const struct rate_sample *rs);
 	__u32 (*undo_cwnd)(struct sock *sk);
@@ -190,6 +214,15 @@ static __always_inline struct inet_connection_sock *inet_csk(const struct sock *
 static __always_inline void *inet_csk_ca(const struct sock *sk)
 {
 	return (void *)inet_csk(sk)->icsk_ca_priv;
+}
+
+/* The kernel's tcp_mss_to_mtu(): the IP packet a full segment makes. */
+static __always_inline __u32 emu_mss_to_mtu(const struct sock *sk, __u32 mss)
+{
+	const struct inet_connection_sock *icsk = inet_csk(sk);
+
+	return mss + tcp_sk(sk)->tcp_header_len + icsk->icsk_ext_hdr_len +
+	       icsk->icsk_af_ops->net_header_len;
 }
 
 static __always_inline int emu_before(__u32 a, __u32 b)

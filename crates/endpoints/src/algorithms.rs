@@ -8,20 +8,33 @@
 #[cfg(test)]
 mod tests {
     unsafe extern "C" {
-        fn emu_alg_dctcp_alpha(alpha: u32, ce: u32, delivered: u32) -> u32;
+        fn emu_alg_dctcp_alpha(alpha: u32, ce: u32, delivered: u32, shift_g: u32) -> u32;
         fn emu_alg_dctcp_ssthresh(cwnd: u32, alpha: u32) -> u32;
         fn emu_alg_prague_alpha(upscaled: u64, ce: u32, delivered: u32) -> u64;
         fn emu_alg_prague_reduction(frac_cwnd: u64, alpha: u64) -> u64;
         fn emu_alg_prague_frac_to_cwnd(frac_cwnd: u64) -> u32;
         fn emu_alg_prague_ai_increase(
             srtt_us: u32,
-            target_us: u32,
+            scaling: u32,
+            target: u32,
             round: u32,
             transition: u32,
         ) -> u64;
+        fn emu_alg_prague_classic_start(c: *mut Classic, srtt_us: u32);
+        fn emu_alg_prague_classic_sample(c: *mut Classic, rtt_us: u32);
+        fn emu_alg_prague_classic_gains(c: *mut Classic, ssthresh: u32);
+        fn emu_alg_prague_classic_detect(c: *mut Classic, min_rtt_us: u32);
+        fn emu_alg_prague_classic_alpha(classic_ecn: u64, alpha: u64) -> u64;
+        fn emu_alg_ilog2(v: u64) -> u32;
         fn emu_alg_prague_cwnd_increase(ai_increase: u64, acked: u32, cwnd: u32) -> u64;
-        fn emu_alg_prague_pacing_rate(mss: u32, frac_cwnd: u64, srtt8: u32, slow_start: u32)
+        fn emu_alg_prague_pacing_rate(mtu: u32, frac_cwnd: u64, srtt8: u32, slow_start: u32)
             -> u64;
+        fn emu_alg_prague_max_tso_burst(
+            rate: u64,
+            mtu: u32,
+            burst_shift: u32,
+            max_tso_segs: u32,
+        ) -> u32;
         fn emu_alg_isqrt(a: u32) -> u32;
         fn emu_alg_icbrt(a: u64) -> u32;
         fn emu_alg_sce_sqrt_cwnd(cwnd: u32) -> u32;
@@ -42,7 +55,20 @@ mod tests {
     const ONE: f64 = (1u64 << 20) as f64;
 
     fn dctcp_alpha(alpha: u32, ce: u32, delivered: u32) -> u32 {
-        unsafe { emu_alg_dctcp_alpha(alpha, ce, delivered) }
+        unsafe { emu_alg_dctcp_alpha(alpha, ce, delivered, 4) }
+    }
+
+    /// `struct emu_prague_classic` of `bpf/algorithms.h`.
+    #[repr(C)]
+    #[derive(Default, Clone, Copy, Debug)]
+    struct Classic {
+        srtt_pace: u64,
+        mdev_pace: u64,
+        classic_ecn: u64,
+        rest_depth: u32,
+        rest_mdev: u32,
+        g_srtt_shift: u32,
+        g_mdev_shift: u32,
     }
 
     fn prague_alpha(up: u64, ce: u32, delivered: u32) -> u64 {
@@ -79,6 +105,41 @@ mod tests {
             alpha = dctcp_alpha(alpha, 0, 100);
         }
         assert_eq!(alpha, 0, "without marks alpha decays to zero");
+    }
+
+    /// dctcp_shift_g: every gain from 1/1 to 1/1024 is the EWMA with
+    /// g = 2^-shift_g, as the module computes it (decay of at least one
+    /// unit, the marked share in 2^(10 - g) units); out of range is 10.
+    #[test]
+    fn dctcp_alpha_follows_its_gain_setting() {
+        for shift_g in 0..=10u32 {
+            let g = 1.0 / f64::from(1u32 << shift_g);
+            for &(alpha, ce, delivered) in &[(1024, 10, 100), (600, 0, 50), (300, 7, 9)] {
+                let got = unsafe { emu_alg_dctcp_alpha(alpha, ce, delivered, shift_g) };
+                let decay = (alpha >> shift_g).max(if alpha >> shift_g == 0 { alpha } else { 0 });
+                let want = (alpha - decay + ((ce << (10 - shift_g)) / delivered)).min(1024);
+                assert_eq!(
+                    got, want,
+                    "shift_g {shift_g}: alpha {alpha} F {ce}/{delivered}"
+                );
+                // Where alpha >> shift_g is 0 the module's decay takes all
+                // of alpha (min_not_zero), and the EWMA does not apply.
+                if alpha >> shift_g == 0 {
+                    continue;
+                }
+                let ewma = f64::from(alpha) / 1024.0 * (1.0 - g)
+                    + g * f64::from(ce) / f64::from(delivered);
+                assert!(
+                    (f64::from(got) / 1024.0 - ewma).abs() <= 2.0 / 1024.0 + g,
+                    "shift_g {shift_g}: {got} vs the EWMA {ewma}"
+                );
+            }
+        }
+        assert_eq!(
+            unsafe { emu_alg_dctcp_alpha(1024, 0, 100, 99) },
+            unsafe { emu_alg_dctcp_alpha(1024, 0, 100, 10) },
+            "a gain beyond 2^-10 is 2^-10"
+        );
     }
 
     #[test]
@@ -152,29 +213,204 @@ mod tests {
         assert_eq!(cwnd(0.0), 1);
     }
 
+    /// The RTT scaling heuristics (prague_rtt_scaling), with the target in
+    /// units of 128 us as the reference keeps it (25 ms is 195 units).
+    const NONE: u32 = 0;
+    const RATE: u32 = 1;
+    const SCALABLE: u32 = 2;
+    const ADDITIVE: u32 = 3;
+
+    fn ai_increase(rtt_us: u32, scaling: u32, target: u32, round: u32) -> f64 {
+        unsafe { emu_alg_prague_ai_increase(rtt_us, scaling, target, round, 500) as f64 / ONE }
+    }
+
     #[test]
     fn prague_increase_is_scaled_by_rtt_ratio_squared() {
-        let target = 25_000;
+        let target = 25_000 >> 7;
         for &rtt_ms in &[1.0, 5.0, 12.5, 20.0] {
             let rtt_us = (rtt_ms * 1000.0) as u32;
-            let got = unsafe { emu_alg_prague_ai_increase(rtt_us, target, 1000, 500) } as f64 / ONE;
+            let got = ai_increase(rtt_us, RATE, target, 1000);
             // As in the reference, RTTs are counted in whole 128 us units,
             // so the RTT used lies within 128 us below the true one.
-            let low = ((rtt_ms - 0.128) / 25.0_f64).powi(2) * 0.999;
+            let low = ((rtt_ms - 0.128) / 24.96_f64).powi(2) * 0.999;
             let high = (rtt_ms / 24.96_f64).powi(2) * 1.001;
             assert!(
                 got >= low && got <= high,
                 "rtt {rtt_ms} ms: {got} not in [{low}, {high}]"
             );
         }
-        let unscaled = |rtt, round| unsafe { emu_alg_prague_ai_increase(rtt, target, round, 500) };
-        assert_eq!(
-            unscaled(5_000, 499),
-            1 << 20,
-            "not before the transition rounds"
+        // Unscaled: before the transition rounds, at or above the target,
+        // above 100 ms, and without a heuristic.
+        for (rtt_us, scaling, round) in [
+            (5_000, RATE, 499),
+            (30_000, RATE, 1000),
+            (150_000, RATE, 1000),
+            (5_000, NONE, 1000),
+        ] {
+            assert_eq!(
+                ai_increase(rtt_us, scaling, target, round),
+                1.0,
+                "{rtt_us} us"
+            );
+        }
+        // prague_rtt_target: a 10 ms target scales a 5 ms RTT by a quarter.
+        let ten = ai_increase(5_000, RATE, 10_000 >> 7, 1000);
+        assert!((ten - (39.0_f64 / 78.0).powi(2)).abs() < 1e-3, "{ten}");
+        // prague_rtt_transition: the rounds before it are unscaled.
+        let early = unsafe { emu_alg_prague_ai_increase(5_000, RATE, target, 9, 10) };
+        let late = unsafe { emu_alg_prague_ai_increase(5_000, RATE, target, 10, 10) };
+        assert_eq!(early, 1 << 20);
+        assert!(late < 1 << 18, "{late}");
+    }
+
+    /// The scalable heuristic: (R0/8 + min(max(rtt - R1, 0), R0)) rtt / R0^2
+    /// with R0 = 2^14 us and R1 = 1.5 ms in 128 us units (128 and 12).
+    #[test]
+    fn prague_scalable_increase_floors_at_an_eighth() {
+        for &rtt_ms in &[0.5, 1.0, 2.0, 8.0, 16.0, 30.0, 90.0] {
+            let rtt = ((rtt_ms * 1000.0) as u32 >> 7) as f64;
+            let (r0, r1) = (128.0, 12.0);
+            let want = (r0 / 8.0 + (rtt - r1).clamp(0.0, r0)) * rtt / (r0 * r0);
+            let got = ai_increase((rtt_ms * 1000.0) as u32, SCALABLE, 195, 1000);
+            assert!(
+                (got - want).abs() <= 1.0 / ONE + want * 1e-6,
+                "rtt {rtt_ms} ms: {got} vs {want}"
+            );
+        }
+    }
+
+    /// The additive heuristic: the rate formula toward a target of the
+    /// configured one plus the flow's own RTT.
+    #[test]
+    fn prague_additive_increase_targets_its_rtt_plus_the_target() {
+        for &rtt_ms in &[1.0, 10.0, 25.0, 60.0] {
+            let rtt_us = (rtt_ms * 1000.0) as u32;
+            let rtt = f64::from(rtt_us >> 7);
+            let target = 195.0 + rtt;
+            let want = (rtt / target).powi(2);
+            let got = ai_increase(rtt_us, ADDITIVE, 195, 1000);
+            assert!(
+                (got - want).abs() < 1e-5,
+                "rtt {rtt_ms} ms: {got} vs {want}"
+            );
+        }
+    }
+
+    #[test]
+    fn integer_log2_is_the_floor() {
+        assert_eq!(unsafe { emu_alg_ilog2(0) }, 0);
+        for shift in 0..64u32 {
+            let v = 1u64 << shift;
+            assert_eq!(unsafe { emu_alg_ilog2(v) }, shift);
+            assert_eq!(unsafe { emu_alg_ilog2(v | (v >> 1)) }, shift);
+            if shift > 0 {
+                assert_eq!(unsafe { emu_alg_ilog2(v - 1) }, shift - 1);
+            }
+        }
+    }
+
+    /// Detection after `rounds` rounds of RTT samples drawn around
+    /// `base_us + depth_us` with +-`jitter_us`, at a window of 40.
+    fn detect(base_us: u32, depth_us: u32, jitter_us: u32, rounds: u32) -> Classic {
+        let mut c = Classic::default();
+        unsafe {
+            emu_alg_prague_classic_start(&mut c, base_us + depth_us);
+            emu_alg_prague_classic_gains(&mut c, 40);
+        }
+        let mut x = 12345u64;
+        for _ in 0..rounds {
+            for _ in 0..40 {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                let spread = if jitter_us == 0 {
+                    0
+                } else {
+                    (x >> 33) as u32 % (2 * jitter_us + 1)
+                };
+                let rtt = base_us + depth_us + spread - jitter_us.min(depth_us + base_us);
+                unsafe { emu_alg_prague_classic_sample(&mut c, rtt) };
+            }
+            unsafe { emu_alg_prague_classic_detect(&mut c, base_us) };
+        }
+        c
+    }
+
+    const L_STICKY: u64 = 16 << 19;
+    const CLASSIC: u64 = L_STICKY + (1 << 20);
+    const C_STICKY: u64 = CLASSIC + L_STICKY;
+
+    /// prague_ecn_fallback's detection: a shallow, steady queue (an L4S
+    /// AQM's, under a millisecond) keeps the score at 0; a classic AQM's
+    /// (a standing 15 ms with jitter of a few ms) drives it to its ceiling.
+    #[test]
+    fn classic_ecn_detection_tells_a_classic_queue_from_an_l4s_one() {
+        let l4s = detect(20_000, 500, 200, 400);
+        assert_eq!(l4s.classic_ecn, 0, "{l4s:?}");
+        let classic = detect(20_000, 15_000, 4_000, 400);
+        assert_eq!(classic.classic_ecn, C_STICKY, "{classic:?}");
+    }
+
+    /// Each round adds V lg(mdev / 750 us) + D lg(max(depth / 2 ms, 1)),
+    /// V = D = 1/2: the carried remainders make the integer logarithms
+    /// add up to the real ones over rounds.
+    #[test]
+    fn classic_ecn_score_moves_by_the_logarithms() {
+        let mut c = Classic::default();
+        unsafe {
+            emu_alg_prague_classic_start(&mut c, 28_000);
+            emu_alg_prague_classic_gains(&mut c, 40);
+        }
+        // A fixed mdev of 3 ms and depth of 8 ms, set in the estimator.
+        let (gs, gm) = (c.g_srtt_shift, c.g_mdev_shift);
+        // Eight rounds of 2 each stay under the ceiling (17).
+        let rounds = 8;
+        for _ in 0..rounds {
+            c.srtt_pace = 28_000u64 << gs;
+            c.mdev_pace = 3_000u64 << gm;
+            unsafe { emu_alg_prague_classic_detect(&mut c, 20_000) };
+        }
+        let per_round = 0.5 * (3_000f64 / 750.0).log2() + 0.5 * (8_000f64 / 2_000.0).log2();
+        let got = c.classic_ecn as f64 / ONE / f64::from(rounds);
+        assert!(
+            (got - per_round).abs() < 0.1,
+            "{got} per round vs {per_round}"
         );
-        assert_eq!(unscaled(30_000, 1000), 1 << 20, "not above the target");
-        assert_eq!(unscaled(150_000, 1000), 1 << 20, "not above 100 ms");
+    }
+
+    /// The gains follow the window: 2^-(1.5 lg ssthresh + 1), at most 2^-18.
+    #[test]
+    fn classic_ecn_gains_follow_the_window() {
+        for &(ssthresh, want) in &[(1u32, 1u32), (4, 4), (40, 8), (1000, 14), (0x7fff_ffff, 18)] {
+            let mut c = Classic::default();
+            unsafe {
+                emu_alg_prague_classic_start(&mut c, 20_000);
+                emu_alg_prague_classic_gains(&mut c, ssthresh);
+            }
+            assert_eq!(
+                (c.g_srtt_shift, c.g_mdev_shift),
+                (want, want + 1),
+                "ssthresh {ssthresh}"
+            );
+            assert_eq!(
+                c.srtt_pace >> c.g_srtt_shift,
+                20_000,
+                "rescaled with the gain"
+            );
+        }
+    }
+
+    /// With fallback on, a reduction uses alpha no lower than 0.625 times
+    /// the score's part above L_STICKY (at most 1).
+    #[test]
+    fn classic_ecn_fallback_floors_alpha() {
+        let alpha = |score, a| unsafe { emu_alg_prague_classic_alpha(score, a) };
+        assert_eq!(alpha(L_STICKY, 1000), 1000, "not at or below L_STICKY");
+        assert_eq!(alpha(L_STICKY + (1 << 19), 1000), (1 << 18) + (1 << 16));
+        assert_eq!(
+            alpha(C_STICKY, 1000),
+            (1 << 19) + (1 << 17),
+            "the part is at most 1"
+        );
+        assert_eq!(alpha(C_STICKY, 1 << 20), 1 << 20, "never lowers alpha");
     }
 
     #[test]
@@ -190,18 +426,53 @@ mod tests {
     }
 
     #[test]
-    fn prague_pacing_is_window_over_rtt() {
-        let (mss, cwnd, srtt_s) = (1448u32, 20.0, 0.010);
+    fn prague_pacing_is_window_of_mtus_over_rtt() {
+        let (mtu, cwnd, srtt_s) = (1500u32, 20.0, 0.010);
         let frac = (cwnd * ONE) as u64;
         let srtt8 = (srtt_s * 1e6 * 8.0) as u32;
-        let want = mss as f64 * cwnd / srtt_s;
-        let ca = unsafe { emu_alg_prague_pacing_rate(mss, frac, srtt8, 0) } as f64;
-        let ss = unsafe { emu_alg_prague_pacing_rate(mss, frac, srtt8, 1) } as f64;
+        let want = mtu as f64 * cwnd / srtt_s;
+        let ca = unsafe { emu_alg_prague_pacing_rate(mtu, frac, srtt8, 0) } as f64;
+        let ss = unsafe { emu_alg_prague_pacing_rate(mtu, frac, srtt8, 1) } as f64;
         assert!((ca - want).abs() / want < 1e-3, "{ca} vs {want}");
         assert!(
             (ss - 2.0 * want).abs() / want < 2e-3,
             "{ss} vs {}",
             2.0 * want
+        );
+    }
+
+    /// The reference's burst: the packets of 2^-burst_shift s at the pacing
+    /// rate, rounded down, at least one, at most `max_tso_segs` where set.
+    fn reference_burst(rate: f64, mtu: f64, shift: u32, max_segs: u32) -> u32 {
+        let segs = ((rate / mtu) / f64::from(1u32 << shift)).floor().max(1.0) as u32;
+        if max_segs > 0 {
+            segs.min(max_segs)
+        } else {
+            segs
+        }
+    }
+
+    #[test]
+    fn prague_bursts_last_a_quarter_millisecond_of_the_pacing_rate() {
+        let mtu = 1500u32;
+        for &mbit in &[0.1, 1.0, 5.0, 12.0, 50.0, 100.0, 250.0, 1000.0, 10_000.0] {
+            for &(shift, max_segs) in &[(12, 0), (10, 0), (14, 0), (12, 4), (12, 1)] {
+                let rate = mbit * 1e6 / 8.0;
+                let got =
+                    unsafe { emu_alg_prague_max_tso_burst(rate as u64, mtu, shift, max_segs) };
+                let want = reference_burst(rate, f64::from(mtu), shift, max_segs);
+                assert_eq!(got, want, "{mbit} Mbit/s, shift {shift}, max {max_segs}");
+            }
+        }
+        // At 5 Mbit/s a burst is one segment: two would last 4.8 ms.
+        assert_eq!(
+            unsafe { emu_alg_prague_max_tso_burst(625_000, mtu, 12, 0) },
+            1
+        );
+        // At 250 Mbit/s, five segments are 240 us on the wire.
+        assert_eq!(
+            unsafe { emu_alg_prague_max_tso_burst(31_250_000, mtu, 12, 0) },
+            5
         );
     }
 

@@ -15,6 +15,8 @@ pub enum Marking {
     Sce,
 }
 
+use crate::parameters::{self, Parameter};
+
 /// One congestion control emu ships.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Endpoint {
@@ -32,6 +34,11 @@ pub struct Endpoint {
     pub without_ecn: &'static str,
     /// One line for `emu cc`: what it is and what it follows.
     pub summary: &'static str,
+    /// Its reference's module parameters, settable per flow.
+    pub parameters: &'static [Parameter],
+    /// Which congestion control an entry of `emu_cc_params` is for
+    /// (`EMU_CC_*` in `bpf/params.h`); 0 for one that takes no settings.
+    pub settings_id: u16,
 }
 
 /// Everything emu ships.
@@ -43,6 +50,8 @@ pub const ENDPOINTS: [Endpoint; 4] = [
         marking: Marking::Ect0,
         without_ecn: "Reno",
         summary: "DCTCP (RFC 8257), with its receiver's per-packet CE echo",
+        parameters: parameters::DCTCP,
+        settings_id: 1,
     },
     Endpoint {
         name: "prague",
@@ -51,6 +60,8 @@ pub const ENDPOINTS: [Endpoint; 4] = [
         marking: Marking::Ect1,
         without_ecn: "Reno",
         summary: "TCP Prague (L4S): scalable, ECT(1), paced, RTT-independent; Reno without ECN",
+        parameters: parameters::PRAGUE,
+        settings_id: 2,
     },
     Endpoint {
         name: "reno-sce",
@@ -59,6 +70,8 @@ pub const ENDPOINTS: [Endpoint; 4] = [
         marking: Marking::Sce,
         without_ecn: "Reno",
         summary: "Reno with SCE: a small reduction per SCE mark, Reno's response to CE and loss",
+        parameters: &[],
+        settings_id: 0,
     },
     Endpoint {
         name: "cubic-sce",
@@ -67,6 +80,8 @@ pub const ENDPOINTS: [Endpoint; 4] = [
         marking: Marking::Sce,
         without_ecn: "CUBIC",
         summary: "CUBIC with SCE: SCE marks pull the curve's origin toward the window",
+        parameters: &[],
+        settings_id: 0,
     },
 ];
 

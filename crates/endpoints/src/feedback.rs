@@ -1,6 +1,7 @@
-//! What the SCE helpers counted, per connection, read back after a run:
-//! the sender's side of SCE feedback (bytes acknowledged by ACKs that
-//! carried ESCE), which no TCP_INFO field shows.
+//! What the helpers and the congestion controls kept per connection, read
+//! back after a run: the sender's side of SCE feedback (bytes acknowledged
+//! by ACKs that carried ESCE), and what TCP Prague's classic-ECN detection
+//! concluded; no TCP_INFO field shows either.
 //!
 //! The layout mirrors `bpf/flows.h` (`struct emu_flow_key`, `struct
 //! emu_flow`); the tests below pin its size.
@@ -12,7 +13,10 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// `struct emu_flow_key` and `struct emu_flow`, in bytes.
 const KEY_SIZE: usize = 48;
-const VALUE_SIZE: usize = 24;
+const VALUE_SIZE: usize = 32;
+/// Classic-ECN detection's score above which a classic AQM was seen
+/// (`EMU_PRAGUE_L_STICKY`, 8 with 2^20 = 1).
+pub const CLASSIC_ECN_SEEN: u64 = 16 << 19;
 /// The key's family byte.
 const AF_INET: u8 = libc::AF_INET as u8;
 const AF_INET6: u8 = libc::AF_INET6 as u8;
@@ -26,6 +30,10 @@ pub struct SceCounts {
     pub remote: SocketAddr,
     /// Sender: bytes acknowledged by ACKs that carried ESCE.
     pub esce_acked_bytes: u64,
+    /// Sender, TCP Prague with classic-ECN detection on: the highest score
+    /// detection reached (2^20 = 1; above [`CLASSIC_ECN_SEEN`] it took the
+    /// path for a classic AQM's). 0 without detection.
+    pub classic_ecn_max: u64,
 }
 
 impl Loaded {
@@ -69,6 +77,7 @@ fn decode(key: &[u8], value: &[u8]) -> Option<SceCounts> {
         local: SocketAddr::new(address(12)?, port(44)),
         remote: SocketAddr::new(address(28)?, port(46)),
         esce_acked_bytes: u64::from_ne_bytes(value[16..24].try_into().ok()?),
+        classic_ecn_max: u64::from_ne_bytes(value[24..32].try_into().ok()?),
     })
 }
 
@@ -87,7 +96,9 @@ mod tests {
         key[46..48].copy_from_slice(&40000u16.to_be_bytes());
         let mut value = [0u8; VALUE_SIZE];
         value[16..24].copy_from_slice(&123_456u64.to_ne_bytes());
+        value[24..32].copy_from_slice(&(9u64 << 20).to_ne_bytes());
         let counts = decode(&key, &value).unwrap();
+        assert_eq!(counts.classic_ecn_max, 9 << 20);
         assert_eq!(counts.local, "10.0.0.1:5201".parse().unwrap());
         assert_eq!(counts.remote, "10.0.0.2:40000".parse().unwrap());
         assert_eq!(counts.esce_acked_bytes, 123_456);

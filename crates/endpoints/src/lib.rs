@@ -9,11 +9,15 @@
 //! build time) and loads them for the duration of a run.
 //!
 //! Layers, from the bottom:
-//! - [`catalogue`]: what emu ships, by the names users write.
+//! - [`catalogue`]: what emu ships, by the names users write;
+//!   [`parameters`]: the references' module parameters each takes, per
+//!   flow, and how a flow writes them.
 //! - [`kernel`]: what this kernel offers (its congestion controls, BTF).
 //! - [`object`]: the compiled BPF object and the errors libbpf reports.
 //! - [`registry`]: registering a congestion control, or sharing the one
 //!   another emu registered; what is registered now.
+//! - [`per_flow`]: a flow's settings handed to its connections (the map
+//!   `emu_cc_params`), for the length of a run.
 //! - [`hosts`]: the helpers attached to a host's device (ECT(1) on an L4S
 //!   sender's data, SCE feedback), which do what a congestion control
 //!   cannot on a kernel before 7.0.
@@ -31,6 +35,8 @@ pub mod feedback;
 pub mod hosts;
 pub mod kernel;
 pub mod object;
+pub mod parameters;
+pub mod per_flow;
 pub mod registry;
 
 mod algorithms;
@@ -38,4 +44,5 @@ mod algorithms;
 pub use catalogue::{find, Endpoint, Marking, ENDPOINTS};
 pub use error::EndpointError;
 pub use hosts::HostHelpers;
+pub use parameters::Settings;
 pub use registry::{Loaded, Origin};

@@ -12,6 +12,12 @@ pub static OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/endpoints.b
 /// connection, the ECT(1) bytes a receiver has yet to echo and the
 /// ESCE-acknowledged bytes a sender has seen.
 pub const SCE_FLOWS: &str = "emu_sce_flows";
+/// The map of flows' settings (the references' module parameters), per
+/// network namespace and remote port (`bpf/params.h`).
+pub const CC_PARAMS: &str = "emu_cc_params";
+/// The maps every running emu shares: one emu's congestion controls and
+/// helpers serve the others' connections too.
+pub const SHARED: [&str; 2] = [SCE_FLOWS, CC_PARAMS];
 /// The helper on a host's egress (ECT(1) for L4S senders, ESCE on SCE
 /// receivers' ACKs, Not-ECT SYNs).
 pub const EGRESS: &str = "emu_egress";

@@ -15,7 +15,7 @@
 use crate::catalogue::{self, Endpoint};
 use crate::error::{EndpointError, Result};
 use crate::kernel;
-use crate::object::{self, OBJECT, SCE_FLOWS};
+use crate::object::{self, OBJECT, SHARED};
 use libbpf_rs::query::{LinkInfoIter, LinkTypeInfo, MapInfoIter};
 use libbpf_rs::{Link, MapCore, MapHandle, Object, ObjectBuilder};
 use std::collections::HashMap;
@@ -158,31 +158,36 @@ fn open_and_load(register: &[&'static Endpoint]) -> Result<Object> {
     let mut open = ObjectBuilder::default()
         .open_memory(OBJECT)
         .map_err(|e| fail("opening", e))?;
-    let existing = newest_map(SCE_FLOWS).map_err(|e| {
-        EndpointError(format!(
-            "sharing the map {SCE_FLOWS} of another emu that is running: {e}"
-        ))
-    })?;
+    let mut existing = Vec::new();
+    for name in SHARED {
+        if let Some(handle) = newest_map(name).map_err(|e| {
+            EndpointError(format!(
+                "sharing the map {name} of another emu that is running: {e}"
+            ))
+        })? {
+            existing.push((name, handle));
+        }
+    }
     for mut map in open.maps_mut() {
         let name = map.name().to_string_lossy().into_owned();
         if let Some(endpoint) = catalogue::by_map(&name) {
             let wanted = register.iter().any(|r| r.map == endpoint.map);
             map.set_autocreate(wanted)
                 .map_err(|e| fail("choosing", e))?;
-        } else if name == SCE_FLOWS {
-            if let Some(handle) = &existing {
-                if handle.key_size() != map.key_size() {
-                    return Err(EndpointError(format!(
-                        "another emu that is running keeps its SCE counts in {SCE_FLOWS} with \
-                         {}-byte keys, where this emu's are {} bytes (a different version of \
-                         emu): run this one when that one has ended",
-                        handle.key_size(),
-                        map.key_size()
-                    )));
-                }
-                map.reuse_fd(handle.as_fd())
-                    .map_err(|e| fail("sharing the map of", e))?;
+        } else if let Some((_, handle)) = existing.iter().find(|(n, _)| *n == name) {
+            if (handle.key_size(), handle.value_size()) != (map.key_size(), map.value_size()) {
+                return Err(EndpointError(format!(
+                    "another emu that is running keeps {name} with {}-byte keys and {}-byte \
+                     values, where this emu's are {} and {} bytes (a different version of \
+                     emu): run this one when that one has ended",
+                    handle.key_size(),
+                    handle.value_size(),
+                    map.key_size(),
+                    map.value_size()
+                )));
             }
+            map.reuse_fd(handle.as_fd())
+                .map_err(|e| fail("sharing the map of", e))?;
         }
     }
     open.load().map_err(|e| {

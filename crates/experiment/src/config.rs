@@ -437,6 +437,9 @@ pub struct HostPlan {
     pub side: Side,
     pub address: Ipv4Addr,
     pub sysctls: Vec<(String, String)>,
+    /// The settings of its congestion control (one of emu's), for every
+    /// connection of its namespace that a flow's own do not cover.
+    pub cc_settings: Option<endpoints::Settings>,
     /// Host to router, router to host.
     pub up: DirectionPlan,
     pub down: DirectionPlan,
@@ -449,7 +452,11 @@ pub struct FlowPlan {
     pub kind: FlowKind,
     pub from: usize,
     pub to: Option<usize>,
+    /// The congestion control's name (its settings apart).
     pub cc: Option<String>,
+    /// The settings of its congestion control (one of emu's): its own, or
+    /// its sending host's where it names none.
+    pub cc_settings: Option<endpoints::Settings>,
     pub rate: Option<RateValue>,
     pub ecn: EcnCodepoint,
     pub size: u32,
@@ -657,18 +664,17 @@ fn check_run(run: &RunSection, source: &Source) -> Result<(), ExperimentError> {
     Ok(())
 }
 
-/// A congestion control named at `key`: one of the kernel's.
+/// A congestion control named at `key` (`"prague ecn_fallback=1"`): one
+/// the kernel has, then the settings of one of emu's, if any.
 fn check_cc(
     controls: &CongestionControls,
     source: &Source,
     cc: &Spanned<String>,
     key: &str,
-) -> Result<(), ExperimentError> {
+) -> Result<Option<endpoints::Settings>, ExperimentError> {
     let available = &controls.available;
-    if available.iter().any(|a| a == cc.get_ref()) {
-        return Ok(());
-    }
-    if cc.get_ref().trim().is_empty() {
+    let (name, settings) = endpoints::parameters::split(cc.get_ref());
+    if name.is_empty() {
         return Err(source.at(
             cc,
             key,
@@ -678,16 +684,43 @@ fn check_cc(
             ),
         ));
     }
-    Err(source.at(
-        cc,
-        key,
-        format!(
-            "congestion control '{}' is not available in this kernel (available: {}); load its module (modprobe tcp_{}) or pick one of those",
-            cc.get_ref(),
-            available.join(", "),
-            cc.get_ref()
-        ),
-    ))
+    if !available.iter().any(|a| a == name) {
+        return Err(source.at(
+            cc,
+            key,
+            format!(
+                "congestion control '{name}' is not available in this kernel (available: {}); load its module (modprobe tcp_{name}) or pick one of those",
+                available.join(", "),
+            ),
+        ));
+    }
+    if settings.is_empty() {
+        return Ok(None);
+    }
+    let Some(endpoint) = endpoints::find(name) else {
+        return Err(source.at(
+            cc,
+            key,
+            format!(
+                "'{settings}': {name} is the kernel's, whose parameters are the machine's; \
+                 emu sets those of its own ({}) per flow",
+                endpoints::ENDPOINTS
+                    .iter()
+                    .filter(|e| !e.parameters.is_empty())
+                    .map(|e| e.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    };
+    endpoints::parameters::parse(endpoint, settings)
+        .map(Some)
+        .map_err(|message| source.at(cc, key, message))
+}
+
+/// The congestion control's name alone, without its settings.
+fn cc_name(cc: &Spanned<String>) -> String {
+    endpoints::parameters::split(cc.get_ref()).0.to_string()
 }
 
 /// The hosts, in the order of their names, each with its address (10.0.0.1
@@ -708,6 +741,10 @@ fn plan_hosts(
     for (index, (name, host)) in experiment.hosts.iter().enumerate() {
         check_name(name).map_err(|m| source.key(&format!("hosts.{name}"), m))?;
         let sysctls = host_sysctls(name, host, source, controls)?;
+        let cc_settings = match &host.cc {
+            Some(cc) => check_cc(controls, source, cc, &format!("hosts.{name}.cc"))?,
+            None => None,
+        };
         let shared = host.shared();
         let key = format!("hosts.{name}");
         hosts.push(HostPlan {
@@ -715,6 +752,7 @@ fn plan_hosts(
             side: host.side,
             address: Ipv4Addr::new(10, 0, 0, index as u8 + 1),
             sysctls,
+            cc_settings,
             up: direction(&host.up, &shared, source, &format!("{key}.up"), base)?,
             down: direction(&host.down, &shared, source, &format!("{key}.down"), base)?,
         });
@@ -736,11 +774,9 @@ fn host_sysctls(
         check_cc(controls, source, cc, &format!("hosts.{name}.cc"))?;
         // The host's TCP flows get it by name in any case; the
         // namespace's default is set where the kernel allows it.
-        if controls.allowed.contains(cc.get_ref()) {
-            sysctls.push((
-                "net.ipv4.tcp_congestion_control".to_string(),
-                cc.get_ref().clone(),
-            ));
+        let name = cc_name(cc);
+        if controls.allowed.contains(&name) {
+            sysctls.push(("net.ipv4.tcp_congestion_control".to_string(), name));
         }
     }
     if let Some(ecn) = host.tcp_ecn {
@@ -882,6 +918,16 @@ fn plan_flow(
             format!("{f}-{}-{}{to}", kind_name(flow.kind), hosts[from].name)
         }
     };
+    let host_cc = context.experiment.hosts.iter().nth(from);
+    let (cc, cc_key) = match (&flow.cc, host_cc) {
+        (Some(cc), _) => (Some(cc), format!("{key}.cc")),
+        (None, Some((host, section))) => (section.cc.as_ref(), format!("hosts.{host}.cc")),
+        (None, None) => (None, String::new()),
+    };
+    let cc_settings = match (flow.kind, cc) {
+        (FlowKind::Tcp, Some(cc)) => check_cc(context.controls, source, cc, &cc_key)?,
+        _ => None,
+    };
     for copy in 0..flow.count {
         let name = if flow.count == 1 {
             base_name.clone()
@@ -899,16 +945,8 @@ fn plan_flow(
             kind: flow.kind,
             from,
             to,
-            cc: flow
-                .cc
-                .as_ref()
-                .or(context
-                    .experiment
-                    .hosts
-                    .values()
-                    .nth(from)
-                    .and_then(|h| h.cc.as_ref()))
-                .map(|c| c.get_ref().clone()),
+            cc: cc.map(cc_name),
+            cc_settings: cc_settings.clone(),
             rate: flow.rate,
             ecn: flow.ecn.unwrap_or_default(),
             size: flow.size.unwrap_or(1200),
@@ -1318,6 +1356,10 @@ mod tests {
     }
 
     fn plan_of(text: &str) -> Result<Plan, ExperimentError> {
+        plan_given(text, &available())
+    }
+
+    fn plan_given(text: &str, controls: &CongestionControls) -> Result<Plan, ExperimentError> {
         let source = Source {
             file: "x.toml",
             text,
@@ -1328,7 +1370,7 @@ mod tests {
             &source,
             "x",
             Path::new("."),
-            &available(),
+            controls,
             &crate::system::run_first,
         )
     }
@@ -1413,6 +1455,58 @@ reverse = { rate = "10mbit" }
             vec![("net.ipv4.tcp_congestion_control".into(), "reno".into())]
         );
         assert_eq!(plan.flows[0].cc.as_deref(), Some("bbr"));
+    }
+
+    /// Settings after one of emu's congestion controls reach the flow (and
+    /// a host's reach the flows that name none), the name alone goes to
+    /// sockets and sysctls; a bad setting, or settings of a kernel's
+    /// congestion control, are refused where they are written.
+    #[test]
+    fn a_congestion_controls_settings_reach_its_flow() {
+        let controls = crate::congestion::with_emus(available());
+        let plan_with = |text: &str| plan_given(text, &controls);
+        let flow = |cc: &str| format!("[[flows]]\nfrom = \"a\"\nto = \"b\"\ncc = \"{cc}\"\n");
+        let plan = plan_with(&format!(
+            "{TWO_HOSTS}\n{}",
+            flow("prague  ecn_fallback=1 rtt_target=10ms")
+        ))
+        .unwrap();
+        assert_eq!(plan.flows[0].cc.as_deref(), Some("prague"));
+        let settings = plan.flows[0].cc_settings.as_ref().unwrap();
+        assert_eq!(settings.get("ecn_fallback"), Some(1));
+        assert_eq!(settings.get("rtt_target"), Some(10_000));
+
+        let text = TWO_HOSTS.replace(
+            "side = \"left\"",
+            "side = \"left\"\ncc = \"dctcp shift_g=2\"",
+        );
+        let plan = plan_with(&format!("{text}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n")).unwrap();
+        assert_eq!(plan.flows[0].cc.as_deref(), Some("dctcp"));
+        assert_eq!(
+            plan.flows[0].cc_settings.as_ref().unwrap().get("shift_g"),
+            Some(2)
+        );
+        assert_eq!(
+            plan.hosts[0].cc_settings.as_ref().unwrap().get("shift_g"),
+            Some(2)
+        );
+        assert_eq!(
+            plan.hosts[0].sysctls,
+            vec![("net.ipv4.tcp_congestion_control".into(), "dctcp".into())]
+        );
+
+        let error = plan_with(&format!("{TWO_HOSTS}\n{}", flow("prague ecn_fallback=4")))
+            .unwrap_err()
+            .0;
+        assert!(
+            error.contains("flows.0.cc") && error.contains("ecn_fallback=4"),
+            "{error}"
+        );
+        let error = plan_with(&format!("{TWO_HOSTS}\n{}", flow("cubic beta=700")))
+            .unwrap_err()
+            .0;
+        assert!(error.contains("cubic is the kernel's"), "{error}");
+        assert!(error.contains("dctcp, prague"), "{error}");
     }
 
     #[test]

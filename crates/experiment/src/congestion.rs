@@ -142,6 +142,68 @@ pub fn attach(loaded: &Loaded, hosts: &[Host]) -> Result<(), String> {
     Ok(())
 }
 
+/// Hands each flow's settings (the references' module parameters) to its
+/// connections, and each host's to the rest of its namespace's, for the
+/// length of the run: the entries go when the returned value drops.
+pub fn apply(
+    loaded: &Loaded,
+    plan: &Plan,
+    hosts: &[Host],
+) -> Result<endpoints::per_flow::Applied, String> {
+    let mut applied = loaded.settings().map_err(|e| e.to_string())?;
+    let cookie = |index: usize| {
+        hosts[index]
+            .namespace
+            .cookie()
+            .map_err(|e| format!("host {}: {e}", hosts[index].name))
+    };
+    for (index, host) in plan.hosts.iter().enumerate() {
+        if let Some(settings) = &host.cc_settings {
+            applied
+                .add(cookie(index)?, 0, settings)
+                .map_err(|e| format!("host {}: {e}", host.name))?;
+        }
+    }
+    for flow in &plan.flows {
+        if let Some(settings) = &flow.cc_settings {
+            applied
+                .add(cookie(flow.from)?, flow.port, settings)
+                .map_err(|e| format!("flow {}: {e}", flow.name))?;
+        }
+    }
+    Ok(applied)
+}
+
+/// Adds to a flow's result what its connection's counts say that its
+/// congestion control makes meaningful: the SCE feedback its sender saw
+/// (emu's SCE senders), and what TCP Prague's classic-ECN detection
+/// concluded (where its socket ran it); and the settings it ran with.
+pub fn add_counts(
+    result: &mut FlowResult,
+    flow: &crate::config::FlowPlan,
+    counts: Option<&endpoints::feedback::SceCounts>,
+) {
+    let endpoint = flow.cc.as_deref().and_then(endpoints::find);
+    if let Some(settings) = &flow.cc_settings {
+        result.cc_settings = settings
+            .given
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+    }
+    let Some(counts) = counts else { return };
+    if endpoint.is_some_and(|e| e.marking == endpoints::Marking::Sce) {
+        result.esce_acked_bytes = Some(counts.esce_acked_bytes);
+    }
+    // Only a socket that ran classic-ECN detection keeps an entry.
+    if endpoint.is_some_and(|e| e.name == "prague") {
+        result.classic_ecn = Some(crate::results::ClassicEcn {
+            score_max: counts.classic_ecn_max as f64 / f64::from(1u32 << 20),
+            detected: counts.classic_ecn_max > endpoints::feedback::CLASSIC_ECN_SEEN,
+        });
+    }
+}
+
 /// Flows planned with one of emu's congestion controls that ran without
 /// ECN: each then behaves as its fallback (TCP Prague and DCTCP hand the
 /// socket to Reno, as their references do), which the figures alone

@@ -81,6 +81,19 @@ impl Spread {
     }
 }
 
+/// What TCP Prague's classic-ECN detection concluded for one flow.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ClassicEcn {
+    /// The highest score it reached, with alpha's scale (1 = a full
+    /// alpha): 0 on an L4S AQM's shallow queue, up to 17 on a classic
+    /// AQM's deep or jittery one.
+    pub score_max: f64,
+    /// Whether the score passed 8, above which the reference takes the
+    /// bottleneck for a classic AQM's (and, with fallback, answers CE as
+    /// a classic flow would).
+    pub detected: bool,
+}
+
 /// One flow of one run.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct FlowResult {
@@ -114,6 +127,15 @@ pub struct FlowResult {
     /// flows of emu's SCE congestion controls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub esce_acked_bytes: Option<u64>,
+    /// The settings the flow gave its congestion control (one of emu's),
+    /// as written (`ecn_fallback = "1"`); the rest were the reference's
+    /// defaults.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cc_settings: BTreeMap<String, String>,
+    /// TCP Prague with classic-ECN detection on (`ecn_fallback` 1 or 2):
+    /// what detection concluded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classic_ecn: Option<ClassicEcn>,
     /// Round trips of ping probes, in milliseconds.
     pub ping_rtt_ms: Option<Distribution>,
     /// Share of datagrams (UDP) or probes (ping) lost, in percent.

@@ -138,8 +138,10 @@ pub fn run_once(
             guardian,
         )?);
     }
+    let mut _settings = None;
     if let Some(loaded) = &control.endpoints {
         crate::congestion::attach(loaded, &hosts).map_err(RunError::Failed)?;
+        _settings = Some(crate::congestion::apply(loaded, plan, &hosts).map_err(RunError::Failed)?);
     }
     let identities: Vec<(u64, u64)> = hosts
         .iter()
@@ -647,29 +649,30 @@ async fn run_flows(
     if interrupted {
         return Err(RunError::Interrupted);
     }
-    let esce = esce_per_flow(plan, hosts, endpoints, &states);
+    let counts = counts_per_flow(plan, hosts, endpoints, &states);
     Ok(plan
         .flows
         .iter()
         .zip(states)
         .zip(ended)
-        .zip(esce)
-        .map(|(((flow, state), ended), esce)| {
+        .zip(counts)
+        .map(|(((flow, state), ended), counts)| {
             let mut result = flow_result(plan, flow, dir, state.map(|s| s.samples), ended);
-            result.esce_acked_bytes = esce;
+            crate::congestion::add_counts(&mut result, flow, counts.as_ref());
             result
         })
         .collect())
 }
 
-/// Per flow, the bytes its sender saw acknowledged with SCE feedback
-/// (see [`esce_acked`]), read once after the flows ended.
-fn esce_per_flow(
+/// Per flow, what the helpers and its congestion control kept of its
+/// data connection (see [`connection_counts`]), read once after the
+/// flows ended.
+fn counts_per_flow(
     plan: &Plan,
     hosts: &[Host],
     endpoints: Option<&endpoints::Loaded>,
     states: &[Option<FlowState>],
-) -> Vec<Option<u64>> {
+) -> Vec<Option<endpoints::feedback::SceCounts>> {
     let Some(counts) = endpoints.map(|loaded| loaded.sce_counts()) else {
         return vec![None; plan.flows.len()];
     };
@@ -681,7 +684,7 @@ fn esce_per_flow(
         .map(|(flow, state)| {
             let samples = &state.as_ref()?.samples;
             let cookie = hosts[flow.from].namespace.cookie().ok();
-            esce_acked(&counts, cookie, samples)
+            connection_counts(&counts, cookie, samples)
         })
         .collect()
 }
@@ -946,15 +949,14 @@ fn data_socket(samples: &[(f64, TcpSample)]) -> Option<u32> {
         .map(|(_, s)| s.inode)
 }
 
-/// The bytes the flow's sender saw acknowledged with SCE feedback, from
-/// the helpers' counts of its data socket in the namespace whose cookie is
-/// `netns` (emu's SCE congestion controls only; None for any other, or
-/// where the namespace's cookie could not be read).
-fn esce_acked(
+/// What the helpers and the congestion control kept of the flow's data
+/// socket in the namespace whose cookie is `netns` (None where they kept
+/// nothing, or where the namespace's cookie could not be read).
+fn connection_counts(
     counts: &[endpoints::feedback::SceCounts],
     netns: Option<u64>,
     samples: &[(f64, TcpSample)],
-) -> Option<u64> {
+) -> Option<endpoints::feedback::SceCounts> {
     let netns = netns?;
     let inode = data_socket(samples)?;
     let (_, socket) = samples.iter().find(|(_, s)| s.inode == inode)?;
@@ -967,7 +969,7 @@ fn esce_acked(
                 && c.local == std::net::SocketAddr::new(local, socket.sport)
                 && c.remote == std::net::SocketAddr::new(remote, socket.dport)
         })
-        .map(|c| c.esce_acked_bytes)
+        .copied()
 }
 
 /// The smoothed RTTs (ms) of the samples `timed` (seconds into the run) of
@@ -1060,7 +1062,7 @@ pub fn run_dir(out: &Path, cell: usize, run: u32) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
-    use super::{esce_acked, fit_to_width, steady_srtts};
+    use super::{connection_counts, fit_to_width, steady_srtts};
     use shells::tcp_info::TcpSample;
 
     /// A flow started 1 s into the run with 3 s omitted: its srtt is taken
@@ -1107,12 +1109,14 @@ mod tests {
             local: "10.0.0.1:40000".parse().unwrap(),
             remote: "10.0.0.2:5201".parse().unwrap(),
             esce_acked_bytes,
+            classic_ecn_max: 0,
         };
         let both = [counts(11, 500), counts(12, 900)];
-        assert_eq!(esce_acked(&both, Some(12), &samples), Some(900));
-        assert_eq!(esce_acked(&both, Some(11), &samples), Some(500));
-        assert_eq!(esce_acked(&both, Some(13), &samples), None);
-        assert_eq!(esce_acked(&both, None, &samples), None);
+        let esce = |netns| connection_counts(&both, netns, &samples).map(|c| c.esce_acked_bytes);
+        assert_eq!(esce(Some(12)), Some(900));
+        assert_eq!(esce(Some(11)), Some(500));
+        assert_eq!(esce(Some(13)), None);
+        assert_eq!(esce(None), None);
     }
 
     #[test]

@@ -217,7 +217,7 @@ pub fn processes_in(namespaces: &[(u64, u64)]) -> Vec<i32> {
 
 /// The cookie of the calling thread's namespace, read from a socket made
 /// here (any socket belongs to the namespace it was made in).
-fn namespace_cookie_here() -> std::io::Result<u64> {
+pub fn namespace_cookie_here() -> std::io::Result<u64> {
     // SAFETY: plain system calls; the descriptor is owned at once, and
     // getsockopt writes at most `len` bytes into `cookie`.
     unsafe {

@@ -1,0 +1,427 @@
+//! The references' module parameters, per flow.
+//!
+//! Each reference congestion control has module parameters that are global
+//! to its kernel (`prague_ecn_fallback`, `dctcp_shift_g`, ...). emu offers
+//! them as settings of one flow, written after the name where a
+//! congestion control is chosen: `cc = "prague ecn_fallback=1
+//! rtt_target=10ms"` in an experiment, `--cc "prague ecn_fallback=1"` in
+//! shells. Two flows of one run may use different values, which the
+//! references cannot do.
+//!
+//! The values travel to the congestion control through the BPF map
+//! `emu_cc_params` (`bpf/params.h`): one entry per network namespace and
+//! remote port, each a fixed array of `u32` slots whose meaning each
+//! congestion control defines. A connection reads its entry once, in
+//! `init`; nothing is read per ACK.
+
+use crate::catalogue::Endpoint;
+use std::fmt::Write as _;
+
+/// The number of slots in an entry (`EMU_CC_PARAMS`).
+pub const SLOTS: usize = 8;
+
+/// What values a parameter takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An integer in `min..=max`.
+    Integer { min: u32, max: u32 },
+    /// A time, written with a unit (`25ms`, `500us`), held in microseconds,
+    /// at most `max_us`.
+    Duration { max_us: u32 },
+    /// One of a list of words, each standing for its index (the number
+    /// itself is accepted too, as the reference's module takes it).
+    Choice(&'static [&'static str]),
+}
+
+/// One parameter of one congestion control.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parameter {
+    /// The name a flow's setting uses (`ecn_fallback`).
+    pub name: &'static str,
+    /// The reference's module parameter (`prague_ecn_fallback`).
+    pub reference: &'static str,
+    /// Its slot in the map's entry (`bpf/endpoints.bpf.c`'s `*_P_*`).
+    pub slot: usize,
+    pub kind: Kind,
+    /// The reference's default, in the slot's unit.
+    pub default: u32,
+    /// One line for `emu cc`: what it does.
+    pub meaning: &'static str,
+}
+
+/// TCP Prague's, as the reference module of 2020 (L4S team's kernel, the
+/// version with classic-ECN detection) has them, plus `tso_floor` for
+/// the one thing that changed in its burst sizing since.
+pub const PRAGUE: &[Parameter] = &[
+    Parameter {
+        name: "burst_shift",
+        reference: "prague_burst_shift",
+        slot: 0,
+        kind: Kind::Integer { min: 0, max: 30 },
+        default: 12,
+        meaning: "a GSO burst lasts at most 2^-N s of the pacing rate (12: 244 us)",
+    },
+    Parameter {
+        name: "max_tso_segs",
+        reference: "prague_max_tso_segs",
+        slot: 1,
+        kind: Kind::Integer { min: 0, max: 65535 },
+        default: 0,
+        meaning: "at most this many segments in a GSO burst; 0: no cap",
+    },
+    Parameter {
+        name: "rtt_scaling",
+        reference: "prague_rtt_scaling",
+        slot: 2,
+        kind: Kind::Choice(&["none", "rate", "scalable", "additive"]),
+        default: 1,
+        meaning: "RTT independence: how the additive increase is scaled below the target RTT",
+    },
+    Parameter {
+        name: "rtt_target",
+        reference: "prague_rtt_target",
+        slot: 3,
+        kind: Kind::Duration { max_us: 8_000_000 },
+        default: 25_000,
+        meaning: "the RTT a flow behaves as if it had (0 turns RTT independence off)",
+    },
+    Parameter {
+        name: "rtt_transition",
+        reference: "prague_rtt_transition",
+        slot: 4,
+        kind: Kind::Integer {
+            min: 0,
+            max: u32::MAX,
+        },
+        default: 500,
+        meaning: "rounds after slow start before RTT independence applies",
+    },
+    Parameter {
+        name: "ecn_fallback",
+        reference: "prague_ecn_fallback",
+        slot: 5,
+        kind: Kind::Choice(&["none", "fallback", "detect"]),
+        default: 0,
+        meaning: "classic-ECN detection: 0 none, 1 detect and fall back to a classic \
+                  response, 2 detect only",
+    },
+    Parameter {
+        name: "tso_floor",
+        reference: "(net.ipv4.tcp_min_tso_segs in the 2020 module's tso_segs)",
+        slot: 6,
+        kind: Kind::Integer { min: 0, max: 1 },
+        default: 0,
+        meaning: "1: a GSO burst is at least net.ipv4.tcp_min_tso_segs segments (2), \
+                  as in the module of 2020; 0: one segment, as the reference now",
+    },
+];
+
+/// DCTCP's, as the kernel's `tcp_dctcp.c` has them.
+pub const DCTCP: &[Parameter] = &[
+    Parameter {
+        name: "shift_g",
+        reference: "dctcp_shift_g",
+        slot: 0,
+        kind: Kind::Integer { min: 0, max: 10 },
+        default: 4,
+        meaning: "alpha's gain is 2^-N per round",
+    },
+    Parameter {
+        name: "alpha_on_init",
+        reference: "dctcp_alpha_on_init",
+        slot: 1,
+        kind: Kind::Integer { min: 0, max: 1024 },
+        default: 1024,
+        meaning: "alpha at the start, in 1/1024 (1024: 1)",
+    },
+    Parameter {
+        name: "clamp_alpha_on_loss",
+        reference: "dctcp_clamp_alpha_on_loss",
+        slot: 2,
+        kind: Kind::Integer { min: 0, max: 1 },
+        default: 0,
+        meaning: "1: a retransmission timeout sets alpha to 1 (the module had it until Linux 5.1)",
+    },
+];
+
+/// One flow's settings of one of emu's congestion controls: every slot,
+/// the defaults where the flow set nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub endpoint: &'static Endpoint,
+    pub values: [u32; SLOTS],
+    /// What the flow set, by name, as written, in order (for results and
+    /// messages).
+    pub given: Vec<(&'static str, String)>,
+}
+
+impl Settings {
+    /// The reference's defaults.
+    pub fn defaults(endpoint: &'static Endpoint) -> Settings {
+        let mut values = [0; SLOTS];
+        for p in endpoint.parameters {
+            values[p.slot] = p.default;
+        }
+        Settings {
+            endpoint,
+            values,
+            given: Vec::new(),
+        }
+    }
+
+    /// The value of the parameter `name`, in its slot's unit.
+    pub fn get(&self, name: &str) -> Option<u32> {
+        let p = self.endpoint.parameters.iter().find(|p| p.name == name)?;
+        Some(self.values[p.slot])
+    }
+}
+
+/// Splits a congestion control's text (`"prague ecn_fallback=1"`) into its
+/// name and the rest, the settings, trimmed.
+pub fn split(text: &str) -> (&str, &str) {
+    let text = text.trim();
+    match text.split_once(char::is_whitespace) {
+        Some((name, rest)) => (name, rest.trim()),
+        None => (text, ""),
+    }
+}
+
+/// Reads the settings `text` (`key=value` words) of `endpoint`. The error
+/// names the word at fault and what it takes.
+pub fn parse(endpoint: &'static Endpoint, text: &str) -> Result<Settings, String> {
+    let mut settings = Settings::defaults(endpoint);
+    for word in text.split_whitespace() {
+        let Some((key, value)) = word.split_once('=') else {
+            return Err(format!(
+                "'{word}': a setting is KEY=VALUE ({})",
+                names(endpoint)
+            ));
+        };
+        let Some(parameter) = endpoint.parameters.iter().find(|p| p.name == key) else {
+            return Err(if endpoint.parameters.is_empty() {
+                format!("'{key}': {} takes no settings", endpoint.name)
+            } else {
+                format!(
+                    "'{key}' is not a setting of {} ({}; `emu cc {}` explains each)",
+                    endpoint.name,
+                    names(endpoint),
+                    endpoint.name
+                )
+            });
+        };
+        if settings.given.iter().any(|(k, _)| *k == parameter.name) {
+            return Err(format!("'{key}' is set twice"));
+        }
+        settings.values[parameter.slot] = value_of(parameter, value)
+            .map_err(|takes| format!("{key}={value}: {key} takes {takes}"))?;
+        settings.given.push((parameter.name, value.to_string()));
+    }
+    Ok(settings)
+}
+
+fn names(endpoint: &Endpoint) -> String {
+    endpoint
+        .parameters
+        .iter()
+        .map(|p| p.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `value` in the slot's unit, or what the parameter takes.
+fn value_of(parameter: &Parameter, value: &str) -> Result<u32, String> {
+    match parameter.kind {
+        Kind::Integer { min, max } => value
+            .parse::<u32>()
+            .ok()
+            .filter(|v| (min..=max).contains(v))
+            .ok_or_else(|| format!("an integer from {min} to {max}")),
+        Kind::Duration { max_us } => duration_us(value)
+            .filter(|v| *v <= u64::from(max_us))
+            .map(|v| v as u32)
+            .ok_or_else(|| {
+                format!(
+                    "a time with its unit (us, ms or s), at most {} s",
+                    max_us / 1_000_000
+                )
+            }),
+        Kind::Choice(words) => words
+            .iter()
+            .position(|w| *w == value)
+            .or_else(|| value.parse::<usize>().ok().filter(|i| *i < words.len()))
+            .map(|i| i as u32)
+            .ok_or_else(|| {
+                let listed: Vec<String> = words
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| format!("{w} ({i})"))
+                    .collect();
+                format!("one of {}", listed.join(", "))
+            }),
+    }
+}
+
+/// A time with its unit, in whole microseconds.
+fn duration_us(text: &str) -> Option<u64> {
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let scale = match unit {
+        "us" => 1.0,
+        "ms" => 1e3,
+        "s" => 1e6,
+        _ => return None,
+    };
+    let us = number * scale;
+    (us.is_finite() && us >= 0.0 && us.fract() == 0.0).then_some(us as u64)
+}
+
+/// `emu cc NAME`'s text: each parameter, its default and meaning.
+pub fn describe(endpoint: &Endpoint) -> String {
+    let mut text = format!("{}: {}\n", endpoint.name, endpoint.summary);
+    if endpoint.parameters.is_empty() {
+        text += "\nIt takes no settings.\n";
+        return text;
+    }
+    let _ = write!(
+        text,
+        "\nSettings, after the name (cc = \"{} KEY=VALUE ...\"; shells: --cc \"{} KEY=VALUE\"),\n\
+         each per flow, with the reference's default:\n\n",
+        endpoint.name, endpoint.name
+    );
+    for p in endpoint.parameters {
+        let default = match p.kind {
+            Kind::Choice(words) => format!("{} ({})", words[p.default as usize], p.default),
+            Kind::Duration { .. } => format!("{}us", p.default),
+            Kind::Integer { .. } => p.default.to_string(),
+        };
+        let takes = match p.kind {
+            Kind::Integer { min, max } => format!("{min} to {max}"),
+            Kind::Duration { max_us } => format!("a time, at most {} s", max_us / 1_000_000),
+            Kind::Choice(words) => words.join(" | "),
+        };
+        let _ = writeln!(
+            text,
+            "  {} = {default}\n      {}\n      takes {takes}; the reference's {}",
+            p.name, p.meaning, p.reference
+        );
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::find;
+
+    fn prague() -> &'static Endpoint {
+        find("prague").unwrap()
+    }
+
+    #[test]
+    fn defaults_are_the_references() {
+        let s = Settings::defaults(prague());
+        assert_eq!(s.get("burst_shift"), Some(12));
+        assert_eq!(s.get("rtt_scaling"), Some(1));
+        assert_eq!(s.get("rtt_target"), Some(25_000));
+        assert_eq!(s.get("rtt_transition"), Some(500));
+        assert_eq!(s.get("ecn_fallback"), Some(0));
+        let d = Settings::defaults(find("dctcp").unwrap());
+        assert_eq!(
+            (d.get("shift_g"), d.get("alpha_on_init")),
+            (Some(4), Some(1024))
+        );
+    }
+
+    #[test]
+    fn settings_are_read_in_their_units() {
+        let s = parse(
+            prague(),
+            "ecn_fallback=1 rtt_target=10ms rtt_scaling=scalable burst_shift=10",
+        )
+        .unwrap();
+        assert_eq!(s.get("ecn_fallback"), Some(1));
+        assert_eq!(s.get("rtt_target"), Some(10_000));
+        assert_eq!(s.get("rtt_scaling"), Some(2));
+        assert_eq!(s.get("burst_shift"), Some(10));
+        assert_eq!(s.get("rtt_transition"), Some(500), "the rest stay default");
+        assert_eq!(s.given.len(), 4);
+        assert_eq!(
+            parse(prague(), "rtt_scaling=3").unwrap().get("rtt_scaling"),
+            Some(3)
+        );
+        assert_eq!(
+            parse(prague(), "ecn_fallback=detect")
+                .unwrap()
+                .get("ecn_fallback"),
+            Some(2)
+        );
+        assert_eq!(
+            parse(prague(), "rtt_target=1.5ms")
+                .unwrap()
+                .get("rtt_target"),
+            Some(1500)
+        );
+    }
+
+    #[test]
+    fn a_bad_setting_is_named_with_what_it_takes() {
+        let e = parse(prague(), "ecn_fallback=3").unwrap_err();
+        assert!(
+            e.contains("ecn_fallback=3") && e.contains("fallback (1)"),
+            "{e}"
+        );
+        let e = parse(prague(), "rtt_target=10").unwrap_err();
+        assert!(e.contains("with its unit"), "{e}");
+        let e = parse(prague(), "fallback=1").unwrap_err();
+        assert!(
+            e.contains("not a setting of prague") && e.contains("ecn_fallback"),
+            "{e}"
+        );
+        let e = parse(prague(), "ecn_fallback").unwrap_err();
+        assert!(e.contains("KEY=VALUE"), "{e}");
+        let e = parse(prague(), "burst_shift=1 burst_shift=2").unwrap_err();
+        assert!(e.contains("twice"), "{e}");
+        let e = parse(find("reno-sce").unwrap(), "x=1").unwrap_err();
+        assert!(e.contains("takes no settings"), "{e}");
+    }
+
+    #[test]
+    fn the_name_and_settings_split_at_the_first_space() {
+        assert_eq!(
+            split(" prague  ecn_fallback=1 "),
+            ("prague", "ecn_fallback=1")
+        );
+        assert_eq!(split("cubic"), ("cubic", ""));
+    }
+
+    #[test]
+    fn slots_are_distinct_and_in_range() {
+        for endpoint in &crate::ENDPOINTS {
+            for (i, p) in endpoint.parameters.iter().enumerate() {
+                assert!(p.slot < SLOTS, "{}", p.name);
+                for q in &endpoint.parameters[i + 1..] {
+                    assert_ne!(p.slot, q.slot, "{} and {}", p.name, q.name);
+                    assert_ne!(p.name, q.name);
+                }
+                // The default is a value the parameter takes.
+                let written = match p.kind {
+                    Kind::Duration { .. } => format!("{}us", p.default),
+                    _ => p.default.to_string(),
+                };
+                assert_eq!(value_of(p, &written), Ok(p.default), "{}", p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn describe_lists_each_parameter_with_its_default() {
+        let text = describe(prague());
+        for p in PRAGUE {
+            assert!(text.contains(&format!("  {} = ", p.name)), "{text}");
+            assert!(text.contains(p.reference), "{text}");
+        }
+        assert!(text.contains("rtt_scaling = rate (1)"), "{text}");
+        assert!(describe(find("cubic-sce").unwrap()).contains("no settings"));
+    }
+}
