@@ -190,6 +190,17 @@ EMU_ALG_INLINE __u32 emu_prague_max_tso_burst(__u64 rate, __u32 mtu, __u32 burst
 	return max_tso_segs && segs > max_tso_segs ? max_tso_segs : segs;
 }
 
+/* The segments of one GSO burst (the min_tso_segs hook's answer): the
+ * pacing rate's burst, at least `floor` (net.ipv4.tcp_min_tso_segs) where
+ * tso_floor is on, and at most max_tso_segs where that is set. */
+EMU_ALG_INLINE __u32 emu_prague_tso_segs(__u32 burst, __u32 floor, __u32 tso_floor,
+					 __u32 max_tso_segs)
+{
+	__u32 segs = tso_floor && burst < floor ? floor : burst;
+
+	return max_tso_segs && segs > max_tso_segs ? max_tso_segs : segs;
+}
+
 /* ---- TCP Prague: classic-ECN detection -------------------------------- */
 
 /* Detection keeps its own slow RTT estimator (gains 2^-g_srtt_shift and

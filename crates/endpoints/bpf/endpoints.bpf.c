@@ -695,15 +695,10 @@ __u32 BPF_PROG(emu_prague_min_tso_segs, struct sock *sk)
 {
 	struct emu_prague_ca *ca = inet_csk_ca(sk);
 	__u32 sysctl = sk->__sk_common.skc_net.net->ipv4.sysctl_tcp_min_tso_segs;
-	__u32 segs = ca->max_tso_burst;
 
 	if (ca->reno)
 		return sysctl;
-	if (ca->tso_floor && segs < sysctl)
-		segs = sysctl;
-	if (ca->max_tso_segs && segs > ca->max_tso_segs)
-		segs = ca->max_tso_segs;
-	return segs;
+	return emu_prague_tso_segs(ca->max_tso_burst, sysctl, ca->tso_floor, ca->max_tso_segs);
 }
 
 SEC("struct_ops/emu_prague_undo_cwnd")

@@ -40,6 +40,11 @@ __u64 emu_alg_prague_ai_increase(__u32 srtt_us, __u32 scaling, __u32 target, __u
 	return emu_prague_ai_increase(srtt_us, scaling, target, round, transition);
 }
 
+__u32 emu_alg_prague_tso_segs(__u32 burst, __u32 floor, __u32 tso_floor, __u32 max_tso_segs)
+{
+	return emu_prague_tso_segs(burst, floor, tso_floor, max_tso_segs);
+}
+
 void emu_alg_prague_classic_start(struct emu_prague_classic *c, __u32 srtt_us)
 {
 	emu_prague_classic_start(c, srtt_us);

@@ -20,6 +20,12 @@ mod tests {
             round: u32,
             transition: u32,
         ) -> u64;
+        fn emu_alg_prague_tso_segs(
+            burst: u32,
+            floor: u32,
+            tso_floor: u32,
+            max_tso_segs: u32,
+        ) -> u32;
         fn emu_alg_prague_classic_start(c: *mut Classic, srtt_us: u32);
         fn emu_alg_prague_classic_sample(c: *mut Classic, rtt_us: u32);
         fn emu_alg_prague_classic_gains(c: *mut Classic, ssthresh: u32);
@@ -474,6 +480,20 @@ mod tests {
             unsafe { emu_alg_prague_max_tso_burst(31_250_000, mtu, 12, 0) },
             5
         );
+    }
+
+    /// tso_floor and max_tso_segs on the burst: the module of 2020 took
+    /// max(burst, tcp_min_tso_segs), then capped it at max_tso_segs; the
+    /// current reference drops the floor.
+    #[test]
+    fn prague_burst_floor_and_cap() {
+        let segs =
+            |burst, floor, on, cap| unsafe { emu_alg_prague_tso_segs(burst, floor, on, cap) };
+        assert_eq!(segs(1, 2, 0, 0), 1, "no floor by default");
+        assert_eq!(segs(1, 2, 1, 0), 2, "the 2020 floor");
+        assert_eq!(segs(5, 2, 1, 0), 5, "the floor never lowers");
+        assert_eq!(segs(5, 2, 0, 3), 3, "the cap");
+        assert_eq!(segs(1, 4, 1, 3), 3, "the cap after the floor");
     }
 
     #[test]
