@@ -98,13 +98,13 @@ fn departures(log: &Path) -> ([u64; 4], f64) {
     (counts, p99)
 }
 
-/// Each of emu's four registers for a run, is chosen by its flow on both
+/// Each of emu's five registers for a run, is chosen by its flow on both
 /// ends (the sender's TCP_INFO and iperf3's report of the receiver's
 /// socket), and is gone afterwards.
 #[test]
 fn each_registers_is_chosen_by_both_ends_and_is_gone_after() {
     let Some(_serial) = start() else { return };
-    let names = ["dctcp", "prague", "reno-sce", "cubic-sce"];
+    let names = ["dctcp", "prague", "reno-sce", "cubic-sce", "dctcp-sce"];
     let flows: Vec<(&str, &str)> = names.iter().map(|n| (*n, *n)).collect();
     let toml = dumbbell("3s", "rate = \"100mbit\"", &flows).replace("omit = \"3s\"\n", "");
     let (result, run, stderr) = run("four", &toml);
@@ -133,7 +133,7 @@ fn each_registers_is_chosen_by_both_ends_and_is_gone_after() {
     }
     let available =
         std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
-    for name in ["prague", "reno_sce", "cubic_sce"] {
+    for name in ["prague", "reno_sce", "cubic_sce", "dctcp_sce"] {
         assert!(
             !available.split_whitespace().any(|a| a == name),
             "{available}"
@@ -487,6 +487,52 @@ fn reno_sce_answers_sce_marks_in_cake() {
         b / 1e6
     );
     assert!((a - b).abs() / a.max(b) <= 0.05, "{a} vs {b}");
+}
+
+/// DCTCP-SCE through Cake with SCE marking: the sender sees SCE feedback
+/// and answers it in proportion (the window falls a segment at a time, no
+/// halvings), so Cake's SCE marks, not CE, hold the queue: its p99 stays
+/// near Cake's SCE threshold, few packets are CE-marked, and the link
+/// stays full.
+#[test]
+fn dctcp_sce_answers_sce_marks_in_cake() {
+    let Some(_serial) = start() else { return };
+    let bottleneck = "queue = \"cake bandwidth 50mbit flows sce\"";
+    let (result, dir, _) = run(
+        "dctcpsce",
+        &dumbbell("10s", bottleneck, &[("d", "dctcp-sce")]),
+    );
+    let esce = flow(&result, "d")["esce_acked_bytes"].as_u64().unwrap_or(0);
+    let used = utilization(goodput(&result, "d"), 50e6);
+    let ([_, ect1, ect0, ce], queue_p99) = departures(&bottleneck_log(&dir));
+    let rtt = srtt(&result, "d", "p95");
+    let reductions = cwnd_reductions(&dir.join("tcp/d.csv"));
+    let halvings = reductions.iter().filter(|r| **r >= 0.45).count();
+    eprintln!(
+        "dctcp-sce: {esce} bytes acknowledged with ESCE, utilization {used:.3}, srtt p95 {rtt:.2} ms, \
+         queue p99 {queue_p99:.2} ms; ECT(0) {ect0}, SCE-marked {ect1}, CE {ce}; \
+         {} cwnd reductions, {halvings} of them halvings",
+        reductions.len()
+    );
+    assert!(esce > 100_000, "the sender saw {esce} bytes of SCE feedback");
+    assert!(ect1 > 100, "Cake SCE-marked {ect1} packets");
+    assert!(used >= 0.95, "utilization {used}");
+    assert!(
+        queue_p99 <= 3.0,
+        "queue p99 {queue_p99} ms: SCE feedback should hold it near Cake's SCE threshold"
+    );
+    assert!(
+        ce * 20 <= ect1,
+        "{ce} CE marks against {ect1} SCE marks: the SCE response should keep CE rare"
+    );
+    assert!(
+        rtt <= 20.0 + 4.0,
+        "srtt p95 {rtt} ms against a 20 ms base"
+    );
+    assert!(
+        halvings * 10 <= reductions.len(),
+        "DCTCP-SCE's reductions are small, these are halvings: {reductions:?}"
+    );
 }
 
 /// Prague to a receiver that refuses ECN behaves as Reno, and emu says so.
