@@ -245,7 +245,7 @@ EMU_ALG_INLINE __u32 emu_dctcp_sce_cut(__u32 cwnd, __u32 logdiv)
  * at least half the window before the last reduction, at least 2. While
  * ssthresh is still infinite (slow start) it stays so: only CE or loss
  * ends slow start. */
-EMU_ALG_INLINE __u32 emu_dctcp_sce_ssthresh(__u32 ssthresh, __u32 loss_cwnd)
+EMU_ALG_INLINE __u32 emu_dctcp_sce_threshold(__u32 ssthresh, __u32 loss_cwnd)
 {
 	__u32 half = loss_cwnd >> 1;
 

@@ -712,7 +712,7 @@ __u32 BPF_PROG(emu_dctcp_sce_ssthresh, struct sock *sk)
 {
 	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
 
-	return emu_dctcp_sce_ssthresh(tcp_sk(sk)->snd_ssthresh, ca->loss_cwnd);
+	return emu_dctcp_sce_threshold(tcp_sk(sk)->snd_ssthresh, ca->loss_cwnd);
 }
 
 SEC("struct_ops/emu_dctcp_sce_in_ack_event")
@@ -740,7 +740,7 @@ void BPF_PROG(emu_dctcp_sce_in_ack_event, struct sock *sk, __u32 flags)
 	if (sce) {
 		ca->cnt -= (__s64)emu_dctcp_sce_reduction(sce, cwnd);
 		ca->loss_cwnd = cwnd;
-		tp->snd_ssthresh = emu_dctcp_sce_ssthresh(tp->snd_ssthresh, cwnd);
+		tp->snd_ssthresh = emu_dctcp_sce_threshold(tp->snd_ssthresh, cwnd);
 		ca->recent_sce = cwnd + 1;
 	}
 	if (grow && !emu_in_slow_start(tp) && emu_is_cwnd_limited(sk)) {
@@ -788,7 +788,7 @@ static __always_inline void emu_dctcp_sce_react(struct sock *sk, struct emu_dctc
 	ca->loss_cwnd = tp->snd_cwnd;
 	ca->cnt = 0;
 	tp->snd_cwnd = emu_dctcp_sce_cut(tp->snd_cwnd, logdiv);
-	tp->snd_ssthresh = emu_dctcp_sce_ssthresh(0, ca->loss_cwnd);
+	tp->snd_ssthresh = emu_dctcp_sce_threshold(0, ca->loss_cwnd);
 }
 
 SEC("struct_ops/emu_dctcp_sce_cwnd_event")

@@ -103,5 +103,5 @@ __u32 emu_alg_dctcp_sce_cut(__u32 cwnd, __u32 logdiv)
 
 __u32 emu_alg_dctcp_sce_ssthresh(__u32 ssthresh, __u32 loss_cwnd)
 {
-	return emu_dctcp_sce_ssthresh(ssthresh, loss_cwnd);
+	return emu_dctcp_sce_threshold(ssthresh, loss_cwnd);
 }
