@@ -25,6 +25,7 @@
 #include "algorithms.h"
 #include "ce_echo.h"
 #include "flows.h"
+#include "sce_echo.h"
 #include "tc.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -108,7 +109,7 @@ static __always_inline __u64 emu_sce_flow_open(struct sock *sk)
 	struct emu_flow *f;
 
 	emu_sk_key(sk, &key);
-	init.rx_last_ack = tp->rcv_nxt;
+	init.echo_prior_rcv_nxt = tp->rcv_nxt;
 	init.tx_last_ack = tp->snd_una;
 	bpf_map_update_elem(&emu_sce_flows, &key, &init, BPF_ANY);
 	f = bpf_map_lookup_elem(&emu_sce_flows, &key);
@@ -130,6 +131,20 @@ static __always_inline __u32 emu_sce_bytes(struct sock *sk, __u64 *last, __u32 c
 	delta = now - *last;
 	*last = now;
 	return delta > cap ? cap : (__u32)delta;
+}
+
+/* The receiver's SCE echo for a CA event of an arriving data segment. */
+static __always_inline void emu_sce_echo(struct sock *sk, int ev)
+{
+	struct emu_flow_key key;
+	struct emu_flow *f;
+
+	if (ev != CA_EVENT_ECN_NO_CE && ev != CA_EVENT_ECN_IS_CE)
+		return;
+	emu_sk_key(sk, &key);
+	f = bpf_map_lookup_elem(&emu_sce_flows, &key);
+	if (f)
+		emu_sce_echo_event(sk, f, ev);
 }
 
 /* The kernel's own pacing for Reno-style senders: 200% of cwnd/srtt in
@@ -656,6 +671,7 @@ void BPF_PROG(emu_reno_sce_cwnd_event, struct sock *sk, int ev)
 {
 	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
 
+	emu_sce_echo(sk, ev);
 	if (ev == CA_EVENT_LOSS) {
 		ca->loss_cwnd = tcp_sk(sk)->snd_cwnd;
 		ca->cnt = 0;
@@ -796,6 +812,7 @@ void BPF_PROG(emu_dctcp_sce_cwnd_event, struct sock *sk, int ev)
 {
 	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
 
+	emu_sce_echo(sk, ev);
 	if (ev == CA_EVENT_COMPLETE_CWR)
 		/* A quarter, an eighth after recent SCE feedback. */
 		emu_dctcp_sce_react(sk, ca, ca->recent_sce ? 3 : 2);
@@ -1014,6 +1031,7 @@ void BPF_PROG(emu_cubic_sce_cwnd_event, struct sock *sk, int ev)
 {
 	struct emu_cubic_ca *ca = inet_csk_ca(sk);
 
+	emu_sce_echo(sk, ev);
 	if (ev == CA_EVENT_TX_START) {
 		__u32 now = emu_now_us(sk);
 		__s32 idle = (__s32)(now - ca->last_ack_time);

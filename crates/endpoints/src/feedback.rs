@@ -12,7 +12,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// `struct emu_flow_key` and `struct emu_flow`, in bytes.
 const KEY_SIZE: usize = 48;
-const VALUE_SIZE: usize = 24;
+const VALUE_SIZE: usize = 32;
 /// The key's family byte.
 const AF_INET: u8 = libc::AF_INET as u8;
 const AF_INET6: u8 = libc::AF_INET6 as u8;
@@ -68,7 +68,7 @@ fn decode(key: &[u8], value: &[u8]) -> Option<SceCounts> {
         netns: u64::from_ne_bytes(key[..8].try_into().ok()?),
         local: SocketAddr::new(address(12)?, port(44)),
         remote: SocketAddr::new(address(28)?, port(46)),
-        esce_acked_bytes: u64::from_ne_bytes(value[16..24].try_into().ok()?),
+        esce_acked_bytes: u64::from_ne_bytes(value[..8].try_into().ok()?),
     })
 }
 
@@ -86,7 +86,7 @@ mod tests {
         key[44..46].copy_from_slice(&5201u16.to_be_bytes());
         key[46..48].copy_from_slice(&40000u16.to_be_bytes());
         let mut value = [0u8; VALUE_SIZE];
-        value[16..24].copy_from_slice(&123_456u64.to_ne_bytes());
+        value[..8].copy_from_slice(&123_456u64.to_ne_bytes());
         let counts = decode(&key, &value).unwrap();
         assert_eq!(counts.local, "10.0.0.1:5201".parse().unwrap());
         assert_eq!(counts.remote, "10.0.0.2:40000".parse().unwrap());

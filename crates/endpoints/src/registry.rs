@@ -171,13 +171,15 @@ fn open_and_load(register: &[&'static Endpoint]) -> Result<Object> {
                 .map_err(|e| fail("choosing", e))?;
         } else if name == SCE_FLOWS {
             if let Some(handle) = &existing {
-                if handle.key_size() != map.key_size() {
+                if handle.key_size() != map.key_size() || handle.value_size() != map.value_size() {
                     return Err(EndpointError(format!(
                         "another emu that is running keeps its SCE counts in {SCE_FLOWS} with \
-                         {}-byte keys, where this emu's are {} bytes (a different version of \
-                         emu): run this one when that one has ended",
+                         {}-byte keys and {}-byte entries, where this emu's are {} and {} bytes \
+                         (a different version of emu): run this one when that one has ended",
                         handle.key_size(),
-                        map.key_size()
+                        handle.value_size(),
+                        map.key_size(),
+                        map.value_size()
                     )));
                 }
                 map.reuse_fd(handle.as_fd())
