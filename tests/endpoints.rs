@@ -540,9 +540,9 @@ fn dctcp_sce_answers_sce_marks_in_cake() {
 /// rule), so at 1 Mbit/s through Cake with SCE, with no added delay (a
 /// segment is 12 ms on the wire and a delayed ACK waits up to 40), it
 /// sends many more ACKs than one per two segments, and Reno-SCE's mean RTT
-/// stays within a few segments' time of the queue's. Each ACK that
-/// carries ESCE still acknowledges SCE-marked data: the sender's ESCE
-/// bytes stay near the marked share of what it sent.
+/// stays low. Each ACK that carries ESCE acknowledges SCE-marked data: the
+/// share of the sender's bytes acknowledged with ESCE stays near the
+/// marked share of its packets.
 #[test]
 fn sce_echo_acknowledges_state_changes_at_once() {
     let Some(_serial) = start() else { return };
@@ -586,8 +586,10 @@ fn sce_echo_acknowledges_state_changes_at_once() {
         "{acks} ACKs for {data} data packets: state changes are not acknowledged at once"
     );
     assert!(mean <= 32.0, "srtt mean {mean} ms");
+    // Without the immediate ACKs, an ACK of two segments carries ESCE if
+    // either was marked: 0.81 of the bytes against 0.68 marked, measured.
     assert!(
-        (esce / sent - marked).abs() <= 0.15,
+        (esce / sent - marked).abs() <= 0.08,
         "ESCE on {} of the bytes, {marked} of the packets SCE-marked",
         esce / sent
     );
