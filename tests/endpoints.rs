@@ -491,9 +491,9 @@ fn reno_sce_answers_sce_marks_in_cake() {
 
 /// DCTCP-SCE through Cake with SCE marking: the sender sees SCE feedback
 /// and answers it in proportion (the window falls a segment at a time, no
-/// halvings), so Cake's SCE marks, not CE, hold the queue: its p99 stays
-/// near Cake's SCE threshold, few packets are CE-marked, and the link
-/// stays full.
+/// halvings), so Cake's SCE marks, not CE, hold the queue: few packets
+/// need marking at all, its p99 stays near Cake's SCE threshold, few are
+/// CE-marked, and the link stays full.
 #[test]
 fn dctcp_sce_answers_sce_marks_in_cake() {
     let Some(_serial) = start() else { return };
@@ -518,10 +518,16 @@ fn dctcp_sce_answers_sce_marks_in_cake() {
         esce > 100_000,
         "the sender saw {esce} bytes of SCE feedback"
     );
-    assert!(ect1 > 100, "Cake SCE-marked {ect1} packets");
+    // Answered, SCE marks stay a small share (2.5% measured); unanswered
+    // (a knock-out without the SCE response), Cake SCE-marked two of
+    // every three packets and the queue's p99 reached 6.05 ms.
+    assert!(
+        ect1 > 100 && ect1 * 10 <= ect0,
+        "Cake SCE-marked {ect1} packets, {ect0} not: the sender does not answer them"
+    );
     assert!(used >= 0.85, "utilization {used}");
     assert!(
-        queue_p99 <= 6.0,
+        queue_p99 <= 5.0,
         "queue p99 {queue_p99} ms: SCE feedback should hold it near Cake's SCE threshold"
     );
     assert!(
