@@ -125,7 +125,7 @@ struct GlobalArgs {
           default_missing_value = "10ms", value_parser = sample_interval, requires = "log")]
     tcp_info: Option<u64>,
     /// Make emu's congestion control NAME (dctcp, prague, reno-sce,
-    /// cubic-sce; see emu cc) available for the run, with its helpers on the
+    /// cubic-sce, dctcp-sce; see emu cc) available for the run, with its helpers on the
     /// command's device and the host's end of the path, e.g. --cc prague,
     /// then iperf3 -C prague; repeatable, or NAME,NAME. Settings after the
     /// name apply to the command's connections: --cc "prague ecn_fallback=1"

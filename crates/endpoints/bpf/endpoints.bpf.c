@@ -5,6 +5,7 @@
  *   emu_prague     "prague"     TCP Prague (L4S), Reno fallback without ECN
  *   emu_reno_sce   "reno-sce"   Reno with the SCE response
  *   emu_cubic_sce  "cubic-sce"  CUBIC (RFC 9438, HyStart) with the SCE response
+ *   emu_dctcp_sce  "dctcp-sce"  DCTCP's proportional response to SCE, over Reno
  *   emu_egress     tc egress: ECT(1) on L4S data, ESCE on SCE ACKs
  *   emu_ingress    tc ingress: counts ECT(1) data, reads ESCE on ACKs
  *
@@ -25,6 +26,7 @@
 #include "ce_echo.h"
 #include "flows.h"
 #include "params.h"
+#include "sce_echo.h"
 #include "tc.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -108,7 +110,7 @@ static __always_inline __u64 emu_sce_flow_open(struct sock *sk)
 	struct emu_flow *f;
 
 	emu_sk_key(sk, &key);
-	init.rx_last_ack = tp->rcv_nxt;
+	init.echo_prior_rcv_nxt = tp->rcv_nxt;
 	init.tx_last_ack = tp->snd_una;
 	bpf_map_update_elem(&emu_sce_flows, &key, &init, BPF_ANY);
 	f = bpf_map_lookup_elem(&emu_sce_flows, &key);
@@ -130,6 +132,20 @@ static __always_inline __u32 emu_sce_bytes(struct sock *sk, __u64 *last, __u32 c
 	delta = now - *last;
 	*last = now;
 	return delta > cap ? cap : (__u32)delta;
+}
+
+/* The receiver's SCE echo for a CA event of an arriving data segment. */
+static __always_inline void emu_sce_echo(struct sock *sk, int ev)
+{
+	struct emu_flow_key key;
+	struct emu_flow *f;
+
+	if (ev != CA_EVENT_ECN_NO_CE && ev != CA_EVENT_ECN_IS_CE)
+		return;
+	emu_sk_key(sk, &key);
+	f = bpf_map_lookup_elem(&emu_sce_flows, &key);
+	if (f)
+		emu_sce_echo_event(sk, f, ev);
 }
 
 /* The kernel's own pacing for Reno-style senders: 200% of cwnd/srtt in
@@ -455,7 +471,7 @@ static __always_inline void emu_prague_classic_report(struct sock *sk,
 	emu_sk_key(sk, &key);
 	f = bpf_map_lookup_elem(&emu_sce_flows, &key);
 	if (f && c->classic_ecn > f->classic_ecn_max)
-		f->classic_ecn_max = c->classic_ecn;
+		f->classic_ecn_max = (__u32)c->classic_ecn;
 }
 
 SEC("struct_ops/emu_prague_init")
@@ -838,6 +854,7 @@ void BPF_PROG(emu_reno_sce_cwnd_event, struct sock *sk, int ev)
 {
 	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
 
+	emu_sce_echo(sk, ev);
 	if (ev == CA_EVENT_LOSS) {
 		ca->loss_cwnd = tcp_sk(sk)->snd_cwnd;
 		ca->cnt = 0;
@@ -862,6 +879,148 @@ struct tcp_congestion_ops emu_reno_sce = {
 	.undo_cwnd = (void *)emu_reno_sce_undo_cwnd,
 	.flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED,
 	.name = "reno_sce",
+};
+
+/* ---- DCTCP-SCE ------------------------------------------------------------- */
+
+struct emu_dctcp_sce_ca {
+	__s64 cnt;		/* window counter, bytes; mss * cwnd per segment */
+	__u64 last_esce;	/* the flow's ESCE byte count at the last ACK */
+	__u32 prior_snd_una;
+	__u32 loss_cwnd;
+	__u32 recent_sce;	/* ACKs left in which SCE counts as recent */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct emu_dctcp_sce_ca) <= 104, "icsk_ca_priv");
+
+SEC("struct_ops/emu_dctcp_sce_init")
+void BPF_PROG(emu_dctcp_sce_init, struct sock *sk)
+{
+	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
+
+	ca->prior_snd_una = tcp_sk(sk)->snd_una;
+	ca->cnt = 0;
+	ca->loss_cwnd = 0;
+	ca->recent_sce = 0;
+	ca->last_esce = emu_sce_flow_open(sk);
+	emu_set_mark(sk, EMU_MARK_ESCE);
+}
+
+SEC("struct_ops/emu_dctcp_sce_ssthresh")
+__u32 BPF_PROG(emu_dctcp_sce_ssthresh, struct sock *sk)
+{
+	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
+
+	return emu_dctcp_sce_threshold(tcp_sk(sk)->snd_ssthresh, ca->loss_cwnd);
+}
+
+SEC("struct_ops/emu_dctcp_sce_in_ack_event")
+void BPF_PROG(emu_dctcp_sce_in_ack_event, struct sock *sk, __u32 flags)
+{
+	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 mss = tp->mss_cache ? tp->mss_cache : 1;
+	__u32 acked = tp->snd_una - ca->prior_snd_una;
+	__u32 cwnd = tp->snd_cwnd;
+	__u32 sce, grow;
+	__s64 steps;
+
+	/* A duplicate ACK counts as one segment, a window update as none. */
+	if (!acked && !(flags & CA_ACK_WIN_UPDATE))
+		acked = mss;
+	if (!acked)
+		return;
+	ca->prior_snd_una = tp->snd_una;
+	sce = emu_sce_bytes(sk, &ca->last_esce, acked);
+	/* With ECE on the same ACK, the CE response alone counts. */
+	if (flags & CA_ACK_ECE)
+		sce = 0;
+	grow = acked - sce;
+	if (sce) {
+		ca->cnt -= (__s64)emu_dctcp_sce_reduction(sce, cwnd);
+		ca->loss_cwnd = cwnd;
+		tp->snd_ssthresh = emu_dctcp_sce_threshold(tp->snd_ssthresh, cwnd);
+		ca->recent_sce = cwnd + 1;
+	}
+	if (grow && !emu_in_slow_start(tp) && emu_is_cwnd_limited(sk)) {
+		ca->cnt += grow;
+		ca->loss_cwnd = EMU_MAX(ca->loss_cwnd, cwnd);
+	}
+	steps = emu_window_steps(&ca->cnt, (__u64)mss * cwnd);
+	if (steps < 0) {
+		__u32 n = (__u32)(-steps);
+
+		cwnd = cwnd > n + 2 ? cwnd - n : 2;
+	} else if (steps > 0) {
+		__u64 w = (__u64)cwnd + (__u64)steps;
+
+		cwnd = w < tp->snd_cwnd_clamp ? (__u32)w : EMU_MAX(cwnd, tp->snd_cwnd_clamp);
+	}
+	if (cwnd != tp->snd_cwnd)
+		tp->snd_cwnd = cwnd;
+	if (ca->recent_sce)
+		ca->recent_sce--;
+}
+
+SEC("struct_ops/emu_dctcp_sce_cong_avoid")
+void BPF_PROG(emu_dctcp_sce_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!emu_is_cwnd_limited(sk))
+		return;
+	/* After slow start the ACK handler moves the window. */
+	if (emu_in_slow_start(tp)) {
+		acked = tcp_slow_start(tp, acked);
+		ca->cnt += (__s64)acked * tp->mss_cache;
+	}
+}
+
+/* CE (at the end of the kernel's CWR round) and loss: cut the window by
+ * 1/2^logdiv and set ssthresh to half the window before the cut. */
+static __always_inline void emu_dctcp_sce_react(struct sock *sk, struct emu_dctcp_sce_ca *ca,
+						__u32 logdiv)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	ca->loss_cwnd = tp->snd_cwnd;
+	ca->cnt = 0;
+	tp->snd_cwnd = emu_dctcp_sce_cut(tp->snd_cwnd, logdiv);
+	tp->snd_ssthresh = emu_dctcp_sce_threshold(0, ca->loss_cwnd);
+}
+
+SEC("struct_ops/emu_dctcp_sce_cwnd_event")
+void BPF_PROG(emu_dctcp_sce_cwnd_event, struct sock *sk, int ev)
+{
+	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
+
+	emu_sce_echo(sk, ev);
+	if (ev == CA_EVENT_COMPLETE_CWR)
+		/* A quarter, an eighth after recent SCE feedback. */
+		emu_dctcp_sce_react(sk, ca, ca->recent_sce ? 3 : 2);
+	else if (ev == CA_EVENT_LOSS)
+		emu_dctcp_sce_react(sk, ca, 1);
+}
+
+SEC("struct_ops/emu_dctcp_sce_undo_cwnd")
+__u32 BPF_PROG(emu_dctcp_sce_undo_cwnd, struct sock *sk)
+{
+	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
+
+	return EMU_MAX(tcp_sk(sk)->snd_cwnd, ca->loss_cwnd);
+}
+
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_dctcp_sce = {
+	.init = (void *)emu_dctcp_sce_init,
+	.ssthresh = (void *)emu_dctcp_sce_ssthresh,
+	.in_ack_event = (void *)emu_dctcp_sce_in_ack_event,
+	.cong_avoid = (void *)emu_dctcp_sce_cong_avoid,
+	.cwnd_event = (void *)emu_dctcp_sce_cwnd_event,
+	.undo_cwnd = (void *)emu_dctcp_sce_undo_cwnd,
+	.flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED,
+	.name = "dctcp_sce",
 };
 
 /* ---- CUBIC-SCE ------------------------------------------------------------- */
@@ -1055,6 +1214,7 @@ void BPF_PROG(emu_cubic_sce_cwnd_event, struct sock *sk, int ev)
 {
 	struct emu_cubic_ca *ca = inet_csk_ca(sk);
 
+	emu_sce_echo(sk, ev);
 	if (ev == CA_EVENT_TX_START) {
 		__u32 now = emu_now_us(sk);
 		__s32 idle = (__s32)(now - ca->last_ack_time);

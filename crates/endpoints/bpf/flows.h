@@ -18,17 +18,24 @@ struct emu_flow_key {
 };
 
 struct emu_flow {
-	/* Receiver: ECT(1) payload bytes not yet echoed with ESCE. */
-	__s64 pending;
-	/* Receiver: the last cumulative ACK this host sent (host order). */
-	__u32 rx_last_ack;
-	/* Sender: the last cumulative ACK this host received (host order). */
-	__u32 tx_last_ack;
 	/* Sender: bytes newly acknowledged by ACKs that carried ESCE. */
 	__u64 esce_bytes;
+	/* Sender: the last cumulative ACK this host received (host order). */
+	__u32 tx_last_ack;
+	/* Receiver, written by the ingress helper: 1 if the last data segment
+	 * that arrived was ECT(1) (an SCE mark). */
+	__u32 rx_ect1;
+	/* Receiver, kept by the congestion control's echo (sce_echo.h): the
+	 * ECT(1) state of the data last received, rcv_nxt before it, and
+	 * whether the next ACK sent carries ESCE (the egress helper clears
+	 * it when it sets the bit). */
+	__u32 echo_ect1;
+	__u32 echo_prior_rcv_nxt;
+	__u32 esce_queued;
 	/* Sender, TCP Prague with classic-ECN detection: the highest score
-	 * detection reached (2^20 = 1; above 8 a classic AQM was seen). */
-	__u64 classic_ecn_max;
+	 * detection reached (2^20 = 1, at most 17; above 8 a classic AQM was
+	 * seen). */
+	__u32 classic_ecn_max;
 };
 
 struct {

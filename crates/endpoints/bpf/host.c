@@ -132,3 +132,18 @@ __u32 emu_alg_cubic_sce_pull(__u32 t, __u32 *k, __u32 *origin, __u32 segs,
 {
 	return emu_cubic_sce_pull(t, k, origin, segs, sqrt_cwnd);
 }
+
+__u64 emu_alg_dctcp_sce_reduction(__u64 sce_bytes, __u32 cwnd)
+{
+	return emu_dctcp_sce_reduction(sce_bytes, cwnd);
+}
+
+__u32 emu_alg_dctcp_sce_cut(__u32 cwnd, __u32 logdiv)
+{
+	return emu_dctcp_sce_cut(cwnd, logdiv);
+}
+
+__u32 emu_alg_dctcp_sce_ssthresh(__u32 ssthresh, __u32 loss_cwnd)
+{
+	return emu_dctcp_sce_threshold(ssthresh, loss_cwnd);
+}

@@ -2,16 +2,11 @@
  * the ESCE bit of the TCP header (egress on the receiver, ingress on the
  * sender). They never drop and always return TC_ACT_OK.
  *
- * Feedback differs from the reference receiver. The reference sets ESCE
- * on ACKs while ECT(1) arrives and sends an immediate ACK whenever the
- * ECT(1) state of arriving data changes, as the DCTCP echo does for CE.
- * Here a program on the receiver's egress only sees the ACKs the stack
- * sends anyway, so it cannot force extra ACKs. It uses error diffusion
- * over bytes instead: it counts the ECT(1) payload bytes that arrived
- * and marks ESCE on an ACK when at least half of the bytes that ACK newly
- * acknowledges are still owed, so the share of acknowledged bytes whose ACK
- * carries ESCE follows the share of received bytes that arrived ECT(1).
- * The bit on the wire is the same; only its placement among ACKs differs. */
+ * The receiver's echo is shared with its SCE congestion control: the
+ * ingress program records whether each data segment arrived ECT(1), the
+ * congestion control decides from it which ACKs carry ESCE and sends the
+ * immediate ACKs the reference receiver sends (sce_echo.h), and the
+ * egress program sets the bit on the ACK the echo queued it for. */
 #ifndef EMU_TC_H
 #define EMU_TC_H
 
@@ -40,7 +35,6 @@ struct emu_pkt {
 	__u32 l3;		/* IP header offset */
 	__u32 l4;		/* TCP header offset */
 	__u32 payload;		/* TCP payload bytes (from the IP length) */
-	__u32 seq;		/* host order */
 	__u32 ack;		/* host order */
 	__u8 ecn;
 	__u8 flags;		/* TCP flags byte (byte 13) */
@@ -190,7 +184,6 @@ static __always_inline int emu_parse(struct __sk_buff *skb, struct emu_pkt *pk)
 	tb = (__u8 *)th;
 	thlen = th->doff * 4;
 	pk->l4 = l4;
-	pk->seq = bpf_ntohl(th->seq);
 	pk->ack = bpf_ntohl(th->ack_seq);
 	pk->doff_byte = tb[12];
 	pk->flags = tb[13];
@@ -254,13 +247,12 @@ static __always_inline void emu_set_ect1(struct __sk_buff *skb, const struct emu
 		emu_write_ecn(skb, pk, EMU_ECN_ECT1);
 }
 
-/* Sets ESCE on this ACK if the error diffusion says so. */
+/* Sets ESCE on this ACK if the receiver's echo queued it (and takes it
+ * off the queue: one ACK per queuing, as the reference sends it). */
 static __always_inline void emu_echo_esce(struct __sk_buff *skb, const struct emu_pkt *pk)
 {
 	struct emu_flow_key key;
 	struct emu_flow *f;
-	__s32 acked;
-	__s64 owed, pending;
 	__u8 w[2];
 	__u16 oldw, neww;
 
@@ -268,21 +260,9 @@ static __always_inline void emu_echo_esce(struct __sk_buff *skb, const struct em
 		return;
 	emu_key(&key, pk, emu_skb_netns(skb), 1);
 	f = bpf_map_lookup_elem(&emu_sce_flows, &key);
-	if (!f)
+	if (!f || !f->esce_queued)
 		return;
-	acked = (__s32)(pk->ack - f->rx_last_ack);
-	if (acked <= 0)
-		return;
-	f->rx_last_ack = pk->ack;
-	owed = f->pending;
-	if (2 * owed < (__s64)acked)
-		return;
-	pending = owed - acked;
-	if (pending < -(__s64)acked)
-		pending = -(__s64)acked;
-	/* A racing ingress update may add bytes meanwhile; apply the change
-	 * to the value read, as a difference, so they are not lost. */
-	__sync_fetch_and_add(&f->pending, pending - owed);
+	f->esce_queued = 0;
 	if (pk->doff_byte & EMU_TCP_ESCE_BYTE)
 		return;
 	w[0] = pk->doff_byte;
@@ -344,22 +324,14 @@ int emu_ingress(struct __sk_buff *skb)
 	if (emu_parse(skb, &pk) < 0)
 		return TC_ACT_OK;
 	netns = emu_skb_netns(skb);
-	/* (c) The receiver counts ECT(1) payload bytes. */
-	if (pk.payload && pk.ecn == EMU_ECN_ECT1) {
+	/* (c) The receiver records whether this data segment is ECT(1),
+	 * for its congestion control's echo (only SCE sockets have an
+	 * entry). */
+	if (pk.payload) {
 		emu_key(&key, &pk, netns, 0);
 		f = bpf_map_lookup_elem(&emu_sce_flows, &key);
-		if (!f) {
-			struct emu_flow init = {};
-
-			/* Start the ACK position at this segment, so the
-			 * first ACK sent counts only what it acknowledges. */
-			init.rx_last_ack = pk.seq;
-			bpf_map_update_elem(&emu_sce_flows, &key, &init, BPF_NOEXIST);
-			f = bpf_map_lookup_elem(&emu_sce_flows, &key);
-			if (!f)
-				return TC_ACT_OK;
-		}
-		__sync_fetch_and_add(&f->pending, (__s64)pk.payload);
+		if (f)
+			f->rx_ect1 = pk.ecn == EMU_ECN_ECT1;
 	}
 	/* (d) The sender counts bytes acknowledged with ESCE. */
 	if ((pk.flags & EMU_TCP_ACK) && !(pk.flags & (EMU_TCP_SYN | EMU_TCP_RST))) {

@@ -55,6 +55,9 @@ mod tests {
             segs: u32,
             sqrt_cwnd: u32,
         ) -> u32;
+        fn emu_alg_dctcp_sce_reduction(sce_bytes: u64, cwnd: u32) -> u64;
+        fn emu_alg_dctcp_sce_cut(cwnd: u32, logdiv: u32) -> u32;
+        fn emu_alg_dctcp_sce_ssthresh(ssthresh: u32, loss_cwnd: u32) -> u32;
     }
 
     const G: f64 = 1.0 / 16.0;
@@ -563,6 +566,54 @@ mod tests {
                 "cwnd {cwnd}: {n} segments vs {want}"
             );
         }
+    }
+
+    #[test]
+    fn dctcp_sce_marked_share_of_a_window_costs_half_of_it() {
+        // The reference: each byte acknowledged with SCE feedback takes
+        // cwnd/2 bytes off a counter worth mss * cwnd per segment, so a
+        // share F of a window marked costs F * cwnd / 2 segments.
+        let mss = 1448u64;
+        for &cwnd in &[4u32, 16, 50, 100, 400, 2500] {
+            for &share in &[1.0, 0.5, 0.1] {
+                let unit = mss * cwnd as u64;
+                let marked = (unit as f64 * share) as u64;
+                let mut cnt = -(unsafe { emu_alg_dctcp_sce_reduction(marked, cwnd) } as i64);
+                let n = -unsafe { emu_alg_window_steps(&mut cnt, unit) };
+                let want = share * cwnd as f64 / 2.0;
+                assert!(
+                    (n as f64 - want).abs() <= 1.0,
+                    "cwnd {cwnd} share {share}: {n} segments vs {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn dctcp_sce_cuts_a_quarter_an_eighth_or_a_half() {
+        let cut = |cwnd, logdiv| unsafe { emu_alg_dctcp_sce_cut(cwnd, logdiv) };
+        for &cwnd in &[5u32, 16, 100, 1001, 40_000] {
+            for &(logdiv, keep) in &[(2u32, 0.75), (3, 0.875), (1, 0.5)] {
+                // cwnd - max(floor(cwnd / 2^logdiv), 1), at least 2.
+                let want = (cwnd as f64 - (cwnd as f64 / (1u32 << logdiv) as f64).floor().max(1.0))
+                    .max(2.0);
+                let got = cut(cwnd, logdiv) as f64;
+                assert_eq!(got, want, "cwnd {cwnd} logdiv {logdiv}");
+                assert!((got / cwnd as f64 - keep).abs() < 0.21, "cwnd {cwnd}");
+            }
+        }
+        assert_eq!(cut(4, 3), 3, "at least one segment");
+        assert_eq!(cut(3, 2), 2, "never below 2");
+        assert_eq!(cut(1, 1), 2, "never below 2");
+    }
+
+    #[test]
+    fn dctcp_sce_ssthresh_never_falls_and_keeps_slow_start() {
+        let ss = |ssthresh, loss| unsafe { emu_alg_dctcp_sce_ssthresh(ssthresh, loss) };
+        assert_eq!(ss(0x7fff_ffff, 100), 0x7fff_ffff, "slow start continues");
+        assert_eq!(ss(20, 100), 50);
+        assert_eq!(ss(70, 100), 70);
+        assert_eq!(ss(0, 3), 2);
     }
 
     /// The cubic window function of RFC 9438 with C = 0.4 and beta = 0.7.

@@ -42,7 +42,7 @@ pub struct Endpoint {
 }
 
 /// Everything emu ships.
-pub const ENDPOINTS: [Endpoint; 4] = [
+pub const ENDPOINTS: [Endpoint; 5] = [
     Endpoint {
         name: "dctcp",
         kernel_name: "dctcp",
@@ -80,6 +80,17 @@ pub const ENDPOINTS: [Endpoint; 4] = [
         marking: Marking::Sce,
         without_ecn: "CUBIC",
         summary: "CUBIC with SCE: SCE marks pull the curve's origin toward the window",
+        parameters: &[],
+        settings_id: 0,
+    },
+    Endpoint {
+        name: "dctcp-sce",
+        kernel_name: "dctcp_sce",
+        map: "emu_dctcp_sce",
+        marking: Marking::Sce,
+        without_ecn: "Reno",
+        summary:
+            "DCTCP-style SCE: half the SCE-marked share of each window off it, a quarter on CE",
         parameters: &[],
         settings_id: 0,
     },

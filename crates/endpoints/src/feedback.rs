@@ -76,8 +76,8 @@ fn decode(key: &[u8], value: &[u8]) -> Option<SceCounts> {
         netns: u64::from_ne_bytes(key[..8].try_into().ok()?),
         local: SocketAddr::new(address(12)?, port(44)),
         remote: SocketAddr::new(address(28)?, port(46)),
-        esce_acked_bytes: u64::from_ne_bytes(value[16..24].try_into().ok()?),
-        classic_ecn_max: u64::from_ne_bytes(value[24..32].try_into().ok()?),
+        esce_acked_bytes: u64::from_ne_bytes(value[..8].try_into().ok()?),
+        classic_ecn_max: u64::from(u32::from_ne_bytes(value[28..32].try_into().ok()?)),
     })
 }
 
@@ -95,8 +95,8 @@ mod tests {
         key[44..46].copy_from_slice(&5201u16.to_be_bytes());
         key[46..48].copy_from_slice(&40000u16.to_be_bytes());
         let mut value = [0u8; VALUE_SIZE];
-        value[16..24].copy_from_slice(&123_456u64.to_ne_bytes());
-        value[24..32].copy_from_slice(&(9u64 << 20).to_ne_bytes());
+        value[..8].copy_from_slice(&123_456u64.to_ne_bytes());
+        value[28..32].copy_from_slice(&(9u32 << 20).to_ne_bytes());
         let counts = decode(&key, &value).unwrap();
         assert_eq!(counts.classic_ecn_max, 9 << 20);
         assert_eq!(counts.local, "10.0.0.1:5201".parse().unwrap());

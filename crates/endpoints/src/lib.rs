@@ -3,7 +3,7 @@
 //!
 //! An L4S study needs senders that answer each CE mark in proportion and
 //! send ECT(1) (TCP Prague, DCTCP); an SCE study needs senders that slow
-//! down gently on SCE feedback (Reno-SCE, Cubic-SCE). A stock kernel has
+//! down gently on SCE feedback (Reno-SCE, Cubic-SCE, DCTCP-SCE). A stock kernel has
 //! none of them, but one with BTF accepts congestion controls written as
 //! BPF `struct_ops`. This crate holds them (`bpf/`, compiled by clang at
 //! build time) and loads them for the duration of a run.

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 pub static OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/endpoints.bpf.o"));
 
 /// The map the SCE congestion controls and the hosts' helpers share: per
-/// connection, the ECT(1) bytes a receiver has yet to echo and the
+/// connection, a receiver's SCE echo state (`bpf/sce_echo.h`) and the
 /// ESCE-acknowledged bytes a sender has seen.
 pub const SCE_FLOWS: &str = "emu_sce_flows";
 /// The map of flows' settings (the references' module parameters), per

@@ -178,7 +178,7 @@ fn open_and_load(register: &[&'static Endpoint]) -> Result<Object> {
             if (handle.key_size(), handle.value_size()) != (map.key_size(), map.value_size()) {
                 return Err(EndpointError(format!(
                     "another emu that is running keeps {name} with {}-byte keys and {}-byte \
-                     values, where this emu's are {} and {} bytes (a different version of \
+                     entries, where this emu's are {} and {} bytes (a different version of \
                      emu): run this one when that one has ended",
                     handle.key_size(),
                     handle.value_size(),

@@ -240,7 +240,15 @@ mod tests {
             allowed: vec!["reno".into(), "cubic".into()],
         };
         let controls = with_emus(kernel);
-        for name in ["reno", "cubic", "dctcp", "prague", "reno-sce", "cubic-sce"] {
+        for name in [
+            "reno",
+            "cubic",
+            "dctcp",
+            "prague",
+            "reno-sce",
+            "cubic-sce",
+            "dctcp-sce",
+        ] {
             assert_eq!(
                 controls.available.iter().filter(|a| *a == name).count(),
                 1,
