@@ -285,6 +285,43 @@ fn a_resolver_on_ipv6_loopback_is_asked_over_ipv6() {
     assert_lookups_cross_the_path(&dir, true);
 }
 
+/// An emu inside an emu's shell (two processes): the inner one's relay
+/// asks the outer one's, so the name resolves and the lookup crosses the
+/// outer shell too, with its delay.
+#[test]
+fn an_emu_nested_in_an_emu_resolves_through_both() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("dns-nested");
+    let d = dir.display().to_string();
+    let delay = DELAY_MS.to_string();
+    let out = on_scratch_host(
+        &resolved_style("127.0.0.53"),
+        Some("127.0.0.53".parse().unwrap()),
+        &[
+            "--log",
+            &d,
+            "delay",
+            &delay,
+            "--",
+            env!("CARGO_BIN_EXE_emu"),
+            "delay",
+            &delay,
+            "--",
+            "getent",
+            "ahosts",
+            NAME,
+        ],
+    );
+    assert_resolved(&out);
+    let records = shell_log(&dir, 0);
+    for direction in Direction::BOTH {
+        assert!(
+            !dns_flows(&records, direction).is_empty(),
+            "{direction:?}: no DNS packet in the outer emu's log"
+        );
+    }
+}
+
 /// `--dns host`: the name resolves, and no lookup crosses the path.
 #[test]
 fn with_dns_host_lookups_skip_the_path() {
