@@ -280,28 +280,64 @@ fn unspecified(server: SocketAddr) -> SocketAddr {
     }
 }
 
-/// Whether something listens for DNS at `server`: false only when the
-/// kernel refuses the datagram at once (nothing bound to its port), which
-/// for a nameserver on this machine is known within a moment. A header
-/// without a question is sent, which a resolver answers with an error or
-/// ignores.
+/// Whether a UDP socket of the calling thread's namespace is bound to
+/// `server`'s port on its address or on every address, as the kernel
+/// lists them (`/proc/thread-self/net/udp`, `udp6`): known without
+/// sending anything, which a resolver could take badly. Unknown (the
+/// lists unreadable) counts as listening.
 pub fn listens(server: SocketAddr) -> bool {
-    let Ok(socket) = UdpSocket::bind(unspecified(server)) else {
+    let port = format!("{:04X}", server.port());
+    let lists = ["udp", "udp6"]
+        .map(|file| std::fs::read_to_string(format!("/proc/thread-self/net/{file}")));
+    if lists.iter().all(|list| list.is_err()) {
         return true;
+    }
+    lists.iter().flatten().any(|list| {
+        list.lines().skip(1).any(|line| {
+            line.split_whitespace()
+                .nth(1)
+                .and_then(|local| local.split_once(':'))
+                .is_some_and(|(address, bound_port)| {
+                    bound_port == port
+                        && decode_address(address)
+                            .is_some_and(|a| a.is_unspecified() || same_address(a, server.ip()))
+                })
+        })
+    })
+}
+
+/// An address as `/proc/net/udp*` print it: the bytes in memory order,
+/// as hexadecimal 32-bit words of this machine's byte order.
+fn decode_address(hex: &str) -> Option<IpAddr> {
+    let words: Vec<[u8; 4]> = (0..hex.len() / 8)
+        .map(|k| {
+            u32::from_str_radix(&hex[8 * k..8 * k + 8], 16)
+                .ok()
+                .map(u32::to_ne_bytes)
+        })
+        .collect::<Option<_>>()?;
+    match words.as_slice() {
+        [v4] => Some(IpAddr::V4(Ipv4Addr::from(*v4))),
+        [a, b, c, d] => {
+            let bytes: Vec<u8> = [a, b, c, d]
+                .iter()
+                .flat_map(|w| w.iter().copied())
+                .collect();
+            Some(IpAddr::V6(Ipv6Addr::from(
+                <[u8; 16]>::try_from(bytes).ok()?,
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// The same address, an IPv4 one also when written IPv4-mapped.
+fn same_address(bound: IpAddr, server: IpAddr) -> bool {
+    let plain = |a: IpAddr| match a {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(a, IpAddr::V4),
+        v4 => v4,
     };
-    let probe = [0x65, 0x6d, 0x01, 0x00, 0, 0, 0, 0, 0, 0, 0, 0];
-    if socket.connect(server).is_err()
-        || socket
-            .set_read_timeout(Some(Duration::from_millis(200)))
-            .is_err()
-    {
-        return true;
-    }
-    if let Err(e) = socket.send(&probe) {
-        return e.kind() != std::io::ErrorKind::ConnectionRefused;
-    }
-    let mut reply = [0u8; 512];
-    !matches!(socket.recv(&mut reply), Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused)
+    plain(bound) == plain(server)
 }
 
 #[cfg(test)]
@@ -310,20 +346,17 @@ mod tests {
 
     /// A nameserver of the test's own on an unprivileged port: answers
     /// every query with the query's bytes and one more (so the relay's
-    /// pass-through is seen), UDP twice (a probe, then a query) and TCP
-    /// once.
+    /// pass-through is seen), UDP once and TCP once.
     fn fake_nameserver() -> (SocketAddr, std::thread::JoinHandle<()>) {
         let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
         let at = udp.local_addr().unwrap();
         let tcp = TcpListener::bind(at).unwrap();
         let thread = std::thread::spawn(move || {
             let mut buffer = [0u8; 512];
-            for _ in 0..2 {
-                let (n, from) = udp.recv_from(&mut buffer).unwrap();
-                let mut answer = buffer[..n].to_vec();
-                answer.push(0xaa);
-                udp.send_to(&answer, from).unwrap();
-            }
+            let (n, from) = udp.recv_from(&mut buffer).unwrap();
+            let mut answer = buffer[..n].to_vec();
+            answer.push(0xaa);
+            udp.send_to(&answer, from).unwrap();
             let (mut stream, _) = tcp.accept().unwrap();
             let mut length = [0u8; 2];
             stream.read_exact(&mut length).unwrap();
@@ -339,14 +372,20 @@ mod tests {
     }
 
     /// Queries to the relay reach the nameserver, past one where nothing
-    /// listens, and its answers come back, by UDP and by TCP; a probe
-    /// tells the silent address from the one that listens.
+    /// listens, and its answers come back, by UDP and by TCP; the
+    /// kernel's lists tell the silent address from the one that listens.
     #[test]
     fn queries_cross_the_relay_both_ways() {
         let (server, nameserver) = fake_nameserver();
         let nobody: SocketAddr = "127.0.0.1:9".parse().unwrap();
         assert!(!listens(nobody));
         assert!(listens(server));
+        let wildcard = UdpSocket::bind("[::]:0").unwrap();
+        let on_every_address = wildcard.local_addr().unwrap().port();
+        assert!(listens(SocketAddr::from((
+            [127, 0, 0, 9],
+            on_every_address
+        ))));
         let here = Arc::new(NetNs::current().unwrap());
         // A port of our own: port 53 of the loopback address is the host's.
         let listen_at: IpAddr = "127.0.0.1".parse().unwrap();
@@ -389,5 +428,22 @@ mod tests {
         assert_eq!(answer, [0, 4, 0x56, 0x78, 9, 0xbb]);
         nameserver.join().unwrap();
         drop(relay);
+    }
+
+    /// Addresses as the kernel lists them on this machine.
+    #[test]
+    fn listed_addresses_decode() {
+        let word = |bytes: [u8; 4]| format!("{:08X}", u32::from_ne_bytes(bytes));
+        let v4 = word([127, 0, 0, 53]);
+        assert_eq!(decode_address(&v4), Some("127.0.0.53".parse().unwrap()));
+        let loopback6 = [[0; 4], [0; 4], [0; 4], [0, 0, 0, 1]].map(word).concat();
+        assert_eq!(decode_address(&loopback6), Some("::1".parse().unwrap()));
+        let mapped = [[0; 4], [0; 4], [0, 0, 0xff, 0xff], [127, 0, 0, 53]]
+            .map(word)
+            .concat();
+        let mapped = decode_address(&mapped).unwrap();
+        assert!(same_address(mapped, "127.0.0.53".parse().unwrap()));
+        assert!(!same_address(mapped, "127.0.0.1".parse().unwrap()));
+        assert_eq!(decode_address("12"), None);
     }
 }
