@@ -193,8 +193,8 @@ fn start(
 }
 
 /// The nameservers when every one is on a loopback address of the host
-/// and nothing listens at any of them (known at once, without a query
-/// leaving the machine); None otherwise.
+/// and nothing listens at any of them (known from the kernel's lists of
+/// sockets, without sending anything); None otherwise.
 fn no_resolver(conf: &ResolvConf, host: &NetNs) -> Result<Option<String>> {
     let servers = conf.nameservers.clone();
     if !servers.iter().all(|s| s.ip().is_loopback()) {
