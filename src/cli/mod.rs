@@ -118,6 +118,12 @@ struct GlobalArgs {
     /// --outside 'iperf3 -s'; repeatable.
     #[arg(long, value_name = "CMD")]
     outside: Vec<String>,
+    /// Where the command's DNS lookups go: `path` across the emulated path
+    /// like any other packet (they see its delay and loss), or `host`
+    /// straight to the host's resolver. Either way names resolve as on the
+    /// host, even with a resolver on a loopback address.
+    #[arg(long, value_name = "ROUTE", value_enum, default_value = "path")]
+    dns: DnsArg,
     /// Sample the command's TCP sockets (TCP_INFO: srtt, cwnd, ...) every
     /// INTERVAL [default: 10ms] into the --log directory (tcp/tcp_info.csv,
     /// as `emu run` writes), for `emu report` to show beside the packets.
@@ -137,6 +143,13 @@ struct GlobalArgs {
     /// creating anything (EMU_DRY_RUN=1 does the same for Mahimahi's commands).
     #[arg(long)]
     dry_run: bool,
+}
+
+/// `--dns ROUTE`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum DnsArg {
+    Path,
+    Host,
 }
 
 // Parsed once per run: the size of the shell variant costs nothing.
@@ -406,6 +419,10 @@ impl From<GlobalArgs> for Globals {
             },
             rootless: a.rootless,
             outside: a.outside,
+            dns: match a.dns {
+                DnsArg::Path => shells::DnsRoute::Path,
+                DnsArg::Host => shells::DnsRoute::Host,
+            },
             tcp_info: a.tcp_info,
             cc: a.cc,
             dry_run: a.dry_run,

@@ -25,6 +25,8 @@ pub struct Globals {
     pub capture: emu_core::capture::CaptureOptions,
     pub rootless: bool,
     pub outside: Vec<String>,
+    /// `--dns`: where the command's lookups go.
+    pub dns: shells::DnsRoute,
     /// `--tcp-info[=INTERVAL]`, in ns.
     pub tcp_info: Option<u64>,
     /// `--cc NAME`: emu's congestion controls to load for the run.
@@ -48,6 +50,7 @@ impl Default for Globals {
             capture: Default::default(),
             rootless: false,
             outside: Vec::new(),
+            dns: shells::DnsRoute::Path,
             tcp_info: None,
             cc: Vec::new(),
             dry_run: false,
@@ -106,6 +109,7 @@ pub fn run_chain(
         }),
         rootless: globals.rootless,
         outside: globals.outside,
+        dns: globals.dns,
         tcp_info: globals.tcp_info.map(std::time::Duration::from_nanos),
         // What emu's congestion controls need where they run (see
         // endpoints::hosts::NAMESPACE); an experiment's hosts get the same.

@@ -147,6 +147,14 @@ pub fn run_once(
         .iter()
         .filter_map(|h| h.namespace.identity().ok())
         .collect();
+    // The hosts' programs resolve names as the machine does, while the
+    // run lasts.
+    let _names = shells::dns::prepare_hosts(
+        &hosts
+            .iter()
+            .map(|h| h.namespace.as_ref())
+            .collect::<Vec<_>>(),
+    );
     let outcome = run_with_hosts(plan, dir, info, &hosts, control);
     // Whatever is left in the hosts goes, whatever happened.
     netns::kill_processes_in(&identities);

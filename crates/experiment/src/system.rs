@@ -64,7 +64,9 @@ fn spawn_with(
     let open = |path: &Path| {
         std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))
     };
-    let mut std_command = namespace.command(&command.argv[0]);
+    let mut std_command = namespace
+        .program(&command.argv[0])
+        .map_err(|e| format!("starting {}: {e}", command.argv[0]))?;
     std_command
         .args(&command.argv[1..])
         .envs(command.env.iter().map(|(k, v)| (k, v)))

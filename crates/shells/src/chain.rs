@@ -29,7 +29,7 @@ use crate::sys::netns::{self, NetNs};
 use crate::sys::outside::Outside;
 use crate::sys::rootless;
 use crate::sys::tun::Tun;
-use crate::sys::{devices, environment, privilege, signals};
+use crate::sys::{devices, dns, environment, privilege, signals};
 use emu_core::capture::CaptureHeader;
 use emu_core::log::{Direction, LogHeader, LogSink, LogWriter, WriterTotals};
 use emu_core::time::{monotonic_now, realtime_now};
@@ -105,10 +105,18 @@ fn run_guarded(
     )?;
     let readers = start_readers(&chain.running, chain.depth, options.timing)?;
     prepare_ends(&options, &host, &chain)?;
+    // Held until the run ends: the relay answers the command's lookups.
+    let names = dns::prepare(
+        options.dns,
+        &host,
+        &chain.outermost().pair,
+        &chain.innermost().inner,
+        options.rootless,
+    );
     if let Some(w) = writer.as_mut() {
         w.start();
     }
-    let command = start_command(&shells, &options, &host, &chain, &news_tx)?;
+    let command = start_command(&shells, &options, &host, &chain, names.as_ref(), &news_tx)?;
     let started = std::time::Instant::now();
     let (status, trace_ended) = supervise(&news_rx, &command, &shells);
     // With programs on the path's ends, the connections left closing go
@@ -317,6 +325,7 @@ fn start_command(
     options: &RunOptions,
     host: &Arc<NetNs>,
     chain: &Chain,
+    names: Option<&dns::CommandNames>,
     news_tx: &mpsc::Sender<News>,
 ) -> Result<Command> {
     let inner = &chain.innermost().inner;
@@ -342,6 +351,7 @@ fn start_command(
             env,
             invoker,
             own_process_group: false,
+            mount_namespace: names.map(|n| n.mount_namespace().fd()),
         },
     )?;
     let pid = child.id() as i32;

@@ -36,5 +36,5 @@ pub use accounting::{receiver_drops, tcp_info};
 pub use chain::run;
 pub use datapath::pump::{Timing, DEFAULT_SLACK};
 pub use error::ShellError;
-pub use spec::{DeviceHelpers, DirectionSpec, Finished, Pcap, RunOptions, ShellSpec};
-pub use sys::{guardian, netns, privilege};
+pub use spec::{DeviceHelpers, DirectionSpec, DnsRoute, Finished, Pcap, RunOptions, ShellSpec};
+pub use sys::{dns, guardian, netns, privilege};

@@ -98,6 +98,21 @@ pub struct RunOptions {
     /// `net.*` sysctls of the command's namespace, set before it starts
     /// (as an experiment's hosts take theirs).
     pub command_sysctls: Vec<(String, String)>,
+    /// Where the command's DNS lookups go (`--dns`): see [`DnsRoute`].
+    pub dns: DnsRoute,
+}
+
+/// Where the command's lookups go: emu relays them to the host's
+/// nameservers either way (see `sys::dns`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DnsRoute {
+    /// Across the emulated path, like any other packet: the relay listens
+    /// on the host's end of the outermost shell.
+    #[default]
+    Path,
+    /// Straight to the host's nameservers: the relay listens on the
+    /// command's own loopback.
+    Host,
 }
 
 /// See [`RunOptions::device_helpers`].

@@ -3,20 +3,24 @@
 //! emu dies.
 
 use crate::error::{Result, ShellError};
+use crate::sys::mount_namespace::Entry;
 use crate::sys::netns::NetNs;
 use crate::sys::privilege::Invoker;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 
 /// Everything the command's process needs, prepared before the fork so the
 /// code between fork and exec only makes async-signal-safe system calls.
-pub struct CommandSpec {
+pub struct CommandSpec<'a> {
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
     pub invoker: Option<Invoker>,
     /// Lead a process group of its own, so all it starts can be stopped.
     pub own_process_group: bool,
+    /// A mount namespace to run in (see `sys::dns`), held open by the
+    /// caller until the command has started; None: emu's own.
+    pub mount_namespace: Option<BorrowedFd<'a>>,
 }
 
 /// The user's login shell (from the password database when run through
@@ -48,6 +52,7 @@ pub fn spawn(ns: &NetNs, spec: &CommandSpec) -> Result<Child> {
         command.env(key, value);
     }
     let ns_fd = ns.fd().as_raw_fd();
+    let mount = spec.mount_namespace.map(Entry::of).transpose()?;
     let own_process_group = spec.own_process_group;
     let identity = spec
         .invoker
@@ -60,11 +65,15 @@ pub fn spawn(ns: &NetNs, spec: &CommandSpec) -> Result<Child> {
             .env("LOGNAME", &invoker.name);
     }
     // SAFETY: the closure only calls async-signal-safe functions (setns,
-    // setpgid, prctl, sigprocmask, setgroups, setgid, setuid) on data prepared above.
+    // setpgid, prctl, sigprocmask, setgroups, setgid, setuid, chdir,
+    // fchdir) on data prepared above.
     unsafe {
         command.pre_exec(move || {
             if libc::setns(ns_fd, libc::CLONE_NEWNET) != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if let Some(entry) = &mount {
+                entry.enter()?;
             }
             if own_process_group && libc::setpgid(0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
@@ -85,6 +94,10 @@ pub fn spawn(ns: &NetNs, spec: &CommandSpec) -> Result<Child> {
                 {
                     return Err(std::io::Error::last_os_error());
                 }
+            }
+            // As the user, who may enter directories root may not.
+            if let Some(entry) = &mount {
+                entry.return_to_directory()?;
             }
             Ok(())
         });

@@ -3,15 +3,20 @@
 //! inside it) does, and nothing is left to clean up by name.
 
 use crate::error::{Result, ShellError};
+use crate::sys::mount_namespace::{Entry, MountNamespace};
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+use std::sync::{Arc, OnceLock};
 
 /// A handle on a network namespace.
 pub struct NetNs {
     fd: OwnedFd,
+    /// The mount namespace programs started here by [`NetNs::program`]
+    /// enter (see `sys::dns`), once one is set.
+    programs_mounts: OnceLock<Arc<MountNamespace>>,
 }
 
 impl NetNs {
@@ -19,7 +24,10 @@ impl NetNs {
     pub fn current() -> Result<NetNs> {
         let file = File::open("/proc/thread-self/ns/net")
             .map_err(|e| ShellError::os("opening this process's network namespace", e))?;
-        Ok(NetNs { fd: file.into() })
+        Ok(NetNs {
+            fd: file.into(),
+            programs_mounts: OnceLock::new(),
+        })
     }
 
     /// A fresh namespace. It is made on a short-lived thread, because
@@ -109,6 +117,22 @@ impl NetNs {
             });
         }
         command
+    }
+
+    /// Has the programs [`NetNs::program`] starts here enter `mounts`
+    /// (the first one set stays).
+    pub fn enter_with_programs(&self, mounts: Arc<MountNamespace>) {
+        let _ = self.programs_mounts.set(mounts);
+    }
+
+    /// A program (a host's command in an experiment) that will run here,
+    /// in the mount namespace set for this namespace's programs if any.
+    pub fn program(&self, program: &str) -> Result<Command> {
+        let mut command = self.command(program);
+        if let Some(mounts) = self.programs_mounts.get() {
+            Entry::of(mounts.fd())?.apply(&mut command);
+        }
+        Ok(command)
     }
 
     /// A system tool (`iptables`, `ss`) that will run here, found

@@ -40,6 +40,7 @@ impl Outside {
                 env: Vec::new(),
                 invoker: privilege::invoker(),
                 own_process_group: true,
+                mount_namespace: None,
             };
             // On failure, those already started are stopped by the drop.
             let child = command::spawn(ns, &spec)?;
