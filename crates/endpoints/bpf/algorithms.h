@@ -39,6 +39,19 @@ EMU_ALG_INLINE __u32 emu_dctcp_alpha(__u32 alpha, __u32 ce, __u32 delivered, __u
 	return alpha;
 }
 
+/* alpha at the start: dctcp_alpha_on_init, at most 1. */
+EMU_ALG_INLINE __u32 emu_dctcp_initial_alpha(__u32 alpha_on_init)
+{
+	return alpha_on_init < EMU_DCTCP_ALPHA_ONE ? alpha_on_init : EMU_DCTCP_ALPHA_ONE;
+}
+
+/* alpha after a retransmission timeout: 1 with dctcp_clamp_alpha_on_loss,
+ * else unchanged. */
+EMU_ALG_INLINE __u32 emu_dctcp_alpha_on_timeout(__u32 alpha, __u32 clamp_alpha_on_loss)
+{
+	return clamp_alpha_on_loss ? EMU_DCTCP_ALPHA_ONE : alpha;
+}
+
 /* The window after a CE reduction: cwnd * (1 - alpha / 2), at least 2. */
 EMU_ALG_INLINE __u32 emu_dctcp_reduced_cwnd(__u32 cwnd, __u32 alpha)
 {

@@ -207,8 +207,8 @@ void BPF_PROG(emu_dctcp_init, struct sock *sk)
 	if (ca->reno && !emu_fallback_to_reno(sk))
 		return;
 	p = emu_cc_params_of(sk, EMU_CC_DCTCP);
-	ca->alpha = p ? EMU_MIN(p->value[EMU_DCTCP_P_ALPHA_ON_INIT], EMU_DCTCP_ALPHA_ONE) :
-			EMU_DCTCP_ALPHA_ONE;
+	ca->alpha = emu_dctcp_initial_alpha(p ? p->value[EMU_DCTCP_P_ALPHA_ON_INIT] :
+						EMU_DCTCP_ALPHA_ONE);
 	ca->shift_g = p ? p->value[EMU_DCTCP_P_SHIFT_G] : EMU_DCTCP_SHIFT_G;
 	ca->clamp_alpha_on_loss = p ? p->value[EMU_DCTCP_P_CLAMP_ALPHA_ON_LOSS] : 0;
 	ca->loss_cwnd = 0;
@@ -258,8 +258,8 @@ void BPF_PROG(emu_dctcp_set_state, struct sock *sk, __u8 new_state)
 	if (!ca->reno && new_state == TCP_CA_Recovery && ca->state != TCP_CA_Recovery)
 		emu_dctcp_loss(sk, ca);
 	/* A timeout takes alpha to its maximum where the setting asks. */
-	if (!ca->reno && new_state == TCP_CA_Loss && ca->clamp_alpha_on_loss)
-		ca->alpha = EMU_DCTCP_ALPHA_ONE;
+	if (!ca->reno && new_state == TCP_CA_Loss)
+		ca->alpha = emu_dctcp_alpha_on_timeout(ca->alpha, ca->clamp_alpha_on_loss);
 	ca->state = new_state;
 }
 

@@ -19,6 +19,16 @@ __u32 emu_alg_dctcp_ssthresh(__u32 cwnd, __u32 alpha)
 	return emu_dctcp_reduced_cwnd(cwnd, alpha);
 }
 
+__u32 emu_alg_dctcp_initial_alpha(__u32 alpha_on_init)
+{
+	return emu_dctcp_initial_alpha(alpha_on_init);
+}
+
+__u32 emu_alg_dctcp_alpha_on_timeout(__u32 alpha, __u32 clamp)
+{
+	return emu_dctcp_alpha_on_timeout(alpha, clamp);
+}
+
 __u64 emu_alg_prague_alpha(__u64 upscaled, __u32 ce, __u32 delivered)
 {
 	return emu_prague_alpha(upscaled, ce, delivered);

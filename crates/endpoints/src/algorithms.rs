@@ -9,6 +9,8 @@
 mod tests {
     unsafe extern "C" {
         fn emu_alg_dctcp_alpha(alpha: u32, ce: u32, delivered: u32, shift_g: u32) -> u32;
+        fn emu_alg_dctcp_initial_alpha(alpha_on_init: u32) -> u32;
+        fn emu_alg_dctcp_alpha_on_timeout(alpha: u32, clamp: u32) -> u32;
         fn emu_alg_dctcp_ssthresh(cwnd: u32, alpha: u32) -> u32;
         fn emu_alg_prague_alpha(upscaled: u64, ce: u32, delivered: u32) -> u64;
         fn emu_alg_prague_reduction(frac_cwnd: u64, alpha: u64) -> u64;
@@ -149,6 +151,17 @@ mod tests {
             unsafe { emu_alg_dctcp_alpha(1024, 0, 100, 10) },
             "a gain beyond 2^-10 is 2^-10"
         );
+    }
+
+    /// dctcp_alpha_on_init (at most 1024) and dctcp_clamp_alpha_on_loss
+    /// (a timeout sets alpha to 1024), as the module applies them.
+    #[test]
+    fn dctcp_initial_alpha_and_its_clamp_on_loss() {
+        for (given, want) in [(0, 0), (512, 512), (1024, 1024), (5000, 1024)] {
+            assert_eq!(unsafe { emu_alg_dctcp_initial_alpha(given) }, want);
+        }
+        assert_eq!(unsafe { emu_alg_dctcp_alpha_on_timeout(100, 0) }, 100);
+        assert_eq!(unsafe { emu_alg_dctcp_alpha_on_timeout(100, 1) }, 1024);
     }
 
     #[test]
