@@ -4,6 +4,7 @@
 //! `--help`, and completions and the man page come from the same source.
 
 mod cc_command;
+mod congestion_control;
 mod dry_run;
 mod dynamics_args;
 mod log_command;
@@ -124,11 +125,13 @@ struct GlobalArgs {
     #[arg(long, value_name = "INTERVAL", num_args = 0..=1, require_equals = true,
           default_missing_value = "10ms", value_parser = sample_interval, requires = "log")]
     tcp_info: Option<u64>,
-    /// Make emu's congestion control NAME (dctcp, prague, reno-sce,
-    /// cubic-sce; see emu cc) available for the run, with its helpers on the
-    /// command's device and the host's end of the path, e.g. --cc prague,
-    /// then iperf3 -C prague; repeatable, or NAME,NAME.
-    #[arg(long, value_name = "NAME", value_delimiter = ',', value_parser = emus_cc)]
+    /// The command's default congestion control: the first NAME (one of the
+    /// kernel's, e.g. cubic, or emu's own: dctcp, prague, reno-sce,
+    /// cubic-sce; see emu cc). emu's own named are loaded for the run, with
+    /// their helpers on the command's device and the host's end of the
+    /// path, so a socket may also choose them (iperf3 -C prague);
+    /// repeatable, or NAME,NAME. Without it: the host's default.
+    #[arg(long, value_name = "NAME", value_delimiter = ',', value_parser = cc_name)]
     cc: Vec<String>,
     /// Check the command line: read every shell, build its links (queues,
     /// traces, schedules, loss models) and describe them, then exit without
@@ -196,14 +199,19 @@ fn sample_interval(text: &str) -> Result<u64, String> {
     }
 }
 
-fn emus_cc(text: &str) -> Result<String, String> {
-    match endpoints::find(text) {
-        Some(endpoint) => Ok(endpoint.name.to_string()),
-        None => Err(format!(
-            "not one of emu's congestion controls ({}); the kernel's need no option (see emu cc)",
-            endpoints::ENDPOINTS.map(|e| e.name).join(", ")
-        )),
+fn cc_name(text: &str) -> Result<String, String> {
+    if let Some(endpoint) = endpoints::find(text) {
+        return Ok(endpoint.name.to_string());
     }
+    let kernels = endpoints::kernel::available();
+    if kernels.iter().any(|k| k == text) {
+        return Ok(text.to_string());
+    }
+    Err(format!(
+        "not a congestion control of this kernel ({}) nor one of emu's ({}); see emu cc",
+        kernels.join(", "),
+        endpoints::ENDPOINTS.map(|e| e.name).join(", ")
+    ))
 }
 
 fn snaplen(text: &str) -> Result<u32, String> {

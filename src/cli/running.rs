@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use super::congestion_control;
 use super::output::UsageError;
 
 /// The options of the run, resolved.
@@ -27,7 +28,8 @@ pub struct Globals {
     pub outside: Vec<String>,
     /// `--tcp-info[=INTERVAL]`, in ns.
     pub tcp_info: Option<u64>,
-    /// `--cc NAME`: emu's congestion controls to load for the run.
+    /// `--cc NAME`: the command's default congestion control (the first),
+    /// and emu's own to load for the run.
     pub cc: Vec<String>,
     /// `--dry-run`: build and describe the links, create nothing.
     pub dry_run: bool,
@@ -77,7 +79,9 @@ pub fn run_chain(
         .unwrap_or_else(|| !command.is_empty() && std::io::stderr().is_terminal());
     // Loaded before the shells (and their guardian) exist; unregistered
     // when `_loaded` goes, after the shells are down.
-    let (_loaded, device_helpers) = match load_congestion_controls(&globals.cc) {
+    let loaded = congestion_control::default_for(&globals.cc)
+        .and_then(|default| Ok((default, load_congestion_controls(&globals.cc)?)));
+    let (cc_default, (_loaded, device_helpers)) = match loaded {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("emu: {message}");
@@ -87,6 +91,20 @@ pub fn run_chain(
             });
         }
     };
+    let at_start = congestion_control::describe_here(&cc_default);
+    let mut command_sysctls = vec![(
+        congestion_control::DEFAULT_KEY.to_string(),
+        cc_default.kernel_name,
+    )];
+    if device_helpers.is_some() {
+        // What emu's congestion controls need where they run (see
+        // endpoints::hosts::NAMESPACE); an experiment's hosts get the same.
+        command_sysctls.extend(
+            endpoints::hosts::NAMESPACE
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+    }
     let options = shells::RunOptions {
         status,
         command,
@@ -107,16 +125,8 @@ pub fn run_chain(
         rootless: globals.rootless,
         outside: globals.outside,
         tcp_info: globals.tcp_info.map(std::time::Duration::from_nanos),
-        // What emu's congestion controls need where they run (see
-        // endpoints::hosts::NAMESPACE); an experiment's hosts get the same.
-        command_sysctls: if device_helpers.is_some() {
-            endpoints::hosts::NAMESPACE
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        } else {
-            Vec::new()
-        },
+        command_sysctls,
+        at_start,
         device_helpers,
     };
     match shells::run(specs, options) {
@@ -131,15 +141,20 @@ pub fn run_chain(
     }
 }
 
-/// `--cc`: loads emu's congestion controls for a chain of shells, says
+/// `--cc`: loads emu's congestion controls among `names` for a chain of shells, says
 /// which implementation of each runs, and gives the helpers to attach.
 fn load_congestion_controls(
     names: &[String],
 ) -> Result<(Option<endpoints::Loaded>, Option<shells::DeviceHelpers>), String> {
+    // The kernel's own need no loading.
+    let names: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| endpoints::find(n).is_some())
+        .collect();
     if names.is_empty() {
         return Ok((None, None));
     }
-    let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let loaded = endpoints::Loaded::load(&names).map_err(|e| format!("--cc: {e}"))?;
     for line in loaded.describe() {
         eprintln!("emu: {line}");

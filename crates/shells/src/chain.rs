@@ -108,6 +108,9 @@ fn run_guarded(
     if let Some(w) = writer.as_mut() {
         w.start();
     }
+    for line in &options.at_start {
+        eprintln!("emu: {line}");
+    }
     let command = start_command(&shells, &options, &host, &chain, &news_tx)?;
     let started = std::time::Instant::now();
     let (status, trace_ended) = supervise(&news_rx, &command, &shells);
@@ -333,6 +336,7 @@ fn start_command(
     let outermost = chain.outermost().pair;
     let shells_deep = chain.depth + shells.len();
     let env = environment::command_environment(outermost, &chain.prompt, &chain.taken, shells_deep);
+    let argv = crate::placeholders::expand(argv, &env);
     // What receivers drop from here on, on either side of the chain.
     let receivers = ReceiverWatch::start(host, inner);
     let mut child = command::spawn(

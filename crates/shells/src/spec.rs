@@ -98,6 +98,9 @@ pub struct RunOptions {
     /// `net.*` sysctls of the command's namespace, set before it starts
     /// (as an experiment's hosts take theirs).
     pub command_sysctls: Vec<(String, String)>,
+    /// Lines said (`emu: ...` on stderr) once the shells are up, just
+    /// before the command starts: none if the run fails before.
+    pub at_start: Vec<String>,
 }
 
 /// See [`RunOptions::device_helpers`].
