@@ -92,19 +92,7 @@ pub fn run_chain(
         }
     };
     let at_start = congestion_control::describe_here(&cc_default);
-    let mut command_sysctls = vec![(
-        congestion_control::DEFAULT_KEY.to_string(),
-        cc_default.kernel_name,
-    )];
-    if device_helpers.is_some() {
-        // What emu's congestion controls need where they run (see
-        // endpoints::hosts::NAMESPACE); an experiment's hosts get the same.
-        command_sysctls.extend(
-            endpoints::hosts::NAMESPACE
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string())),
-        );
-    }
+    let command_sysctls = command_sysctls(cc_default, device_helpers.is_some());
     let options = shells::RunOptions {
         status,
         command,
@@ -139,6 +127,27 @@ pub fn run_chain(
             })
         }
     }
+}
+
+/// The command namespace's sysctls: its default congestion control, and
+/// what emu's own need where they run when they are loaded (see
+/// endpoints::hosts::NAMESPACE; an experiment's hosts get the same).
+fn command_sysctls(
+    cc_default: congestion_control::CommandDefault,
+    emus_loaded: bool,
+) -> Vec<(String, String)> {
+    let mut sysctls = vec![(
+        congestion_control::DEFAULT_KEY.to_string(),
+        cc_default.kernel_name,
+    )];
+    if emus_loaded {
+        sysctls.extend(
+            endpoints::hosts::NAMESPACE
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+    }
+    sysctls
 }
 
 /// `--cc`: loads emu's congestion controls among `names` for a chain of shells, says
