@@ -212,8 +212,8 @@ fn bad_input_gives_one_line_naming_it() {
             "ecn_fallback=3: ecn_fallback takes one of none (0), fallback (1), detect (2)",
         ),
         (
-            vec!["--cc", "cubic rtt_target=1ms", "delay", "1"],
-            "'cubic' is not one of emu's",
+            vec!["--cc", "reno rtt_target=1ms", "delay", "1"],
+            "reno is the kernel's, whose parameters are the machine's",
         ),
     ] {
         let out = emu(&args);

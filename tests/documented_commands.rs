@@ -6,9 +6,18 @@
 //! are missing here, so a report must fail on them, not on its usage), and
 //! `emu wrapper` on a Pantheon checkout of the tests' own.
 //! Synopses (`[OPTIONS]`, `...`) are forms, not commands, and are skipped.
+//!
+//! Then every line that runs a command in shells (`... -- CMD`) is run for
+//! real, pasted into `bash -c` as written (`sudo` left out: the tests run
+//! as root) with no `EMU_BASE` in the environment, as a reader's shell has
+//! none: a variable the reader's shell would expand to nothing fails here
+//! too. The servers the text says to start on the host are started.
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 fn repository() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -21,7 +30,8 @@ struct Documented {
 }
 
 /// Code-block lines (fenced, or indented four spaces after a blank line)
-/// that start with `emu` or a Mahimahi command, `sudo` left out.
+/// that start with `emu` or a Mahimahi command, `sudo` left out (and
+/// `env NAME=VALUE` before it kept).
 fn documented_commands() -> Vec<Documented> {
     let mut documents = vec![repository().join("README.md")];
     let mut docs: Vec<PathBuf> = std::fs::read_dir(repository().join("docs"))
@@ -60,7 +70,7 @@ fn documented_commands() -> Vec<Documented> {
             in_block = true;
             after_blank = false;
             let mut command = line.trim().trim_start_matches("sudo ").to_string();
-            let first = command.split_whitespace().next().unwrap_or("");
+            let first = program_word(&command);
             if !(first == "emu" || first.starts_with("mm-")) {
                 continue;
             }
@@ -77,6 +87,16 @@ fn documented_commands() -> Vec<Documented> {
         }
     }
     found
+}
+
+/// The program a line runs, past `env` and its `NAME=VALUE` words.
+fn program_word(line: &str) -> &str {
+    let mut words = line.split_whitespace();
+    let mut first = words.next().unwrap_or("");
+    if first == "env" {
+        first = words.find(|w| !w.contains('=')).unwrap_or("");
+    }
+    first
 }
 
 /// The words of a command line as a POSIX shell splits them, up to a
@@ -110,8 +130,8 @@ fn words(line: &str) -> Vec<String> {
 
 /// What the reader's shell would have had: the repository's experiments
 /// and traces, and the trace files the Mahimahi example names.
-fn workspace() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("emu-documented-{}", std::process::id()));
+fn workspace(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("emu-documented-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     for shared in ["experiments", "traces"] {
@@ -144,22 +164,32 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// The Mahimahi commands, found in PATH first: `mm-delay 40 mm-link ...`
-/// runs `mm-link` by name.
+/// runs `mm-link` by name; emu too, for the lines run through bash; and
+/// last netperf's usual prefix (docs/guide.md's Flent section), which
+/// Debian does not package.
 fn mahimahi_path() -> String {
     let bin = Path::new(env!("CARGO_BIN_EXE_mm-link"))
         .parent()
         .unwrap()
         .to_path_buf();
     format!(
-        "{}:{}",
+        "{}:{}:{NETPERF_PREFIX}/bin",
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     )
 }
 
+/// Where docs/guide.md builds netperf (CI's scripts/install-deps too).
+const NETPERF_PREFIX: &str = "/opt/netperf";
+
 /// Runs one documented command as the module's header says.
 fn check(documented: &Documented, dir: &Path) -> Result<(), String> {
     let mut args = words(&documented.line);
+    // `env NAME=VALUE emu ...`: the variables are the reader's.
+    if args[0] == "env" {
+        let program = args.iter().skip(1).position(|w| !w.contains('=')).unwrap();
+        args.drain(..=program);
+    }
     let program = args.remove(0);
     for arg in &mut args {
         // A cluster job's variables, and a container's absolute paths to
@@ -244,18 +274,11 @@ fn every_documented_command_line_runs() {
         "the documents show more commands than {} were found",
         commands.len()
     );
-    let dir = workspace();
+    let dir = workspace("dry");
     let mut failures = Vec::new();
     let mut checked = 0;
-    for documented in &commands {
+    for documented in commands.iter().filter(|d| !is_form(&d.line)) {
         let line = &documented.line;
-        // Synopses and dependency diagrams are forms, not commands.
-        if line.contains("...") || line.contains("[OPTIONS]") || line.contains('→') {
-            continue;
-        }
-        if line.contains("(root package") {
-            continue;
-        }
         checked += 1;
         if let Err(why) = check(documented, &dir) {
             failures.push(format!("{}: {line}\n    {why}", documented.place));
@@ -268,6 +291,177 @@ fn every_documented_command_line_runs() {
         "documented commands that fail:\n{}",
         failures.join("\n")
     );
+}
+
+/// Synopses and dependency diagrams are forms, not commands.
+fn is_form(line: &str) -> bool {
+    line.contains("...")
+        || line.contains("[OPTIONS]")
+        || line.contains('→')
+        || line.contains("(root package")
+}
+
+/// The command a line runs in its shells (what follows the last shell),
+/// if any: `emu delay 40 -- link 10mbit -- iperf3 -c X` runs `iperf3 -c
+/// X`; `emu delay 40` runs the reader's login shell, which is not run here.
+fn shell_command(line: &str) -> Option<Vec<String>> {
+    const SHELLS: [&str; 3] = ["delay", "link", "loss"];
+    let words = words(line);
+    let program = words
+        .iter()
+        .position(|w| w == "emu" || w.starts_with("mm-"))?;
+    let mut rest = &words[program..];
+    // Each `--` ends a shell; the first segment after one that is not a
+    // shell is the command.
+    loop {
+        let at = rest.iter().position(|w| w == "--")?;
+        rest = &rest[at + 1..];
+        match rest.first() {
+            Some(next) if SHELLS.contains(&next.as_str()) => continue,
+            Some(_) => return Some(rest.to_vec()),
+            None => return None,
+        }
+    }
+}
+
+/// What a line's command needs on the host, started before it and
+/// stopped after: an iperf3 server for an iperf3 client (unless the line
+/// starts one itself with `--outside`). None when a program the line runs
+/// is not installed (said as skipped).
+fn servers_for(line: &str, command: &[String]) -> Result<Vec<std::process::Child>, String> {
+    let path = mahimahi_path();
+    let installed =
+        |program: &str| std::env::split_paths(&path).any(|dir| dir.join(program).is_file());
+    if command.iter().any(|w| w == "flent") {
+        if let Some(missing) = ["flent", "netperf", "netserver", "irtt"]
+            .into_iter()
+            .find(|p| !installed(p))
+        {
+            return Err(format!(
+                "{missing} is not installed (docs/guide.md, Flent inside emu)"
+            ));
+        }
+    }
+    let mut servers = Vec::new();
+    if command.iter().any(|w| w == "iperf3") && !line.contains("--outside") {
+        servers.push(support::iperf3_server("5201"));
+    }
+    Ok(servers)
+}
+
+/// Runs a documented line through `bash -c` as the module's header says;
+/// Ok, or what went wrong with the last lines of its output.
+fn run_through_bash(line: &str, dir: &Path) -> Result<(), String> {
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .env("PATH", mahimahi_path())
+        .env_remove("EMU_BASE")
+        .env_remove("EMU_BASE6")
+        .env_remove("MAHIMAHI_BASE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("starting bash: {e}"))?;
+    // A documented command that hangs is as broken as one that fails.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while child.try_wait().map_err(|e| e.to_string())?.is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().map_err(|e| e.to_string())?;
+    if output.status.success() {
+        return Ok(());
+    }
+    // The first lines say what went wrong, the last where it ended.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let (first, last) = lines.split_at(lines.len().min(4));
+    let last = &last[last.len().saturating_sub(3)..];
+    Err(format!(
+        "{}:\n      {}\n      ...\n      {}",
+        output.status,
+        first.join("\n      "),
+        last.join("\n      ")
+    ))
+}
+
+#[test]
+fn every_documented_command_runs_through_bash_as_written() {
+    let Some(_serial) = support::start() else {
+        return;
+    };
+    let runs: Vec<(Documented, Vec<String>)> = documented_commands()
+        .into_iter()
+        .filter(|d| !is_form(&d.line))
+        .filter_map(|d| shell_command(&d.line).map(|c| (d, c)))
+        .collect();
+    // The README's first line and the guide's Flent section among them.
+    for wanted in ["README.md", "docs/guide.md"] {
+        assert!(
+            runs.iter().any(|(d, _)| d.place.starts_with(wanted)),
+            "no command line of {wanted} was found"
+        );
+    }
+    assert!(
+        runs.iter()
+            .any(|(_, c)| c.first().is_some_and(|p| p == "flent")),
+        "the guide's Flent line was not found"
+    );
+    let mut failures = Vec::new();
+    for (index, (documented, command)) in runs.iter().enumerate() {
+        let dir = workspace(&format!("real{index}"));
+        let servers = match servers_for(&documented.line, command) {
+            Ok(servers) => servers,
+            Err(why) => {
+                eprintln!("skipped: {}: {why}", documented.place);
+                continue;
+            }
+        };
+        let result = run_through_bash(&documented.line, &dir);
+        for mut server in servers {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+        match result {
+            Ok(()) => eprintln!("ran: {}: {}", documented.place, documented.line),
+            Err(why) => failures.push(format!(
+                "{}: {}\n    {why}",
+                documented.place, documented.line
+            )),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert!(
+        failures.is_empty(),
+        "documented commands that fail when pasted into bash:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn the_command_is_what_follows_the_last_shell() {
+    let command = |line: &str| shell_command(line).map(|c| c.join(" "));
+    assert_eq!(
+        command("emu delay 40 -- link 10mbit -- iperf3 -c '$EMU_BASE'").as_deref(),
+        Some("iperf3 -c $EMU_BASE")
+    );
+    assert_eq!(
+        command("env PATH=$PATH emu --outside 'x -- y' delay 1 -- flent a").as_deref(),
+        Some("flent a")
+    );
+    assert_eq!(
+        command("mm-delay 40 mm-link a b -- sh -c 'ping x'").as_deref(),
+        Some("sh -c ping x")
+    );
+    assert_eq!(command("emu delay 40 -- link 10mbit"), None);
+    assert_eq!(command("emu delay 40"), None);
+    assert_eq!(program_word("env A=1 B=2 emu delay 1"), "emu");
 }
 
 #[test]

@@ -28,7 +28,7 @@ pub fn text() -> String {
     };
     let mut text = String::from(
         "Congestion controls usable here (a socket picks one by name: iperf3 -C NAME;\n\
-         an experiment's flow or host: cc = \"NAME\"; shells: emu --cc NAME for emu's own):\n\n\
+         an experiment's flow or host: cc = \"NAME\"; shells: emu --cc NAME, the command's default):\n\n\
          The kernel's:\n",
     );
     for name in available.iter().filter(|n| !is_emus(n)) {

@@ -4,6 +4,7 @@
 //! `--help`, and completions and the man page come from the same source.
 
 mod cc_command;
+mod congestion_control;
 mod dry_run;
 mod dynamics_args;
 mod log_command;
@@ -130,13 +131,15 @@ struct GlobalArgs {
     #[arg(long, value_name = "INTERVAL", num_args = 0..=1, require_equals = true,
           default_missing_value = "10ms", value_parser = sample_interval, requires = "log")]
     tcp_info: Option<u64>,
-    /// Make emu's congestion control NAME (dctcp, prague, reno-sce,
-    /// cubic-sce, dctcp-sce; see emu cc) available for the run, with its helpers on the
-    /// command's device and the host's end of the path, e.g. --cc prague,
-    /// then iperf3 -C prague; repeatable, or NAME,NAME. Settings after the
-    /// name apply to the command's connections: --cc "prague ecn_fallback=1"
-    /// (emu cc NAME lists them).
-    #[arg(long, value_name = "NAME", value_delimiter = ',', value_parser = emus_cc)]
+    /// The command's default congestion control: the first NAME (one of the
+    /// kernel's, e.g. cubic, or emu's own: dctcp, prague, reno-sce,
+    /// cubic-sce, dctcp-sce; see emu cc). emu's own named are loaded for the
+    /// run, with their helpers on the command's device and the host's end of
+    /// the path, so a socket may also choose them (iperf3 -C prague);
+    /// repeatable, or NAME,NAME. Settings after one of emu's apply to the
+    /// command's connections: --cc "prague ecn_fallback=1" (emu cc NAME
+    /// lists them). Without it: the host's default.
+    #[arg(long, value_name = "NAME", value_delimiter = ',', value_parser = cc_choice)]
     cc: Vec<String>,
     /// Check the command line: read every shell, build its links (queues,
     /// traces, schedules, loss models) and describe them, then exit without
@@ -215,22 +218,40 @@ fn sample_interval(text: &str) -> Result<u64, String> {
     }
 }
 
-/// One of emu's congestion controls, with its settings if any, written
-/// back in emu's spelling (`prague ecn_fallback=1`).
-fn emus_cc(text: &str) -> Result<String, String> {
+/// A congestion control of the kernel's or one of emu's, the latter with
+/// its settings if any, written back in emu's spelling
+/// (`prague ecn_fallback=1`).
+fn cc_choice(text: &str) -> Result<String, String> {
     let (name, settings) = endpoints::parameters::split(text);
-    let Some(endpoint) = endpoints::find(name) else {
+    if let Some(endpoint) = endpoints::find(name) {
+        endpoints::parameters::parse(endpoint, settings)?;
+        return Ok(if settings.is_empty() {
+            endpoint.name.to_string()
+        } else {
+            format!("{} {settings}", endpoint.name)
+        });
+    }
+    let kernels = endpoints::kernel::available();
+    if !kernels.iter().any(|k| k == name) {
         return Err(format!(
-            "'{name}' is not one of emu's congestion controls ({}); the kernel's need no option (see emu cc)",
+            "'{name}' is not a congestion control of this kernel ({}) nor one of emu's ({}); see emu cc",
+            kernels.join(", "),
             endpoints::ENDPOINTS.map(|e| e.name).join(", ")
         ));
-    };
-    endpoints::parameters::parse(endpoint, settings)?;
-    Ok(if settings.is_empty() {
-        endpoint.name.to_string()
-    } else {
-        format!("{} {settings}", endpoint.name)
-    })
+    }
+    if !settings.is_empty() {
+        return Err(format!(
+            "'{settings}': {name} is the kernel's, whose parameters are the machine's; emu sets \
+             those of its own ({}) per flow",
+            endpoints::ENDPOINTS
+                .iter()
+                .filter(|e| !e.parameters.is_empty())
+                .map(|e| e.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(name.to_string())
 }
 
 fn snaplen(text: &str) -> Result<u32, String> {

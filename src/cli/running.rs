@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use super::congestion_control;
 use super::output::UsageError;
 
 /// The options of the run, resolved.
@@ -29,7 +30,8 @@ pub struct Globals {
     pub dns: shells::DnsRoute,
     /// `--tcp-info[=INTERVAL]`, in ns.
     pub tcp_info: Option<u64>,
-    /// `--cc NAME`: emu's congestion controls to load for the run.
+    /// `--cc NAME`: the command's default congestion control (the first),
+    /// and emu's own to load for the run.
     pub cc: Vec<String>,
     /// `--dry-run`: build and describe the links, create nothing.
     pub dry_run: bool,
@@ -80,7 +82,9 @@ pub fn run_chain(
         .unwrap_or_else(|| !command.is_empty() && std::io::stderr().is_terminal());
     // Loaded before the shells (and their guardian) exist; unregistered
     // when `_loaded` goes, after the shells are down.
-    let (_loaded, device_helpers) = match load_congestion_controls(&globals.cc) {
+    let loaded = congestion_control::default_for(&globals.cc)
+        .and_then(|default| Ok((default, load_congestion_controls(&globals.cc)?)));
+    let (cc_default, (_loaded, device_helpers)) = match loaded {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("emu: {message}");
@@ -90,6 +94,8 @@ pub fn run_chain(
             });
         }
     };
+    let at_start = congestion_control::describe_here(&cc_default);
+    let command_sysctls = command_sysctls(cc_default, device_helpers.is_some());
     let options = shells::RunOptions {
         status,
         command,
@@ -111,16 +117,8 @@ pub fn run_chain(
         outside: globals.outside,
         dns: globals.dns,
         tcp_info: globals.tcp_info.map(std::time::Duration::from_nanos),
-        // What emu's congestion controls need where they run (see
-        // endpoints::hosts::NAMESPACE); an experiment's hosts get the same.
-        command_sysctls: if device_helpers.is_some() {
-            endpoints::hosts::NAMESPACE
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        } else {
-            Vec::new()
-        },
+        command_sysctls,
+        at_start,
         device_helpers,
     };
     match shells::run(specs, options) {
@@ -135,25 +133,49 @@ pub fn run_chain(
     }
 }
 
-/// `--cc`: loads emu's congestion controls for a chain of shells, says
-/// which implementation of each runs, and gives the helpers to attach;
-/// settings given after a name go to the command's connections (its
-/// namespace's, never the host's) for the run.
+/// The command namespace's sysctls: its default congestion control, and
+/// what emu's own need where they run when they are loaded (see
+/// endpoints::hosts::NAMESPACE; an experiment's hosts get the same).
+fn command_sysctls(
+    cc_default: congestion_control::CommandDefault,
+    emus_loaded: bool,
+) -> Vec<(String, String)> {
+    let mut sysctls = vec![(
+        congestion_control::DEFAULT_KEY.to_string(),
+        cc_default.kernel_name,
+    )];
+    if emus_loaded {
+        sysctls.extend(
+            endpoints::hosts::NAMESPACE
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+    }
+    sysctls
+}
+
+/// `--cc`: loads emu's congestion controls among `choices` for a chain of
+/// shells, says which implementation of each runs, and gives the helpers
+/// to attach; settings given after a name go to the command's connections
+/// (its namespace's, never the host's) for the run.
 fn load_congestion_controls(
     choices: &[String],
 ) -> Result<(Option<endpoints::Loaded>, Option<shells::DeviceHelpers>), String> {
-    if choices.is_empty() {
-        return Ok((None, None));
-    }
     let mut names = Vec::new();
     let mut settings = Vec::new();
     for choice in choices {
         let (name, given) = endpoints::parameters::split(choice);
-        let endpoint = endpoints::find(name).ok_or_else(|| format!("--cc: {name} is not emu's"))?;
+        // The kernel's own need no loading.
+        let Some(endpoint) = endpoints::find(name) else {
+            continue;
+        };
         names.push(endpoint.name);
         if !given.is_empty() {
             settings.push(endpoints::parameters::parse(endpoint, given)?);
         }
+    }
+    if names.is_empty() {
+        return Ok((None, None));
     }
     let loaded = endpoints::Loaded::load(&names).map_err(|e| format!("--cc: {e}"))?;
     for line in loaded.describe() {

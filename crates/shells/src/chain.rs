@@ -116,13 +116,13 @@ fn run_guarded(
     if let Some(w) = writer.as_mut() {
         w.start();
     }
+    for line in &options.at_start {
+        eprintln!("emu: {line}");
+    }
     let command = start_command(&shells, &options, &host, &chain, names.as_ref(), &news_tx)?;
     let started = std::time::Instant::now();
     let (status, trace_ended) = supervise(&news_rx, &command, &shells);
-    // With programs on the path's ends, the connections left closing go
-    // too (they would hold the programs for minutes).
-    let close_from = options.device_helpers.as_ref().map(|_| host.as_ref());
-    let (results, receivers) = tear_down(&mut chain, readers, command, outside, close_from);
+    let (results, receivers) = tear_down(&mut chain, readers, command, outside, &host);
     report(Report {
         shells: &shells,
         options: &options,
@@ -342,6 +342,7 @@ fn start_command(
     let outermost = chain.outermost().pair;
     let shells_deep = chain.depth + shells.len();
     let env = environment::command_environment(outermost, &chain.prompt, &chain.taken, shells_deep);
+    let argv = crate::placeholders::expand(argv, &env);
     // What receivers drop from here on, on either side of the chain.
     let receivers = ReceiverWatch::start(host, inner);
     let mut child = command::spawn(
@@ -450,7 +451,8 @@ fn supervise(
 }
 
 /// Once the command has ended: stops what watched it, kills whatever it
-/// left in the chain's namespaces and the `--outside` programs, then stops
+/// left in the chain's namespaces and the `--outside` programs, ends the
+/// connections `host` had with the command (`ss -K`), then stops
 /// reading before each pump takes what is left on its ring, so nothing is
 /// read that a stopped pump would not count. What each direction did, and
 /// what the receivers dropped.
@@ -459,7 +461,7 @@ fn tear_down(
     readers: Vec<Reader>,
     command: Command,
     outside: Outside,
-    close_from: Option<&NetNs>,
+    host: &NetNs,
 ) -> (
     Vec<(usize, Direction, DirectionResult)>,
     Option<ReceiverDrops>,
@@ -477,12 +479,14 @@ fn tear_down(
         .collect();
     netns::kill_processes_in(&identities);
     drop(outside);
-    if let Some(host) = close_from {
-        let innermost = chain.innermost();
-        close_connections_to(host, innermost.pair);
-        // And the command's own, left closing by its processes' end.
-        let _ = innermost.inner.exec("ss", &["-K", "-t", "-a"]);
-    }
+    // The connections left with the command's address go: its last
+    // packets die with the path, so a server on the host would otherwise
+    // wait minutes for an answer (iperf3's says it is busy meanwhile), and
+    // a connection of emu's congestion controls would hold their programs.
+    let innermost = chain.innermost();
+    close_connections_to(host, innermost.pair);
+    // And the command's own, left closing by its processes' end.
+    let _ = innermost.inner.exec("ss", &["-K", "-t", "-a"]);
     readers.into_iter().for_each(Reader::stop);
     let results = finish_pumps(&mut chain.running, chain.depth);
     (results, command.receivers.finish())

@@ -16,7 +16,8 @@
 //!   command (`chain`, run by [`run`]) and an experiment's hosts with the
 //!   thread that carries their packets ([`dumbbell`]); with what a run is
 //!   made of (`spec`), one link as every front end builds it ([`links`])
-//!   and the accounting at exit (`summary`).
+//!   and the accounting at exit (`summary`), and the host's address put
+//!   into the command's arguments (`placeholders`).
 //!
 //! Other crates use the topologies, the specifications and the few
 //! modules re-exported here.
@@ -27,6 +28,7 @@ mod datapath;
 pub mod dumbbell;
 pub mod error;
 pub mod links;
+mod placeholders;
 mod spec;
 mod summary;
 mod sys;

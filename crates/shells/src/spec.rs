@@ -100,6 +100,9 @@ pub struct RunOptions {
     pub command_sysctls: Vec<(String, String)>,
     /// Where the command's DNS lookups go (`--dns`): see [`DnsRoute`].
     pub dns: DnsRoute,
+    /// Lines said (`emu: ...` on stderr) once the shells are up, just
+    /// before the command starts: none if the run fails before.
+    pub at_start: Vec<String>,
 }
 
 /// Where the command's lookups go: emu relays them to the host's
