@@ -170,9 +170,13 @@ fn ping_rtt_follows_a_square_wave_delay() {
         errors.sort_by(f64::total_cmp);
         let median = errors[errors.len() / 2];
         eprintln!("  level {level}: median {median:+.3} ms over the square wave");
-        // Within 0.2 ms (ping prints 0.1 ms, so 80.2 may be 80.249).
+        // Within 0.3 ms: ping prints 0.1 ms (80.2 may be 80.249), and
+        // this VM's timed wake-ups run up to 0.175 ms late at p99, so a
+        // level's median reads 80.2 or 80.3 from run to run with any
+        // build (main at e5f5c8e9 alike); a ping timed against the wrong
+        // level is 30 ms off.
         assert!(
-            median < 0.25,
+            median < 0.35,
             "level {level}: median error {median} ms\n{stdout}"
         );
     }
