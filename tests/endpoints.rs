@@ -304,7 +304,10 @@ fn prague_keeps_a_shallow_queue_at_full_rate_through_dualpi2() {
          queue p99 {queue_p99:.2} ms; data packets not-ECT {not_ect}, ECT(1) {ect1}, ECT(0) {ect0}, CE {ce}"
     );
     assert!(ect1 + ce > 100 * (not_ect + ect0).max(1), "not ECT(1)");
-    assert!(used >= 0.95, "utilization {used}");
+    // 0.97 on the machine this was written on; 0.932-0.946 on a later one
+    // with main's build of e5f5c8e9 and this one alike (interleaved, idle),
+    // where the window settles a few segments lower: at least 0.92.
+    assert!(used >= 0.92, "utilization {used}");
     // The queue's tail, from the bottleneck's log: DualPI2 marks the L
     // queue from 1 ms of sojourn.
     assert!(queue_p99 <= 3.0, "queue p99 {queue_p99} ms");
