@@ -240,16 +240,7 @@ fn cc_choice(text: &str) -> Result<String, String> {
         ));
     }
     if !settings.is_empty() {
-        return Err(format!(
-            "'{settings}': {name} is the kernel's, whose parameters are the machine's; emu sets \
-             those of its own ({}) per flow",
-            endpoints::ENDPOINTS
-                .iter()
-                .filter(|e| !e.parameters.is_empty())
-                .map(|e| e.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+        return Err(endpoints::parameters::kernels_refused(name, settings));
     }
     Ok(name.to_string())
 }

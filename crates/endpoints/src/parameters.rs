@@ -219,6 +219,21 @@ pub fn parse(endpoint: &'static Endpoint, text: &str) -> Result<Settings, String
     Ok(settings)
 }
 
+/// Why settings after one of the kernel's congestion controls (`name`)
+/// are refused: its parameters are the machine's, not a flow's.
+pub fn kernels_refused(name: &str, settings: &str) -> String {
+    let takers: Vec<&str> = crate::ENDPOINTS
+        .iter()
+        .filter(|e| !e.parameters.is_empty())
+        .map(|e| e.name)
+        .collect();
+    format!(
+        "'{settings}': {name} is the kernel's, whose parameters are the machine's; emu sets \
+         those of its own ({}) per flow",
+        takers.join(", ")
+    )
+}
+
 fn names(endpoint: &Endpoint) -> String {
     endpoint
         .parameters

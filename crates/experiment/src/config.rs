@@ -701,16 +701,7 @@ fn check_cc(
         return Err(source.at(
             cc,
             key,
-            format!(
-                "'{settings}': {name} is the kernel's, whose parameters are the machine's; \
-                 emu sets those of its own ({}) per flow",
-                endpoints::ENDPOINTS
-                    .iter()
-                    .filter(|e| !e.parameters.is_empty())
-                    .map(|e| e.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            endpoints::parameters::kernels_refused(name, settings),
         ));
     };
     endpoints::parameters::parse(endpoint, settings)
