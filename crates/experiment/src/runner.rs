@@ -138,11 +138,15 @@ pub fn run_once(
             guardian,
         )?);
     }
-    let mut _settings = None;
-    if let Some(loaded) = &control.endpoints {
-        crate::congestion::attach(loaded, &hosts).map_err(RunError::Failed)?;
-        _settings = Some(crate::congestion::apply(loaded, plan, &hosts).map_err(RunError::Failed)?);
-    }
+    // The flows' settings stay handed to their connections while this
+    // value lives: to the end of the run.
+    let _settings = match &control.endpoints {
+        Some(loaded) => {
+            crate::congestion::attach(loaded, &hosts).map_err(RunError::Failed)?;
+            Some(crate::congestion::apply(loaded, plan, &hosts).map_err(RunError::Failed)?)
+        }
+        None => None,
+    };
     let identities: Vec<(u64, u64)> = hosts
         .iter()
         .filter_map(|h| h.namespace.identity().ok())
