@@ -155,7 +155,7 @@ fn sce_counts_keep_two_namespaces_apart() {
         namespace.exec("ip", &["link", "set", "lo", "up"]).unwrap();
         held.push(
             namespace
-                .run(|| Ok(connect_with_reno_sce(server, client)))
+                .run(|| Ok(connect_with(b"reno_sce", b"reno_sce", server, client)))
                 .unwrap(),
         );
     }
@@ -174,9 +174,15 @@ fn sce_counts_keep_two_namespaces_apart() {
     nothing_left();
 }
 
-/// A listener on `server` and a connection to it from `client`, both with
-/// emu's Reno-SCE, in the calling thread's namespace; the three sockets.
-fn connect_with_reno_sce(server: &str, client: &str) -> [std::os::fd::OwnedFd; 3] {
+/// A listener on `server` with congestion control `listening` and a
+/// connection to it from `client` with `connecting`, in the calling
+/// thread's namespace; the three sockets.
+fn connect_with(
+    listening: &[u8],
+    connecting: &[u8],
+    server: &str,
+    client: &str,
+) -> [std::os::fd::OwnedFd; 3] {
     use std::os::fd::{FromRawFd, OwnedFd};
     let address = |text: &str| {
         let parsed: std::net::SocketAddrV4 = text.parse().unwrap();
@@ -193,12 +199,11 @@ fn connect_with_reno_sce(server: &str, client: &str) -> [std::os::fd::OwnedFd; 3
         assert!(result >= 0, "{doing}: {}", std::io::Error::last_os_error());
         result
     };
-    let name = b"reno_sce";
     let size = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
     // SAFETY: plain socket calls on descriptors owned at once, with
     // addresses and options that live across each call.
     unsafe {
-        let socket = || {
+        let socket = |name: &[u8]| {
             let fd = ok(libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0), "socket");
             ok(
                 libc::setsockopt(
@@ -208,7 +213,7 @@ fn connect_with_reno_sce(server: &str, client: &str) -> [std::os::fd::OwnedFd; 3
                     name.as_ptr().cast(),
                     name.len() as libc::socklen_t,
                 ),
-                "choosing reno_sce",
+                "choosing the congestion control",
             );
             OwnedFd::from_raw_fd(fd)
         };
@@ -229,10 +234,10 @@ fn connect_with_reno_sce(server: &str, client: &str) -> [std::os::fd::OwnedFd; 3
                 doing,
             );
         };
-        let listener = socket();
+        let listener = socket(listening);
         at_address(&listener, server, libc::bind, "bind");
         ok(libc::listen(listener.as_raw_fd(), 1), "listen");
-        let connection = socket();
+        let connection = socket(connecting);
         at_address(&connection, client, libc::bind, "bind");
         at_address(&connection, server, libc::connect, "connect");
         let accepted = ok(
@@ -245,6 +250,154 @@ fn connect_with_reno_sce(server: &str, client: &str) -> [std::os::fd::OwnedFd; 3
         );
         [listener, connection, OwnedFd::from_raw_fd(accepted)]
     }
+}
+
+/// Prague asks for AccECN, as the reference does, where the kernel
+/// negotiates it: a listener whose congestion control is Prague accepts
+/// it (its SYN-ACK's AE, CWR and ECE are the ACE field reflecting the SYN's
+/// ECN codepoint), one with Reno answers RFC 3168 ECN (ECE alone), and both
+/// connections keep Prague, seen in a capture of the handshakes.
+#[test]
+fn prague_negotiates_accecn_where_the_listener_accepts_it() {
+    let Some(_serial) = start() else { return };
+    if !endpoints::kernel::has_accecn() {
+        eprintln!(
+            "skipped: Linux {} has no AccECN, so Prague asks for RFC 3168 ECN only",
+            endpoints::kernel::release()
+        );
+        return;
+    }
+    let loaded = endpoints::Loaded::load(&["prague"]).unwrap();
+    let namespace = NetNs::create().unwrap();
+    namespace.exec("ip", &["link", "set", "lo", "up"]).unwrap();
+    let capture = support::temp_dir("accecn").join("syn.pcap");
+    let mut tcpdump = namespace
+        .command("tcpdump")
+        .args(["-i", "lo", "-U", "--immediate-mode", "-n", "-w"])
+        .arg(&capture)
+        .arg("tcp[13] & 2 != 0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("tcpdump (scripts/install-deps installs it)");
+    let mut said = std::io::BufReader::new(tcpdump.stderr.take().unwrap());
+    let mut line = String::new();
+    while std::io::BufRead::read_line(&mut said, &mut line).unwrap() > 0
+        && !line.contains("listening on")
+    {
+        line.clear();
+    }
+    let (accecn, classic) = ("127.0.0.1:5557", "127.0.0.1:5558");
+    let chosen = namespace
+        .run(|| {
+            let a = connect_with(b"prague", b"prague", accecn, "127.0.0.1:40001");
+            let c = connect_with(b"reno", b"prague", classic, "127.0.0.1:40002");
+            Ok([congestion_control(&a[1]), congestion_control(&c[1])])
+        })
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: a signal to the child this test started and still holds.
+    unsafe { libc::kill(tcpdump.id() as libc::pid_t, libc::SIGTERM) };
+    tcpdump.wait().unwrap();
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut said, &mut rest);
+    eprintln!("tcpdump: {line}{rest}");
+    let handshakes = syn_flags(&std::fs::read(&capture).unwrap());
+    eprintln!("SYNs and SYN-ACKs: {handshakes:?}; congestion controls after: {chosen:?}");
+    let find = |port: u16, synack: bool| {
+        handshakes
+            .iter()
+            .find(|h| h.port == port && h.synack == synack)
+            .unwrap_or_else(|| panic!("no SYN (ack {synack}) on port {port}: {handshakes:?}"))
+    };
+    for port in [5557, 5558] {
+        let syn = find(port, false);
+        assert_eq!(syn.ace, [true, true, true], "Prague's SYN asks for AccECN");
+    }
+    // An AccECN SYN-ACK reflects the SYN's IP ECN field in its ACE bits
+    // (Not-ECT 010, ECT(1) 011, ECT(0) 100, CE 110); RFC 3168's is 001.
+    let reflected = match find(5557, false).ip_ecn {
+        0 => [false, true, false],
+        1 => [false, true, true],
+        2 => [true, false, false],
+        _ => [true, true, false],
+    };
+    assert_eq!(find(5557, true).ace, reflected, "an AccECN SYN-ACK");
+    assert_eq!(
+        find(5558, true).ace,
+        [false, false, true],
+        "an RFC 3168 SYN-ACK"
+    );
+    assert_eq!(chosen, ["prague", "prague"], "neither fell back to Reno");
+    drop((namespace, loaded));
+    nothing_left();
+}
+
+/// The congestion control a socket runs now.
+fn congestion_control(socket: &std::os::fd::OwnedFd) -> String {
+    let mut name = [0u8; 16];
+    let mut size = name.len() as libc::socklen_t;
+    // SAFETY: a buffer of `size` bytes that outlives the call.
+    let result = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_mut_ptr().cast(),
+            &mut size,
+        )
+    };
+    assert_eq!(result, 0, "{}", std::io::Error::last_os_error());
+    String::from_utf8_lossy(&name[..size as usize])
+        .trim_end_matches('\0')
+        .to_string()
+}
+
+/// One SYN or SYN-ACK of a capture.
+#[derive(Debug)]
+struct Syn {
+    /// The server's port.
+    port: u16,
+    synack: bool,
+    /// Its AE, CWR and ECE bits.
+    ace: [bool; 3],
+    /// Its IP header's ECN field.
+    ip_ecn: u8,
+}
+
+/// Each SYN of a loopback capture (pcap, Ethernet framing, IPv4).
+fn syn_flags(pcap: &[u8]) -> Vec<Syn> {
+    let mut found = Vec::new();
+    let mut at = 24;
+    while at + 16 <= pcap.len() {
+        let captured = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        let packet = &pcap[at + 16..(at + 16 + captured).min(pcap.len())];
+        at += 16 + captured;
+        let Some(ip) = packet.get(14..34) else {
+            continue;
+        };
+        let header = usize::from(ip[0] & 0x0f) * 4;
+        let Some(tcp) = packet.get(14 + header..14 + header + 14) else {
+            continue;
+        };
+        let synack = tcp[13] & 0x10 != 0;
+        let port = u16::from_be_bytes(if synack {
+            [tcp[0], tcp[1]]
+        } else {
+            [tcp[2], tcp[3]]
+        });
+        found.push(Syn {
+            port,
+            synack,
+            ace: [
+                tcp[12] & 0x01 != 0,
+                tcp[13] & 0x80 != 0,
+                tcp[13] & 0x40 != 0,
+            ],
+            ip_ecn: ip[1] & 0x03,
+        });
+    }
+    found
 }
 
 /// `kill -9` of emu in the middle of a run leaves none of its congestion
@@ -463,25 +616,128 @@ fn dctcp_holds_a_step_marking_queue_near_its_threshold() {
     );
 }
 
+/// Two Cubic-SCE flows of one run, one with the module's defaults and one
+/// with `beta=512 hystart=0 initial_ssthresh=8`, through a classic-ECN
+/// queue: each socket runs its own settings. The set flow starts with
+/// ssthresh 8 (the default one with none), and each CE cut sets ssthresh
+/// to its own beta of the window (0.5 against 0.7).
+#[test]
+fn cubic_sce_flows_run_their_own_module_parameters() {
+    let Some(_serial) = start() else { return };
+    let bottleneck = "rate = \"50mbit\"\nqueue = \"codel ecn\"";
+    let flows = [
+        ("set", "cubic-sce beta=512 hystart=0 initial_ssthresh=8"),
+        ("dflt", "cubic-sce"),
+    ];
+    let (result, dir, _) = run("cubicparams", &dumbbell("8s", bottleneck, &flows));
+    let set = tcp_ssthresh(&dir.join("tcp/set.csv"));
+    let dflt = tcp_ssthresh(&dir.join("tcp/dflt.csv"));
+    eprintln!(
+        "cubic-sce ssthresh at the start: set {:?}, default {:?}; cut ratios (median): set {:.3} of {}, default {:.3} of {}",
+        set.first,
+        dflt.first,
+        median(&set.cuts),
+        set.cuts.len(),
+        median(&dflt.cuts),
+        dflt.cuts.len()
+    );
+    assert_eq!(flow(&result, "set")["cc_settings"]["beta"], "512");
+    assert_eq!(set.first, Some(8), "the set flow's first ssthresh");
+    assert!(
+        dflt.first.is_some_and(|s| s > 1_000_000),
+        "the default flow starts without a threshold: {:?}",
+        dflt.first
+    );
+    assert!(
+        set.cuts.len() >= 3 && dflt.cuts.len() >= 3,
+        "{set:?} {dflt:?}"
+    );
+    let (s, d) = (median(&set.cuts), median(&dflt.cuts));
+    assert!((0.42..=0.58).contains(&s), "beta 512 cuts to {s}: {set:?}");
+    assert!((0.62..=0.78).contains(&d), "beta 717 cuts to {d}: {dflt:?}");
+}
+
+/// A flow's data connection's ssthresh in its TCP samples: its first value,
+/// and at each change after the first, the new value as a share of the
+/// window in the sample before.
+#[derive(Debug)]
+struct Ssthresh {
+    first: Option<u64>,
+    cuts: Vec<f64>,
+}
+
+fn tcp_ssthresh(samples: &Path) -> Ssthresh {
+    let data = DataConnection::read(samples);
+    let pairs: Vec<(f64, u64)> = data
+        .rows
+        .iter()
+        // Established (1): before, the congestion control has not run.
+        .filter(|r| data.get(r, "state") == "1")
+        .filter_map(|r| {
+            Some((
+                data.get(r, "cwnd").parse().ok()?,
+                data.get(r, "ssthresh").parse().ok()?,
+            ))
+        })
+        .collect();
+    let cuts = pairs
+        .windows(2)
+        .filter(|w| w[1].1 != w[0].1 && w[1].1 < 1_000_000 && (w[1].1 as f64) < w[0].0)
+        .map(|w| w[1].1 as f64 / w[0].0)
+        .collect();
+    Ssthresh {
+        first: pairs.first().map(|p| p.1),
+        cuts,
+    }
+}
+
+/// The TCP samples of a flow's data connection (the socket that carried
+/// the most), by column name.
+struct DataConnection {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl DataConnection {
+    fn read(samples: &Path) -> DataConnection {
+        let text = std::fs::read_to_string(samples).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+        let rows: Vec<Vec<String>> = lines
+            .map(|l| l.split(',').map(String::from).collect())
+            .collect();
+        let column = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let (inode, acked) = (column("inode"), column("bytes_acked"));
+        let data = rows
+            .iter()
+            .max_by_key(|r| r[acked].parse::<u64>().unwrap_or(0))
+            .map(|r| r[inode].clone())
+            .unwrap();
+        let rows = rows.into_iter().filter(|r| r[inode] == data).collect();
+        DataConnection { header, rows }
+    }
+
+    fn get<'a>(&self, row: &'a [String], name: &str) -> &'a str {
+        let at = self.header.iter().position(|h| h == name).unwrap();
+        &row[at]
+    }
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 /// Each fall of the congestion window of a flow's data connection (the
 /// socket that carried the most) in its TCP samples, as a share of the
 /// window before it.
 fn cwnd_reductions(samples: &Path) -> Vec<f64> {
-    let text = std::fs::read_to_string(samples).unwrap();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let (inode, cwnd, acked) = (column("inode"), column("cwnd"), column("bytes_acked"));
-    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    let data = rows
+    let data = DataConnection::read(samples);
+    let windows: Vec<f64> = data
+        .rows
         .iter()
-        .max_by_key(|r| r[acked].parse::<u64>().unwrap_or(0))
-        .map(|r| r[inode])
-        .unwrap();
-    let windows: Vec<f64> = rows
-        .iter()
-        .filter(|r| r[inode] == data)
-        .filter_map(|r| r[cwnd].parse().ok())
+        .filter_map(|r| data.get(r, "cwnd").parse().ok())
         .collect();
     windows
         .windows(2)

@@ -17,15 +17,40 @@ fn main() {
 
     let clang = std::env::var("CLANG").unwrap_or_else(|_| "clang".to_string());
     let libbpf_headers = std::env::var("DEP_BPF_INCLUDE").expect("libbpf-sys names its headers");
-    let object = out.join("endpoints.bpf.o");
-    let mut command = Command::new(&clang);
+    // Two objects, alike but for Prague's flags: one asks for AccECN, for
+    // kernels that negotiate it; the other does not, for kernels that
+    // refuse the flag. The loader picks one.
+    for (name, defines) in [
+        ("endpoints.bpf.o", &["-DEMU_PRAGUE_ACCECN=1"][..]),
+        ("endpoints-rfc3168.bpf.o", &[][..]),
+    ] {
+        compile_bpf(&clang, &libbpf_headers, &bpf_dir, defines, &out.join(name));
+    }
+
+    cc::Build::new()
+        .file(bpf_dir.join("host.c"))
+        .include(&bpf_dir)
+        .warnings(true)
+        .compile("emu_algorithms");
+}
+
+/// Compiles `bpf/endpoints.bpf.c` into the BPF object `object`.
+fn compile_bpf(
+    clang: &str,
+    libbpf_headers: &str,
+    bpf_dir: &std::path::Path,
+    defines: &[&str],
+    object: &std::path::Path,
+) {
+    let mut command = Command::new(clang);
     command
         .args(["-O2", "-g", "-target", "bpf", "-Wall", "-Werror"])
         .arg(format!("-D__TARGET_ARCH_{}", target_arch()))
+        .args(defines)
         .arg("-I")
-        .arg(&bpf_dir)
+        .arg(bpf_dir)
         .arg("-I")
-        .arg(&libbpf_headers);
+        .arg(libbpf_headers);
     // The kernel's UAPI headers (linux/bpf.h, ...) include <asm/types.h>,
     // which Debian and Ubuntu keep under the multiarch directory.
     if let Some(multiarch) = multiarch_include() {
@@ -35,7 +60,7 @@ fn main() {
         .arg("-c")
         .arg(bpf_dir.join("endpoints.bpf.c"))
         .arg("-o")
-        .arg(&object);
+        .arg(object);
     match command.status() {
         Ok(status) if status.success() => {}
         Ok(status) => panic!(
@@ -47,12 +72,6 @@ fn main() {
              Fedora and RHEL: dnf install clang), or name it in CLANG"
         ),
     }
-
-    cc::Build::new()
-        .file(bpf_dir.join("host.c"))
-        .include(&bpf_dir)
-        .warnings(true)
-        .compile("emu_algorithms");
 }
 
 /// The architecture name the kernel's BPF headers expect.

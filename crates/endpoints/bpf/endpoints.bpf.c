@@ -315,6 +315,17 @@ struct tcp_congestion_ops emu_dctcp = {
 #define EMU_PRAGUE_P_ECN_FALLBACK 5	/* prague_ecn_fallback: 0, 1, 2 */
 #define EMU_PRAGUE_P_TSO_FLOOR 6	/* bursts at least net.ipv4.tcp_min_tso_segs */
 
+/* As the reference, it asks for AccECN, in the object built for kernels
+ * that negotiate it (registry.rs picks): with a listener that accepts it,
+ * CE counts travel in the ACE field and delivered_ce follows them; with one
+ * that does not, the connection falls back to RFC 3168 ECN and the
+ * per-packet echo below. */
+#ifdef EMU_PRAGUE_ACCECN
+#define EMU_PRAGUE_FLAGS (TCP_CONG_NEEDS_ECN | TCP_CONG_NEEDS_ACCECN | TCP_CONG_NON_RESTRICTED)
+#else
+#define EMU_PRAGUE_FLAGS (TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED)
+#endif
+
 struct emu_prague_ca {
 	__u64 cwr_stamp;	/* us, last CE reduction */
 	__u64 alpha_stamp;	/* us, last alpha update */
@@ -675,10 +686,13 @@ void BPF_PROG(emu_prague_cwnd_event, struct sock *sk, int ev)
 {
 	struct emu_prague_ca *ca = inet_csk_ca(sk);
 
-	if (ev == CA_EVENT_ECN_IS_CE || ev == CA_EVENT_ECN_NO_CE)
-		emu_ce_echo_event(sk, &ca->echo, ev);
-	else if (ev == CA_EVENT_LOSS && !ca->reno)
+	if (ev == CA_EVENT_ECN_IS_CE || ev == CA_EVENT_ECN_NO_CE) {
+		/* Under AccECN the kernel counts CE into the ACE field. */
+		if (!(tcp_sk(sk)->ecn_flags & TCP_ECN_MODE_ACCECN))
+			emu_ce_echo_event(sk, &ca->echo, ev);
+	} else if (ev == CA_EVENT_LOSS && !ca->reno) {
 		emu_prague_enter_loss(sk, ca);
+	}
 }
 
 SEC("struct_ops/emu_prague_ssthresh")
@@ -739,7 +753,7 @@ struct tcp_congestion_ops emu_prague = {
 	.undo_cwnd = (void *)emu_prague_undo_cwnd,
 	.pkts_acked = (void *)emu_prague_pkts_acked,
 	.min_tso_segs = (void *)emu_prague_min_tso_segs,
-	.flags = TCP_CONG_NEEDS_ECN | TCP_CONG_NON_RESTRICTED,
+	.flags = EMU_PRAGUE_FLAGS,
 	.name = "prague",
 };
 
@@ -1025,13 +1039,28 @@ struct tcp_congestion_ops emu_dctcp_sce = {
 
 /* ---- CUBIC-SCE ------------------------------------------------------------- */
 
-#define EMU_HYSTART_LOW_WINDOW 16
 #define EMU_HYSTART_MIN_SAMPLES 8
-#define EMU_HYSTART_ACK_DELTA_US 2000
 #define EMU_HYSTART_DELAY_MIN_US 4000U
 #define EMU_HYSTART_DELAY_MAX_US 16000U
-/* 8 (1 + beta) / 3 / (1 - beta) with beta = 717/1024: Reno-friendly growth. */
-#define EMU_CUBIC_FRIENDLY_SCALE 15U
+
+/* Its settings (emu_cc_params slots), the reference module's parameters
+ * of the same names; parameters.rs gives their defaults. */
+#define EMU_CUBIC_P_FAST_CONVERGENCE 0
+#define EMU_CUBIC_P_BETA 1
+#define EMU_CUBIC_P_INITIAL_SSTHRESH 2
+#define EMU_CUBIC_P_BIC_SCALE 3
+#define EMU_CUBIC_P_TCP_FRIENDLINESS 4
+#define EMU_CUBIC_P_HYSTART 5
+#define EMU_CUBIC_P_HYSTART_DETECT 6
+#define EMU_CUBIC_P_HYSTART_LOW_WINDOW 7
+#define EMU_CUBIC_P_HYSTART_ACK_DELTA 8	/* us */
+
+/* emu_cubic_ca.options */
+#define EMU_CUBIC_FAST_CONVERGENCE 0x1
+#define EMU_CUBIC_FRIENDLY 0x2
+#define EMU_CUBIC_HYSTART 0x4
+#define EMU_CUBIC_HYSTART_TRAIN 0x8	/* hystart_detect bit 1 */
+#define EMU_CUBIC_HYSTART_DELAY 0x10	/* hystart_detect bit 2 */
 
 struct emu_cubic_ca {
 	__s64 sce_cnt;		/* SCE window counter, bytes */
@@ -1055,9 +1084,14 @@ struct emu_cubic_ca {
 	__u32 recent_sce;
 	__u32 sce_carry;	/* ESCE bytes short of a segment */
 	__u32 last_ack_time;	/* us, for idle restarts */
+	__u16 beta;		/* settings, read once in init */
+	__u16 bic_scale;
+	__u16 hystart_low_window;
+	__u16 hystart_ack_delta;	/* us */
 	__u8 sample_cnt;
 	__u8 found;
-	__u8 pad[2];
+	__u8 options;		/* EMU_CUBIC_* */
+	__u8 pad;
 };
 _Static_assert(sizeof(struct emu_cubic_ca) <= 104, "icsk_ca_priv");
 
@@ -1095,12 +1129,44 @@ static __always_inline void emu_hystart_reset(struct sock *sk, struct emu_cubic_
 	ca->sample_cnt = 0;
 }
 
+/* The flow's settings, or the module's defaults without an entry. */
+static __always_inline void emu_cubic_settings(struct sock *sk, struct emu_cubic_ca *ca)
+{
+	const struct emu_cc_params *p = emu_cc_params_of(sk, EMU_CC_CUBIC_SCE);
+	__u32 detect = 3, initial_ssthresh = 0;
+
+	ca->beta = EMU_CUBIC_BETA;
+	ca->bic_scale = EMU_CUBIC_BIC_SCALE;
+	ca->hystart_low_window = 16;
+	ca->hystart_ack_delta = 2000;
+	ca->options = EMU_CUBIC_FAST_CONVERGENCE | EMU_CUBIC_FRIENDLY | EMU_CUBIC_HYSTART;
+	if (p) {
+		ca->beta = (__u16)p->value[EMU_CUBIC_P_BETA];
+		ca->bic_scale = (__u16)p->value[EMU_CUBIC_P_BIC_SCALE];
+		ca->hystart_low_window = (__u16)p->value[EMU_CUBIC_P_HYSTART_LOW_WINDOW];
+		ca->hystart_ack_delta = (__u16)p->value[EMU_CUBIC_P_HYSTART_ACK_DELTA];
+		ca->options = (p->value[EMU_CUBIC_P_FAST_CONVERGENCE] ? EMU_CUBIC_FAST_CONVERGENCE : 0) |
+			      (p->value[EMU_CUBIC_P_TCP_FRIENDLINESS] ? EMU_CUBIC_FRIENDLY : 0) |
+			      (p->value[EMU_CUBIC_P_HYSTART] ? EMU_CUBIC_HYSTART : 0);
+		detect = p->value[EMU_CUBIC_P_HYSTART_DETECT];
+		initial_ssthresh = p->value[EMU_CUBIC_P_INITIAL_SSTHRESH];
+	}
+	if (detect & 1)
+		ca->options |= EMU_CUBIC_HYSTART_TRAIN;
+	if (detect & 2)
+		ca->options |= EMU_CUBIC_HYSTART_DELAY;
+	/* As the module: an initial threshold only where HyStart is off. */
+	if (!(ca->options & EMU_CUBIC_HYSTART) && initial_ssthresh)
+		tcp_sk(sk)->snd_ssthresh = initial_ssthresh;
+}
+
 SEC("struct_ops/emu_cubic_sce_init")
 void BPF_PROG(emu_cubic_sce_init, struct sock *sk)
 {
 	struct emu_cubic_ca *ca = inet_csk_ca(sk);
 
 	emu_cubic_reset(ca);
+	emu_cubic_settings(sk, ca);
 	emu_hystart_reset(sk, ca);
 	ca->prior_snd_una = tcp_sk(sk)->snd_una;
 	ca->last_ack_time = emu_now_us(sk);
@@ -1129,14 +1195,14 @@ static __always_inline void emu_cubic_update(struct sock *sk, struct emu_cubic_c
 				ca->k = 0;
 				ca->origin = cwnd;
 			} else {
-				ca->k = emu_cubic_k(ca->last_max_cwnd, cwnd);
+				ca->k = emu_cubic_k(ca->last_max_cwnd, cwnd, ca->bic_scale);
 				ca->origin = ca->last_max_cwnd;
 			}
 		}
 		/* Evaluate one RTT (delay_min) ahead, as RFC 9438 does. */
 		t = (__u32)((((__u64)(now - ca->epoch_start) + ca->delay_min)
 			     << EMU_CUBIC_HZ_SHIFT) / 1000000);
-		target = emu_cubic_target(ca->origin, ca->k, t);
+		target = emu_cubic_target(ca->origin, ca->k, t, ca->bic_scale);
 		if (target > cwnd)
 			ca->cnt = cwnd / (target - cwnd);
 		else
@@ -1145,18 +1211,20 @@ static __always_inline void emu_cubic_update(struct sock *sk, struct emu_cubic_c
 			ca->cnt = 20;
 	}
 	/* Reno-friendly region. */
-	delta = (cwnd * EMU_CUBIC_FRIENDLY_SCALE) >> 3;
-	if (delta && ca->ack_cnt > delta) {
-		__u32 n = (ca->ack_cnt - 1) / delta;
+	if (ca->options & EMU_CUBIC_FRIENDLY) {
+		delta = (cwnd * emu_cubic_friendly_scale(ca->beta)) >> 3;
+		if (delta && ca->ack_cnt > delta) {
+			__u32 n = (ca->ack_cnt - 1) / delta;
 
-		ca->ack_cnt -= n * delta;
-		ca->tcp_cwnd += n;
-	}
-	if (ca->tcp_cwnd > cwnd) {
-		__u32 max_cnt = cwnd / (ca->tcp_cwnd - cwnd);
+			ca->ack_cnt -= n * delta;
+			ca->tcp_cwnd += n;
+		}
+		if (ca->tcp_cwnd > cwnd) {
+			__u32 max_cnt = cwnd / (ca->tcp_cwnd - cwnd);
 
-		if (ca->cnt > max_cnt)
-			ca->cnt = max_cnt;
+			if (ca->cnt > max_cnt)
+				ca->cnt = max_cnt;
+		}
 	}
 	ca->cnt = EMU_MAX(ca->cnt, 2U);
 }
@@ -1187,15 +1255,9 @@ __u32 BPF_PROG(emu_cubic_sce_ssthresh, struct sock *sk)
 	__u32 cwnd = tcp_sk(sk)->snd_cwnd;
 
 	ca->epoch_start = 0;
-	/* Fast convergence. */
-	if (cwnd < ca->last_max_cwnd)
-		ca->last_max_cwnd = (cwnd * (EMU_CUBIC_BETA_SCALE + EMU_CUBIC_BETA)) /
-				    (2 * EMU_CUBIC_BETA_SCALE);
-	else
-		ca->last_max_cwnd = cwnd;
-	if (ca->recent_sce)
-		return EMU_MAX(cwnd * 7 / 8, 2U);
-	return EMU_MAX(cwnd * EMU_CUBIC_BETA / EMU_CUBIC_BETA_SCALE, 2U);
+	ca->last_max_cwnd = emu_cubic_last_max(cwnd, ca->last_max_cwnd, ca->beta,
+					       ca->options & EMU_CUBIC_FAST_CONVERGENCE);
+	return emu_cubic_ssthresh(cwnd, ca->beta, ca->recent_sce);
 }
 
 SEC("struct_ops/emu_cubic_sce_set_state")
@@ -1237,11 +1299,12 @@ static __always_inline void emu_hystart_update(struct sock *sk, struct emu_cubic
 
 	if ((__s32)(tp->snd_una - ca->end_seq) > 0)
 		emu_hystart_reset(sk, ca);
-	if (tp->snd_cwnd < EMU_HYSTART_LOW_WINDOW)
+	if (tp->snd_cwnd < ca->hystart_low_window)
 		return;
 	/* ACK train: the ACKs of one round keep arriving closely spaced for
 	 * longer than half the minimum RTT. */
-	if ((__s32)(now - ca->last_ack) <= EMU_HYSTART_ACK_DELTA_US) {
+	if ((ca->options & EMU_CUBIC_HYSTART_TRAIN) &&
+	    (__s32)(now - ca->last_ack) <= (__s32)ca->hystart_ack_delta) {
 		__u32 threshold = ca->delay_min;
 		__u64 rate = sk->sk_pacing_rate;
 
@@ -1258,6 +1321,8 @@ static __always_inline void emu_hystart_update(struct sock *sk, struct emu_cubic
 	}
 	/* Delay increase: the round's minimum RTT exceeds the path's by
 	 * an eighth of it (clamped to 4..16 ms). */
+	if (!(ca->options & EMU_CUBIC_HYSTART_DELAY))
+		return;
 	if (ca->curr_rtt > delay)
 		ca->curr_rtt = delay;
 	if (ca->sample_cnt < EMU_HYSTART_MIN_SAMPLES) {
@@ -1289,7 +1354,7 @@ void BPF_PROG(emu_cubic_sce_pkts_acked, struct sock *sk, const struct ack_sample
 	delay = rtt ? (__u32)rtt : 1;
 	if (!ca->delay_min || ca->delay_min > delay)
 		ca->delay_min = delay;
-	if (!ca->found && emu_in_slow_start(tp))
+	if ((ca->options & EMU_CUBIC_HYSTART) && !ca->found && emu_in_slow_start(tp))
 		emu_hystart_update(sk, ca, delay);
 }
 
@@ -1324,7 +1389,8 @@ void BPF_PROG(emu_cubic_sce_in_ack_event, struct sock *sk, __u32 flags)
 
 			if (segs) {
 				__u32 k = ca->k, origin = ca->origin;
-				__u32 adv = emu_cubic_sce_pull(t, &k, &origin, segs, ca->sqrt_cnt);
+				__u32 adv = emu_cubic_sce_pull(t, &k, &origin, segs, ca->sqrt_cnt,
+							       ca->bic_scale);
 
 				ca->k = k;
 				ca->origin = origin;

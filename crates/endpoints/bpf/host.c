@@ -127,20 +127,35 @@ __s64 emu_alg_window_steps(__s64 *cnt, __u64 unit)
 	return emu_window_steps(cnt, unit);
 }
 
-__u32 emu_alg_cubic_k(__u32 wmax, __u32 cwnd)
+__u32 emu_alg_cubic_k(__u32 wmax, __u32 cwnd, __u32 bic_scale)
 {
-	return emu_cubic_k(wmax, cwnd);
+	return emu_cubic_k(wmax, cwnd, bic_scale);
 }
 
-__u32 emu_alg_cubic_target(__u32 origin, __u32 k, __u32 t)
+__u32 emu_alg_cubic_target(__u32 origin, __u32 k, __u32 t, __u32 bic_scale)
 {
-	return emu_cubic_target(origin, k, t);
+	return emu_cubic_target(origin, k, t, bic_scale);
 }
 
 __u32 emu_alg_cubic_sce_pull(__u32 t, __u32 *k, __u32 *origin, __u32 segs,
-			     __u32 sqrt_cwnd)
+			     __u32 sqrt_cwnd, __u32 bic_scale)
 {
-	return emu_cubic_sce_pull(t, k, origin, segs, sqrt_cwnd);
+	return emu_cubic_sce_pull(t, k, origin, segs, sqrt_cwnd, bic_scale);
+}
+
+__u32 emu_alg_cubic_friendly_scale(__u32 beta)
+{
+	return emu_cubic_friendly_scale(beta);
+}
+
+__u32 emu_alg_cubic_ssthresh(__u32 cwnd, __u32 beta, __u32 recent_sce)
+{
+	return emu_cubic_ssthresh(cwnd, beta, recent_sce);
+}
+
+__u32 emu_alg_cubic_last_max(__u32 cwnd, __u32 last_max, __u32 beta, __u32 fast_convergence)
+{
+	return emu_cubic_last_max(cwnd, last_max, beta, fast_convergence);
 }
 
 __u64 emu_alg_dctcp_sce_reduction(__u64 sce_bytes, __u32 cwnd)

@@ -143,6 +143,9 @@ struct tcp_congestion_ops {
  * it as its default (tcp_allowed_congestion_control). */
 #define TCP_CONG_NON_RESTRICTED 0x1
 #define TCP_CONG_NEEDS_ECN 0x2
+/* The connection negotiates AccECN where the peer accepts it (a kernel
+ * without AccECN refuses the flag). */
+#define TCP_CONG_NEEDS_ACCECN 0x4
 
 #define CA_EVENT_TX_START 0
 #define CA_EVENT_CWND_RESTART 1

@@ -14,10 +14,11 @@
 /* Which congestion control an entry is for (emu_cc_key.cc). */
 #define EMU_CC_DCTCP 1
 #define EMU_CC_PRAGUE 2
+#define EMU_CC_CUBIC_SCE 3
 
 /* The number of values an entry holds; each congestion control documents
- * its own slots (EMU_PRAGUE_P_*, EMU_DCTCP_P_*). */
-#define EMU_CC_PARAMS 8
+ * its own slots (EMU_PRAGUE_P_*, EMU_DCTCP_P_*, EMU_CUBIC_P_*). */
+#define EMU_CC_PARAMS 12
 
 struct emu_cc_key {
 	__u64 netns;

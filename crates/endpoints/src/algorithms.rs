@@ -48,14 +48,23 @@ mod tests {
         fn emu_alg_sce_sqrt_cwnd(cwnd: u32) -> u32;
         fn emu_alg_reno_sce_reduction(sce_bytes: u64, sqrt_cwnd: u32) -> u64;
         fn emu_alg_window_steps(cnt: *mut i64, unit: u64) -> i64;
-        fn emu_alg_cubic_k(wmax: u32, cwnd: u32) -> u32;
-        fn emu_alg_cubic_target(origin: u32, k: u32, t: u32) -> u32;
+        fn emu_alg_cubic_k(wmax: u32, cwnd: u32, bic_scale: u32) -> u32;
+        fn emu_alg_cubic_target(origin: u32, k: u32, t: u32, bic_scale: u32) -> u32;
         fn emu_alg_cubic_sce_pull(
             t: u32,
             k: *mut u32,
             origin: *mut u32,
             segs: u32,
             sqrt_cwnd: u32,
+            bic_scale: u32,
+        ) -> u32;
+        fn emu_alg_cubic_friendly_scale(beta: u32) -> u32;
+        fn emu_alg_cubic_ssthresh(cwnd: u32, beta: u32, recent_sce: u32) -> u32;
+        fn emu_alg_cubic_last_max(
+            cwnd: u32,
+            last_max: u32,
+            beta: u32,
+            fast_convergence: u32,
         ) -> u32;
         fn emu_alg_dctcp_sce_reduction(sce_bytes: u64, cwnd: u32) -> u64;
         fn emu_alg_dctcp_sce_cut(cwnd: u32, logdiv: u32) -> u32;
@@ -629,40 +638,77 @@ mod tests {
         assert_eq!(ss(0, 3), 2);
     }
 
-    /// The cubic window function of RFC 9438 with C = 0.4 and beta = 0.7.
-    fn cubic_w(t: f64, wmax: f64, cwnd: f64) -> (f64, f64) {
-        let c = 0.4;
+    /// The cubic window function of RFC 9438 with constant `c`.
+    fn cubic_w(t: f64, wmax: f64, cwnd: f64, c: f64) -> (f64, f64) {
         let k = ((wmax - cwnd) / c).cbrt();
         (c * (t - k).powi(3) + wmax, k)
     }
 
+    /// The module's default bic_scale (C = 0.4).
+    const BIC: u32 = 41;
+
     #[test]
     fn cubic_k_and_window_follow_the_rfc() {
-        for &wmax in &[20u32, 100, 1000, 10_000] {
-            let cwnd = (wmax as f64 * 0.7) as u32;
-            let (_, k_want) = cubic_w(0.0, wmax as f64, cwnd as f64);
-            let k = unsafe { emu_alg_cubic_k(wmax, cwnd) };
-            let k_s = k as f64 / 1024.0;
-            assert!(
-                (k_s - k_want).abs() <= k_want * 0.005 + 0.002,
-                "wmax {wmax}: K {k_s} vs {k_want}"
-            );
-            for step in 0..40 {
-                let t = step as f64 * k_want / 10.0;
-                let (want, _) = cubic_w(t, wmax as f64, cwnd as f64);
-                let got = unsafe { emu_alg_cubic_target(wmax, k, (t * 1024.0) as u32) } as f64;
+        // bic_scale 41 is C = 0.4 (410/1024); 82 doubles C, as the module's
+        // cube_rtt_scale and cube_factor follow bic_scale.
+        for &(bic_scale, c) in &[(BIC, 410.0 / 1024.0), (82, 820.0 / 1024.0)] {
+            for &wmax in &[20u32, 100, 1000, 10_000] {
+                let cwnd = (wmax as f64 * 0.7) as u32;
+                let (_, k_want) = cubic_w(0.0, wmax as f64, cwnd as f64, c);
+                let k = unsafe { emu_alg_cubic_k(wmax, cwnd, bic_scale) };
+                let k_s = k as f64 / 1024.0;
                 assert!(
-                    (got - want).abs() <= 1.0 + want.abs() * 0.005,
-                    "wmax {wmax} t {t}: W {got} vs {want}"
+                    (k_s - k_want).abs() <= k_want * 0.005 + 0.002,
+                    "bic_scale {bic_scale} wmax {wmax}: K {k_s} vs {k_want}"
                 );
+                for step in 0..40 {
+                    let t = step as f64 * k_want / 10.0;
+                    let (want, _) = cubic_w(t, wmax as f64, cwnd as f64, c);
+                    let got =
+                        unsafe { emu_alg_cubic_target(wmax, k, (t * 1024.0) as u32, bic_scale) }
+                            as f64;
+                    assert!(
+                        (got - want).abs() <= 1.0 + want.abs() * 0.005,
+                        "bic_scale {bic_scale} wmax {wmax} t {t}: W {got} vs {want}"
+                    );
+                }
             }
         }
     }
 
     #[test]
+    fn cubic_beta_sets_the_cut_and_the_reno_friendly_growth() {
+        // The module: beta_scale = 8 (1024 + beta) / 3 / (1024 - beta).
+        for &beta in &[512u32, 717, 900] {
+            let want = 8 * (1024 + beta) / 3 / (1024 - beta);
+            assert_eq!(unsafe { emu_alg_cubic_friendly_scale(beta) }, want);
+        }
+        assert_eq!(unsafe { emu_alg_cubic_friendly_scale(717) }, 15);
+        let cut = |cwnd, beta, sce| unsafe { emu_alg_cubic_ssthresh(cwnd, beta, sce) };
+        assert_eq!(cut(1000, 717, 0), 700);
+        assert_eq!(cut(1000, 512, 0), 500);
+        assert_eq!(
+            cut(1000, 512, 5),
+            875,
+            "after recent SCE: 7/8 whatever beta"
+        );
+        assert_eq!(cut(2, 717, 0), 2);
+    }
+
+    #[test]
+    fn cubic_fast_convergence_remembers_less_below_the_last_maximum() {
+        let last = |cwnd, max, beta, fc| unsafe { emu_alg_cubic_last_max(cwnd, max, beta, fc) };
+        // (1 + beta) / 2 of the window, below the previous maximum.
+        assert_eq!(last(800, 1000, 717, 1), 800 * (1024 + 717) / 2048);
+        assert_eq!(last(800, 1000, 512, 1), 600);
+        assert_eq!(last(800, 1000, 717, 0), 800, "off: the window itself");
+        assert_eq!(last(1200, 1000, 717, 1), 1200, "above it: the window");
+    }
+
+    #[test]
     fn cubic_sce_pull_keeps_the_window_and_moves_the_origin() {
         let (wmax, cwnd) = (1000u32, 700u32);
-        let k0 = unsafe { emu_alg_cubic_k(wmax, cwnd) };
+        let k0 = unsafe { emu_alg_cubic_k(wmax, cwnd, BIC) };
         for &(t, segs, sqrt) in &[
             (k0 / 4, 3u32, 30u32),
             (k0 / 2, 30, 30),
@@ -670,9 +716,9 @@ mod tests {
             (k0 + 2048, 40, 30),
         ] {
             let (mut k, mut origin) = (k0, wmax);
-            let before = unsafe { emu_alg_cubic_target(origin, k, t) };
-            let adv = unsafe { emu_alg_cubic_sce_pull(t, &mut k, &mut origin, segs, sqrt) };
-            let after = unsafe { emu_alg_cubic_target(origin, k, t - adv) };
+            let before = unsafe { emu_alg_cubic_target(origin, k, t, BIC) };
+            let adv = unsafe { emu_alg_cubic_sce_pull(t, &mut k, &mut origin, segs, sqrt, BIC) };
+            let after = unsafe { emu_alg_cubic_target(origin, k, t - adv, BIC) };
             assert!(
                 before.abs_diff(after) <= 1,
                 "t {t}: W {before} then {after}"

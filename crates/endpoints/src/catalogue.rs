@@ -80,8 +80,8 @@ pub const ENDPOINTS: [Endpoint; 5] = [
         marking: Marking::Sce,
         without_ecn: "CUBIC",
         summary: "CUBIC with SCE: SCE marks pull the curve's origin toward the window",
-        parameters: &[],
-        settings_id: 0,
+        parameters: parameters::CUBIC_SCE,
+        settings_id: 3,
     },
     Endpoint {
         name: "dctcp-sce",

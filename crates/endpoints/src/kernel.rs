@@ -52,11 +52,24 @@ fn parse_version(release: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
-/// Whether the kernel itself can do what emu's helpers do for its
-/// congestion controls: AccECN and ECT(1) chosen by a congestion control
-/// arrived in Linux 7.0.
-pub fn has_native_l4s_support() -> bool {
-    version().is_some_and(|v| v >= (7, 0))
+/// Whether this kernel's TCP negotiates AccECN and lets a congestion
+/// control ask for it (`TCP_CONG_NEEDS_ACCECN`). Both came with the same
+/// change, which also gave request sockets `accecn_ok`; its name in the
+/// kernel's BTF is the probe (upstream in 7.0, and in some 6.x kernels
+/// that took it early: the release cannot tell). Cost: one read of the
+/// BTF file (a few MB) per load.
+pub fn has_accecn() -> bool {
+    std::fs::read(BTF).is_ok_and(|btf| btf_has_name(&btf, "accecn_ok"))
+}
+
+/// Whether `name` is among the names in a BTF blob's string section (each
+/// NUL-terminated).
+fn btf_has_name(btf: &[u8], name: &str) -> bool {
+    let mut needle = Vec::with_capacity(name.len() + 2);
+    needle.push(0);
+    needle.extend_from_slice(name.as_bytes());
+    needle.push(0);
+    btf.windows(needle.len()).any(|w| w == needle.as_slice())
 }
 
 /// Whether this process may load programs and list the kernel's BPF
@@ -92,6 +105,15 @@ pub fn check_can_load(names: &[&str]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_btf_name_matches_whole() {
+        let strings = b"\0tcp_sock\0accecn_ok\0accecn_okay\0";
+        assert!(btf_has_name(strings, "accecn_ok"));
+        assert!(btf_has_name(strings, "tcp_sock"));
+        assert!(!btf_has_name(strings, "accecn"));
+        assert!(!btf_has_name(b"\0accecn_okay\0", "accecn_ok"));
+    }
 
     #[test]
     fn versions_come_from_the_release() {

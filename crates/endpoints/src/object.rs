@@ -5,8 +5,13 @@ use libbpf_rs::PrintLevel;
 use std::sync::Mutex;
 
 /// The object clang built from `bpf/`: every congestion control's
-/// `struct_ops` map, the hosts' helpers and the map they share.
+/// `struct_ops` map, the hosts' helpers and the map they share; its Prague
+/// asks for AccECN (`TCP_CONG_NEEDS_ACCECN`).
 pub static OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/endpoints.bpf.o"));
+/// The same built for kernels without AccECN, which refuse that flag: its
+/// Prague asks for RFC 3168 ECN only.
+pub static OBJECT_RFC3168: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/endpoints-rfc3168.bpf.o"));
 
 /// The map the SCE congestion controls and the hosts' helpers share: per
 /// connection, a receiver's SCE echo state (`bpf/sce_echo.h`) and the

@@ -18,7 +18,7 @@ use crate::catalogue::Endpoint;
 use std::fmt::Write as _;
 
 /// The number of slots in an entry (`EMU_CC_PARAMS`).
-pub const SLOTS: usize = 8;
+pub const SLOTS: usize = 12;
 
 /// What values a parameter takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,6 +141,91 @@ pub const DCTCP: &[Parameter] = &[
         kind: Kind::Integer { min: 0, max: 1 },
         default: 0,
         meaning: "1: a retransmission timeout sets alpha to 1 (the module had it until Linux 5.1)",
+    },
+];
+
+/// Cubic-SCE's, as the SCE tree's `tcp_cubic_sce.c` has them (those of
+/// the kernel's CUBIC of its time, `hystart_ack_delta` still in
+/// milliseconds there).
+pub const CUBIC_SCE: &[Parameter] = &[
+    Parameter {
+        name: "fast_convergence",
+        reference: "fast_convergence",
+        slot: 0,
+        kind: Kind::Integer { min: 0, max: 1 },
+        default: 1,
+        meaning: "1: a reduction below the last maximum lowers that maximum further \
+                  ((1 + beta) / 2 of the window), yielding to newer flows",
+    },
+    Parameter {
+        name: "beta",
+        reference: "beta",
+        slot: 1,
+        kind: Kind::Integer { min: 1, max: 1023 },
+        default: 717,
+        meaning: "the window after a CE mark or a loss, in 1/1024 of the window before \
+                  (717: 0.7); also sets the Reno-friendly growth",
+    },
+    Parameter {
+        name: "initial_ssthresh",
+        reference: "initial_ssthresh",
+        slot: 2,
+        kind: Kind::Integer {
+            min: 0,
+            max: u32::MAX,
+        },
+        default: 0,
+        meaning: "slow start's threshold at the start, in segments, taken only with \
+                  hystart=0; 0: none",
+    },
+    Parameter {
+        name: "bic_scale",
+        reference: "bic_scale",
+        slot: 3,
+        kind: Kind::Integer { min: 1, max: 1000 },
+        default: 41,
+        meaning: "the cubic's constant C is bic_scale * 10 / 1024 (41: 0.4)",
+    },
+    Parameter {
+        name: "tcp_friendliness",
+        reference: "tcp_friendliness",
+        slot: 4,
+        kind: Kind::Integer { min: 0, max: 1 },
+        default: 1,
+        meaning: "1: grow at least as fast as Reno would with the same beta \
+                  (the Reno-friendly region)",
+    },
+    Parameter {
+        name: "hystart",
+        reference: "hystart",
+        slot: 5,
+        kind: Kind::Integer { min: 0, max: 1 },
+        default: 1,
+        meaning: "1: HyStart may end slow start before the first loss or mark",
+    },
+    Parameter {
+        name: "hystart_detect",
+        reference: "hystart_detect",
+        slot: 6,
+        kind: Kind::Integer { min: 0, max: 3 },
+        default: 3,
+        meaning: "HyStart's signals: 1 the ACK train, 2 the delay increase, 3 both",
+    },
+    Parameter {
+        name: "hystart_low_window",
+        reference: "hystart_low_window",
+        slot: 7,
+        kind: Kind::Integer { min: 0, max: 65535 },
+        default: 16,
+        meaning: "HyStart acts from this window on, in segments",
+    },
+    Parameter {
+        name: "hystart_ack_delta",
+        reference: "hystart_ack_delta (in ms there)",
+        slot: 8,
+        kind: Kind::Duration { max_us: 65_000 },
+        default: 2_000,
+        meaning: "ACKs at most this far apart make an ACK train",
     },
 ];
 
@@ -346,6 +431,15 @@ mod tests {
             (d.get("shift_g"), d.get("alpha_on_init")),
             (Some(4), Some(1024))
         );
+        let c = Settings::defaults(find("cubic-sce").unwrap());
+        assert_eq!(
+            (
+                c.get("beta"),
+                c.get("bic_scale"),
+                c.get("hystart_ack_delta")
+            ),
+            (Some(717), Some(41), Some(2000))
+        );
     }
 
     #[test]
@@ -437,6 +531,11 @@ mod tests {
             assert!(text.contains(p.reference), "{text}");
         }
         assert!(text.contains("rtt_scaling = rate (1)"), "{text}");
-        assert!(describe(find("cubic-sce").unwrap()).contains("no settings"));
+        assert!(describe(find("reno-sce").unwrap()).contains("no settings"));
+        let cubic = describe(find("cubic-sce").unwrap());
+        for p in CUBIC_SCE {
+            assert!(cubic.contains(&format!("  {} = ", p.name)), "{cubic}");
+        }
+        assert!(cubic.contains("beta = 717"), "{cubic}");
     }
 }

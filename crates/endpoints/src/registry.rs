@@ -15,7 +15,7 @@
 use crate::catalogue::{self, Endpoint};
 use crate::error::{EndpointError, Result};
 use crate::kernel;
-use crate::object::{self, OBJECT, SHARED};
+use crate::object::{self, OBJECT, OBJECT_RFC3168, SHARED};
 use libbpf_rs::query::{LinkInfoIter, LinkTypeInfo, MapInfoIter};
 use libbpf_rs::{Link, MapCore, MapHandle, Object, ObjectBuilder};
 use std::collections::HashMap;
@@ -61,6 +61,8 @@ pub struct Loaded {
     /// congestion controls.
     object: Object,
     pub(crate) origins: Vec<(&'static Endpoint, Origin)>,
+    /// Whether this kernel negotiates AccECN, so that Prague asks for it.
+    accecn: bool,
 }
 
 impl Loaded {
@@ -102,7 +104,8 @@ impl Loaded {
             .filter(|(_, o)| *o == Origin::Registered)
             .map(|(e, _)| *e)
             .collect();
-        let object = open_and_load(&to_register)?;
+        let accecn = kernel::has_accecn();
+        let object = open_and_load(&to_register, accecn)?;
         let mut own = Vec::new();
         let mut object = object;
         for endpoint in to_register {
@@ -113,6 +116,7 @@ impl Loaded {
             _shared: shared,
             object,
             origins,
+            accecn,
         })
     }
 
@@ -130,9 +134,10 @@ impl Loaded {
                 format!("{}{kernel_name}: {}", e.name, o.describe())
             })
             .collect();
-        if kernel::has_native_l4s_support() {
+        if self.accecn && self.origins.iter().any(|(e, _)| e.name == "prague") {
             lines.push(format!(
-                "Linux {} has AccECN and ECT(1) for congestion controls of its own; emu's helpers still do both for emu's",
+                "prague asks for AccECN (Linux {} negotiates it; a receiving host accepts it \
+                 where its default congestion control is prague), else RFC 3168 ECN",
                 kernel::release()
             ));
         }
@@ -145,8 +150,10 @@ impl Loaded {
 }
 
 /// Opens the object with only `register`'s `struct_ops` maps created, the
-/// shared map reused from a running emu if there is one, and loads it.
-fn open_and_load(register: &[&'static Endpoint]) -> Result<Object> {
+/// shared map reused from a running emu if there is one, and loads it:
+/// the object whose Prague asks for AccECN where the kernel negotiates it
+/// (a kernel without refuses the flag), the other elsewhere.
+fn open_and_load(register: &[&'static Endpoint], accecn: bool) -> Result<Object> {
     let fail = |doing: &str, e: libbpf_rs::Error| {
         let said = object::take_messages();
         let mut message = format!("{doing} emu's BPF programs: {e}");
@@ -156,7 +163,7 @@ fn open_and_load(register: &[&'static Endpoint]) -> Result<Object> {
         EndpointError(message)
     };
     let mut open = ObjectBuilder::default()
-        .open_memory(OBJECT)
+        .open_memory(if accecn { OBJECT } else { OBJECT_RFC3168 })
         .map_err(|e| fail("opening", e))?;
     let mut existing = Vec::new();
     for name in SHARED {
