@@ -10,7 +10,7 @@ use emu_core::log::{Direction, Event, LogReader};
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use support::experiment::{flow, run_experiment_in};
+use support::experiment::{emu_run_plain, flow, run_experiment_in};
 use support::{start, temp_dir, text};
 
 fn wrapper(name: &str) -> PathBuf {
@@ -240,14 +240,7 @@ fn a_scheme_comparison_is_one_command() {
     let file = dir.join("compare.toml");
     std::fs::write(&file, text_of_file).unwrap();
     let out = dir.join("out");
-    let output = Command::new(env!("CARGO_BIN_EXE_emu"))
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let output = emu_run_plain(&file, &out);
     let stdout = text(&output.stdout);
     assert!(
         output.status.success(),
@@ -336,4 +329,37 @@ fn emu_wrapper_runs_a_wrappers_setup_against_its_checkout() {
     for dir in ["src/wrappers", "src/helpers"] {
         assert!(!checkout.join(dir).join("__pycache__").exists(), "{dir}");
     }
+}
+
+/// A scheme that moves no data is a failure of the comparison: its row
+/// says so, the page lists it, and `emu run` exits non-zero.
+#[test]
+fn a_scheme_that_moves_no_data_fails_the_comparison() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("pantheon-silent");
+    let flows = format!(
+        "[[flows]]\nname = \"scheme\"\nscheme = [\"{}\", \"{}\"]\n\
+         from = \"a\"\nto = \"b\"\nsetup_time = \"1s\"\n",
+        wrapper("udp_pair.py").display(),
+        wrapper("silent.py").display()
+    );
+    let file = dir.join("silent.toml");
+    std::fs::write(&file, experiment("12mbit", "3s", &flows)).unwrap();
+    let out = dir.join("out");
+    let output = emu_run_plain(&file, &out);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert!(!output.status.success(), "{stdout}");
+    assert!(stderr.contains("moved no data"), "{stderr}");
+    let row = stdout
+        .lines()
+        .skip_while(|l| !l.contains("schemes compared"))
+        .find(|l| l.split_whitespace().next() == Some("silent"))
+        .unwrap_or_else(|| panic!("no row for silent: {stdout}"));
+    assert!(
+        row.contains("0 + 1 failed") && row.contains("no data"),
+        "{row}"
+    );
+    let page = std::fs::read_to_string(out.join("silent/schemes.html")).unwrap();
+    assert!(page.contains("silent run 0:") && page.contains("moved no data"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -20,6 +20,18 @@ pub fn emu_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
         .expect("running emu")
 }
 
+/// `emu run FILE --out OUT` as a user types it: its table on stdout.
+pub fn emu_run_plain(file: &Path, out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("run")
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running emu")
+}
+
 /// Starts `emu run FILE --out OUT` in the background, its output
 /// discarded (for a test that kills it).
 pub fn spawn_emu_run(file: &Path, out: &Path) -> std::process::Child {

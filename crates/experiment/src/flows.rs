@@ -62,7 +62,7 @@ pub fn pantheon_side(
         host(side),
         CommandLine {
             argv,
-            env: Vec::new(),
+            env: crate::pantheon::after_reboot::environment(dir, flow),
             stdout: file("out"),
             stderr: file("err"),
         },

@@ -13,6 +13,7 @@ pub mod flow_paths;
 pub mod flows;
 pub mod marks;
 pub mod merge;
+pub mod pantheon;
 pub mod results;
 pub mod runner;
 pub mod schemes;

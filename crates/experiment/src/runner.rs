@@ -736,8 +736,13 @@ fn start_senders(
                 (side, hosts[host].namespace.clone(), command)
             });
             let setup = Duration::from_nanos(scheme.setup_time);
+            let after_reboot: Vec<_> = crate::pantheon::after_reboot::commands(flow, dir)
+                .into_iter()
+                .map(|(host, command)| (hosts[host].namespace.clone(), command))
+                .collect();
             tasks.spawn(async move {
                 tokio::time::sleep_until(start).await;
+                crate::pantheon::after_reboot::run(after_reboot).await;
                 (index, run_pantheon(sides, setup, end).await)
             });
             continue;

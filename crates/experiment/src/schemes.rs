@@ -73,32 +73,45 @@ pub fn scheme_name(value: &str) -> String {
 
 /// Each scheme's runs found under `root` (`cell-K/run-R/result.json`):
 /// a run's point is its scheme flows' mean figures from the links' logs.
-/// Runs without them (cut short, or their flow never delivered) are left
-/// out.
+/// A run whose flow delivered nothing is a failure, kept with how the
+/// flow ended.
 pub fn gather(root: &Path, cells: &[SchemeCell]) -> Vec<Scheme> {
     // By key; two schemes of one name are shown as the file gives them.
     let mut schemes: Vec<(String, Scheme)> = Vec::new();
     for cell in cells {
         let dir = root.join(format!("cell-{}", cell.cell));
-        let mut runs: Vec<(u32, SchemeRun)> = std::fs::read_dir(&dir)
+        let mut results: Vec<RunResult> = std::fs::read_dir(&dir)
             .into_iter()
             .flatten()
             .flatten()
             .filter_map(|entry| {
                 let text = std::fs::read_to_string(entry.path().join("result.json")).ok()?;
-                let result: RunResult = serde_json::from_str(&text).ok()?;
-                Some((result.run, point(&result, &cell.flows)?))
+                serde_json::from_str(&text).ok()
             })
             .collect();
-        runs.sort_by_key(|(run, _)| *run);
-        let runs = runs.into_iter().map(|(_, r)| r);
+        results.sort_by_key(|result| result.run);
+        let (mut runs, mut failed) = (Vec::new(), Vec::new());
+        for result in &results {
+            match point(result, &cell.flows) {
+                Some(run) => runs.push(run),
+                None => failed.push(format!(
+                    "run {}: {}",
+                    result.run,
+                    ended(result, &cell.flows)
+                )),
+            }
+        }
         match schemes.iter_mut().find(|(key, _)| *key == cell.key) {
-            Some((_, scheme)) => scheme.runs.extend(runs),
+            Some((_, scheme)) => {
+                scheme.runs.extend(runs);
+                scheme.failed.extend(failed);
+            }
             None => schemes.push((
                 cell.key.clone(),
                 Scheme {
                     name: cell.name.clone(),
-                    runs: runs.collect(),
+                    runs,
+                    failed,
                 },
             )),
         }
@@ -113,6 +126,17 @@ pub fn gather(root: &Path, cells: &[SchemeCell]) -> Vec<Scheme> {
             scheme
         })
         .collect()
+}
+
+/// How the scheme's flows of `result` ended.
+fn ended(result: &RunResult, flows: &[String]) -> String {
+    let ends: Vec<&str> = result
+        .flows
+        .iter()
+        .filter(|f| flows.contains(&f.name))
+        .map(|f| f.ended.as_str())
+        .collect();
+    ends.join("; ")
 }
 
 fn point(result: &RunResult, flows: &[String]) -> Option<SchemeRun> {
@@ -133,8 +157,12 @@ fn point(result: &RunResult, flows: &[String]) -> Option<SchemeRun> {
 }
 
 /// Writes the comparison of `cells` under `root` and returns its table as
-/// text (with where the page is).
-pub fn write(root: &Path, title: &str, cells: &[SchemeCell]) -> Result<String, String> {
+/// text (with where the page is) and its runs that moved no data.
+pub fn write(
+    root: &Path,
+    title: &str,
+    cells: &[SchemeCell],
+) -> Result<(String, Vec<String>), String> {
     let schemes = gather(root, cells);
     let title = format!("{title}: schemes compared");
     let files = [
@@ -155,11 +183,12 @@ pub fn write(root: &Path, title: &str, cells: &[SchemeCell]) -> Result<String, S
         let path = root.join(name);
         std::fs::write(&path, text).map_err(|e| format!("writing {}: {e}", path.display()))?;
     }
-    Ok(format!(
+    let text = format!(
         "{title}\n{}table and summary plot in {}\n",
         report::schemes::table_text(&schemes),
         root.join("schemes.html").display()
-    ))
+    );
+    Ok((text, report::schemes::failures(&schemes)))
 }
 
 #[cfg(test)]

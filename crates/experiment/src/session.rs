@@ -88,6 +88,8 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
             plan,
         });
     }
+    crate::pantheon::deps::check(&crate::pantheon::wrappers(planned.iter().map(|p| &p.plan)))
+        .map_err(|e| ExperimentError(format!("{file}: {e}")))?;
     // Said once, not once per cell of a sweep.
     let mut warned: Vec<&String> = Vec::new();
     for warning in planned.iter().flat_map(|p| &p.plan.warnings) {
@@ -172,6 +174,10 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
         return Ok(0);
     }
     shells::privilege::check().map_err(|e| ExperimentError(e.to_string()))?;
+    let wrappers = crate::pantheon::wrappers(planned.iter().map(|p| &p.plan));
+    for warning in crate::pantheon::after_reboot::preflight(&wrappers).map_err(ExperimentError)? {
+        eprintln!("emu run: warning: {warning}");
+    }
     let first = &planned[0].plan;
     let root = options
         .out
@@ -234,15 +240,26 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
         .iter()
         .filter_map(|p| crate::schemes::scheme_cell(&p.cell, &p.experiment, &p.plan))
         .collect();
+    let mut no_data = Vec::new();
     if !compared.is_empty() {
         match crate::schemes::write(&root, &first.name, &compared) {
-            Ok(text) if !options.json => say(&text),
-            Ok(_) => {}
+            Ok((text, failures)) => {
+                if !options.json {
+                    say(&text);
+                }
+                no_data = failures;
+            }
             Err(e) => eprintln!("emu run: {e}"),
         }
     }
     if let Some(failure) = failure {
         return Err(ExperimentError(failure));
+    }
+    if !no_data.is_empty() {
+        return Err(ExperimentError(format!(
+            "schemes that moved no data: {}",
+            no_data.join("; ")
+        )));
     }
     if !missing.is_empty() {
         eprintln!(

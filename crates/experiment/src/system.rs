@@ -27,7 +27,9 @@ pub fn spawn(namespace: &NetNs, command: &CommandLine) -> Result<tokio::process:
 
 /// Starts `command` inside `namespace` in a process group of its own, so
 /// whatever it starts (a scheme's wrapper runs the scheme's binaries) is
-/// stopped with it by `stop_group`.
+/// stopped with it by `stop_group`. Its stdin is an empty pipe held open
+/// while the child is held: a scheme that reads its stdin (ledbat's
+/// `ucat -l` sends what it reads) would end at /dev/null's end of file.
 pub fn spawn_group(
     namespace: &NetNs,
     command: &CommandLine,
@@ -70,7 +72,11 @@ fn spawn_with(
     std_command
         .args(&command.argv[1..])
         .envs(command.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
+        .stdin(if own_group {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(open(&command.stdout)?)
         .stderr(open(&command.stderr)?);
     if own_group {

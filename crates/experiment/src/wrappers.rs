@@ -10,7 +10,12 @@
 //! Python 2 `print` statements taken as calls. Any other wrapper (a
 //! program with its own `#!` line) is run as it is.
 //!
-//! The three files are written once per process into a directory of the
+//! Beside them, `bin/` holds emu's `sudo`, `modprobe` and `sysctl`, first
+//! on a wrapper's PATH in a run, so that what a wrapper's
+//! `setup_after_reboot` changes stays in its namespace
+//! ([`crate::pantheon::after_reboot`]).
+//!
+//! The files are written once per process into a directory of the
 //! user's own under the temporary directory (refused if someone else owns
 //! it or may write to it, since its code runs as the user).
 
@@ -18,10 +23,14 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The files of the Python side, by name.
-const FILES: [(&str, &str); 3] = [
+const FILES: [(&str, &str); 7] = [
     ("launch.py", include_str!("pantheon/launch.py")),
+    ("python2.py", include_str!("pantheon/python2.py")),
     ("arg_parser.py", include_str!("pantheon/arg_parser.py")),
     ("context.py", include_str!("pantheon/context.py")),
+    ("bin/sudo", include_str!("pantheon/bin/sudo")),
+    ("bin/modprobe", include_str!("pantheon/bin/modprobe")),
+    ("bin/sysctl", include_str!("pantheon/bin/sysctl")),
 ];
 
 /// Whether `wrapper` is a Python program: its name ends in `.py` or its
@@ -68,26 +77,44 @@ pub fn shim_dir() -> Result<&'static Path, String> {
 }
 
 fn install(dir: &Path, uid: u32) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-    match std::fs::DirBuilder::new().mode(0o755).create(dir) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(format!("cannot be made: {e}")),
-    }
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| e.to_string())?;
-    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o022 != 0 {
-        return Err("is not a directory of this user's that only it may write to".into());
+    for d in [dir.to_path_buf(), dir.join("bin")] {
+        match std::fs::DirBuilder::new().mode(0o755).create(&d) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("cannot be made: {e}")),
+        }
+        let meta = std::fs::symlink_metadata(&d).map_err(|e| e.to_string())?;
+        if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o022 != 0 {
+            return Err("is not a directory of this user's that only it may write to".into());
+        }
     }
     for (name, text) in FILES {
         let path = dir.join(name);
-        if std::fs::read_to_string(&path).is_ok_and(|old| old == text) {
+        let mode = if name.starts_with("bin/") {
+            0o755
+        } else {
+            0o644
+        };
+        let same = |p: &Path| {
+            std::fs::read_to_string(p).is_ok_and(|old| old == text)
+                && std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o777 == mode)
+        };
+        if same(&path) {
             continue;
         }
         // Written aside and renamed: another emu reading it meanwhile
         // sees the old file or the new one, never half of one.
-        let aside = dir.join(format!(".{name}.{}", std::process::id()));
-        std::fs::write(&aside, text).map_err(|e| format!("writing {name}: {e}"))?;
-        std::fs::rename(&aside, &path).map_err(|e| format!("writing {name}: {e}"))?;
+        let aside = dir.join(format!(
+            ".{}.{}",
+            name.replace('/', "-"),
+            std::process::id()
+        ));
+        let failed = |e: std::io::Error| format!("writing {name}: {e}");
+        std::fs::write(&aside, text).map_err(failed)?;
+        std::fs::set_permissions(&aside, std::fs::Permissions::from_mode(mode)).map_err(failed)?;
+        std::fs::rename(&aside, &path).map_err(failed)?;
     }
     Ok(())
 }

@@ -24,6 +24,10 @@ pub struct SchemeRun {
 pub struct Scheme {
     pub name: String,
     pub runs: Vec<SchemeRun>,
+    /// Runs whose flow moved no data, each as `run R: how it ended`: a
+    /// failure, shown in the table's runs column, not left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
 }
 
 /// Mean and sample standard deviation (0 for one value); None for none.
@@ -44,16 +48,24 @@ pub fn mean_std(values: &[f64]) -> Option<(f64, f64)> {
 /// The table's rows: scheme, runs, then throughput (Mbit/s), p95 one-way
 /// delay (ms) and loss (%), each `mean ± std`.
 pub fn rows(schemes: &[Scheme]) -> Vec<[String; 5]> {
-    let show = |values: Vec<f64>, digits: usize| match mean_std(&values) {
-        Some((m, s)) => format!("{m:.digits$} ± {s:.digits$}"),
-        None => "-".to_string(),
-    };
     schemes
         .iter()
         .map(|s| {
+            let none = if s.runs.is_empty() && !s.failed.is_empty() {
+                "no data"
+            } else {
+                "-"
+            };
+            let show = |values: Vec<f64>, digits: usize| match mean_std(&values) {
+                Some((m, s)) => format!("{m:.digits$} ± {s:.digits$}"),
+                None => none.to_string(),
+            };
             [
                 s.name.clone(),
-                s.runs.len().to_string(),
+                match s.failed.len() {
+                    0 => s.runs.len().to_string(),
+                    n => format!("{} + {n} failed", s.runs.len()),
+                },
                 show(s.runs.iter().map(|r| r.throughput_mbps).collect(), 2),
                 show(s.runs.iter().map(|r| r.delay_p95_ms).collect(), 1),
                 show(s.runs.iter().filter_map(|r| r.loss_percent).collect(), 2),
@@ -93,7 +105,22 @@ pub fn table_text(schemes: &[Scheme]) -> String {
             .collect();
         let _ = writeln!(out, "  {}", line.join("  ").trim_end());
     }
+    for failure in failures(schemes) {
+        let _ = writeln!(out, "  {failure}");
+    }
     out
+}
+
+/// Each run that moved no data: `NAME run R: how it ended`.
+pub fn failures(schemes: &[Scheme]) -> Vec<String> {
+    schemes
+        .iter()
+        .flat_map(|s| {
+            s.failed
+                .iter()
+                .map(move |f| format!("{} {f}: moved no data", s.name))
+        })
+        .collect()
 }
 
 /// The table as an HTML `<table>`.
@@ -111,6 +138,9 @@ pub fn table_html(schemes: &[Scheme]) -> String {
         html.push_str("</tr>\n");
     }
     html.push_str("</table>\n");
+    for failure in failures(schemes) {
+        let _ = writeln!(html, "<p class=\"failed\">{}</p>", escape(&failure));
+    }
     html
 }
 
@@ -246,16 +276,28 @@ mod tests {
             Scheme {
                 name: "copa".into(),
                 runs: vec![run(10.0, 40.0), run(14.0, 50.0)],
+                failed: Vec::new(),
             },
             Scheme {
                 name: "cubic".into(),
                 runs: vec![run(20.0, 80.0)],
+                failed: Vec::new(),
+            },
+            Scheme {
+                name: "ledbat".into(),
+                runs: Vec::new(),
+                failed: vec!["run 0: the receiver ended (exit 0)".into()],
             },
         ];
         let text = table_text(&schemes);
         assert!(text.contains("copa"), "{text}");
         assert!(text.contains("12.00 ± 2.83"), "{text}");
         assert!(text.contains("45.0 ± 7.1"), "{text}");
+        let ledbat = text.lines().find(|l| l.contains("ledbat")).unwrap();
+        assert!(
+            ledbat.contains("0 + 1 failed") && ledbat.contains("no data"),
+            "{text}"
+        );
         let svg = summary_svg("t", &schemes);
         assert!(svg.contains(">copa<") && svg.contains(">cubic<"), "{svg}");
         assert_eq!(svg.matches("<circle").count(), 3);

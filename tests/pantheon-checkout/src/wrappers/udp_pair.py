@@ -50,10 +50,10 @@ def sender(ip, port):
 def main():
     args = arg_parser.receiver_first()
     if args.option == 'deps':
-        print 'nothing to install'
+        print 'python3'
     elif args.option == 'setup':
-        from helpers import announce
-        announce.where(context.third_party_dir)
+        from helpers import idioms
+        idioms.check(context.third_party_dir)
     elif args.option == 'receiver':
         receiver(int(args.port))
     elif args.option == 'sender':
