@@ -136,8 +136,8 @@ impl Loaded {
             .collect();
         if self.accecn && self.origins.iter().any(|(e, _)| e.name == "prague") {
             lines.push(format!(
-                "prague asks for AccECN (Linux {} negotiates it; a receiving host accepts it \
-                 where its default congestion control is prague), else RFC 3168 ECN",
+                "prague asks for AccECN (Linux {} negotiates it where both ends' namespaces \
+                 have prague as their default congestion control), else RFC 3168 ECN",
                 kernel::release()
             ));
         }
