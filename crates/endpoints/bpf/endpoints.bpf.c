@@ -757,14 +757,103 @@ struct tcp_congestion_ops emu_prague = {
 	.name = "prague",
 };
 
-/* ---- Reno-SCE -------------------------------------------------------------- */
+/* ---- The SCE window counter (Reno-SCE and DCTCP-SCE) ------------------------ */
 
-struct emu_reno_sce_ca {
-	__s64 cnt;		/* window counter, bytes; mss * cwnd per segment */
+/* Both references move the window after slow start through a byte counter
+ * worth mss * cwnd per segment: unmarked acknowledged bytes add to it,
+ * bytes acknowledged with SCE feedback take off what each reference's
+ * response says, and each whole segment's worth moves the window by one.
+ * Cost: a map lookup (the flow's ESCE count) and a few divisions per ACK. */
+struct emu_sce_window {
+	__s64 cnt;		/* bytes; mss * cwnd per segment */
 	__u64 last_esce;	/* the flow's ESCE byte count at the last ACK */
 	__u32 prior_snd_una;
 	__u32 loss_cwnd;
 	__u32 recent_sce;	/* ACKs left in which SCE counts as recent */
+	__u32 pad;
+};
+
+static __always_inline void emu_sce_window_init(struct sock *sk, struct emu_sce_window *w)
+{
+	w->prior_snd_una = tcp_sk(sk)->snd_una;
+	w->cnt = 0;
+	w->loss_cwnd = 0;
+	w->recent_sce = 0;
+	w->last_esce = emu_sce_flow_open(sk);
+	emu_set_mark(sk, EMU_MARK_ESCE);
+}
+
+/* The bytes this ACK acknowledged (a duplicate ACK counts as one segment, a
+ * window update as none), and in *sce those of them acknowledged with ESCE. */
+static __always_inline __u32 emu_sce_window_acked(struct sock *sk, struct emu_sce_window *w,
+						  __u32 flags, __u32 *sce)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 acked = tp->snd_una - w->prior_snd_una;
+
+	*sce = 0;
+	if (!acked && !(flags & CA_ACK_WIN_UPDATE))
+		acked = tp->mss_cache ? tp->mss_cache : 1;
+	if (!acked)
+		return 0;
+	w->prior_snd_una = tp->snd_una;
+	*sce = emu_sce_bytes(sk, &w->last_esce, acked);
+	return acked;
+}
+
+/* Unmarked bytes grow the counter after slow start, while the window is
+ * the limit. */
+static __always_inline void emu_sce_window_grow(struct sock *sk, struct emu_sce_window *w,
+						__u32 bytes, __u32 cwnd)
+{
+	if (bytes && !emu_in_slow_start(tcp_sk(sk)) && emu_is_cwnd_limited(sk)) {
+		w->cnt += bytes;
+		w->loss_cwnd = EMU_MAX(w->loss_cwnd, cwnd);
+	}
+}
+
+/* Moves the window by the counter's whole segments (to at least 2, at most
+ * the clamp), ages recent SCE by one ACK, and returns the window. */
+static __always_inline __u32 emu_sce_window_step(struct sock *sk, struct emu_sce_window *w)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 mss = tp->mss_cache ? tp->mss_cache : 1;
+	__u32 cwnd = tp->snd_cwnd;
+	__s64 steps = emu_window_steps(&w->cnt, (__u64)mss * cwnd);
+
+	if (steps < 0) {
+		__u32 n = (__u32)(-steps);
+
+		cwnd = cwnd > n + 2 ? cwnd - n : 2;
+	} else if (steps > 0) {
+		__u64 grown = (__u64)cwnd + (__u64)steps;
+
+		cwnd = grown < tp->snd_cwnd_clamp ? (__u32)grown : EMU_MAX(cwnd, tp->snd_cwnd_clamp);
+	}
+	if (cwnd != tp->snd_cwnd)
+		tp->snd_cwnd = cwnd;
+	if (w->recent_sce)
+		w->recent_sce--;
+	return cwnd;
+}
+
+/* In slow start the kernel grows the window; what is left past ssthresh
+ * goes into the counter. After slow start the ACK handler moves it. */
+static __always_inline void emu_sce_window_slow_start(struct sock *sk, struct emu_sce_window *w,
+						      __u32 acked)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!emu_is_cwnd_limited(sk) || !emu_in_slow_start(tp))
+		return;
+	acked = tcp_slow_start(tp, acked);
+	w->cnt += (__s64)acked * tp->mss_cache;
+}
+
+/* ---- Reno-SCE -------------------------------------------------------------- */
+
+struct emu_reno_sce_ca {
+	struct emu_sce_window w;
 	__u32 sqrt_cwnd;
 	__u8 ce_ack;		/* this ACK carried ECE */
 	__u8 pad[3];
@@ -776,14 +865,9 @@ void BPF_PROG(emu_reno_sce_init, struct sock *sk)
 {
 	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
 
-	ca->prior_snd_una = tcp_sk(sk)->snd_una;
-	ca->cnt = 0;
-	ca->loss_cwnd = 0;
-	ca->recent_sce = 0;
 	ca->sqrt_cwnd = 1;
 	ca->ce_ack = 0;
-	ca->last_esce = emu_sce_flow_open(sk);
-	emu_set_mark(sk, EMU_MARK_ESCE);
+	emu_sce_window_init(sk, &ca->w);
 }
 
 SEC("struct_ops/emu_reno_sce_ssthresh")
@@ -793,12 +877,12 @@ __u32 BPF_PROG(emu_reno_sce_ssthresh, struct sock *sk)
 	__u32 cwnd = tcp_sk(sk)->snd_cwnd;
 	__u32 cut;
 
-	ca->loss_cwnd = cwnd;
-	ca->cnt = 0;
+	ca->w.loss_cwnd = cwnd;
+	ca->w.cnt = 0;
 	if (!ca->ce_ack)
 		return EMU_MAX(cwnd >> 1, 2U);
 	/* CE: a quarter, or an eighth after recent SCE feedback. */
-	cut = EMU_MAX(cwnd >> (ca->recent_sce ? 3 : 2), 1U);
+	cut = EMU_MAX(cwnd >> (ca->w.recent_sce ? 3 : 2), 1U);
 	return cwnd > cut + 2 ? cwnd - cut : 2;
 }
 
@@ -807,60 +891,29 @@ void BPF_PROG(emu_reno_sce_in_ack_event, struct sock *sk, __u32 flags)
 {
 	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	__u32 mss = tp->mss_cache ? tp->mss_cache : 1;
-	__u32 acked = tp->snd_una - ca->prior_snd_una;
 	__u32 cwnd = tp->snd_cwnd;
-	__u32 sce;
-	__s64 steps;
+	__u32 acked, sce;
 
 	ca->ce_ack = (flags & CA_ACK_ECE) != 0;
-	/* A duplicate ACK counts as one segment, a window update as none. */
-	if (!acked && !(flags & CA_ACK_WIN_UPDATE))
-		acked = mss;
+	acked = emu_sce_window_acked(sk, &ca->w, flags, &sce);
 	if (!acked)
 		return;
-	ca->prior_snd_una = tp->snd_una;
-	sce = emu_sce_bytes(sk, &ca->last_esce, acked);
 	if (sce) {
-		ca->cnt -= (__s64)emu_reno_sce_reduction(sce, ca->sqrt_cwnd);
-		ca->recent_sce = cwnd + 1;
-		ca->loss_cwnd = cwnd;
+		ca->w.cnt -= (__s64)emu_reno_sce_reduction(sce, ca->sqrt_cwnd);
+		ca->w.recent_sce = cwnd + 1;
+		ca->w.loss_cwnd = cwnd;
 		tp->snd_ssthresh = EMU_MAX(cwnd >> 1, 2U);
 	}
-	if (acked > sce && !ca->ce_ack && !emu_in_slow_start(tp) && emu_is_cwnd_limited(sk)) {
-		ca->cnt += acked - sce;
-		ca->loss_cwnd = EMU_MAX(ca->loss_cwnd, cwnd);
-	}
-	steps = emu_window_steps(&ca->cnt, (__u64)mss * cwnd);
-	if (steps < 0) {
-		__u32 n = (__u32)(-steps);
-
-		cwnd = cwnd > n + 2 ? cwnd - n : 2;
-	} else if (steps > 0) {
-		__u64 w = (__u64)cwnd + (__u64)steps;
-
-		cwnd = w < tp->snd_cwnd_clamp ? (__u32)w : EMU_MAX(cwnd, tp->snd_cwnd_clamp);
-	}
-	if (cwnd != tp->snd_cwnd)
-		tp->snd_cwnd = cwnd;
-	ca->sqrt_cwnd = emu_sce_sqrt_cwnd(cwnd);
-	if (ca->recent_sce)
-		ca->recent_sce--;
+	emu_sce_window_grow(sk, &ca->w, ca->ce_ack ? 0 : acked - sce, cwnd);
+	ca->sqrt_cwnd = emu_sce_sqrt_cwnd(emu_sce_window_step(sk, &ca->w));
 }
 
 SEC("struct_ops/emu_reno_sce_cong_avoid")
 void BPF_PROG(emu_reno_sce_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
 
-	if (!emu_is_cwnd_limited(sk))
-		return;
-	/* After slow start the ACK handler moves the window. */
-	if (emu_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		ca->cnt += (__s64)acked * tp->mss_cache;
-	}
+	emu_sce_window_slow_start(sk, &ca->w, acked);
 }
 
 SEC("struct_ops/emu_reno_sce_cwnd_event")
@@ -870,8 +923,8 @@ void BPF_PROG(emu_reno_sce_cwnd_event, struct sock *sk, int ev)
 
 	emu_sce_echo(sk, ev);
 	if (ev == CA_EVENT_LOSS) {
-		ca->loss_cwnd = tcp_sk(sk)->snd_cwnd;
-		ca->cnt = 0;
+		ca->w.loss_cwnd = tcp_sk(sk)->snd_cwnd;
+		ca->w.cnt = 0;
 	}
 }
 
@@ -880,7 +933,7 @@ __u32 BPF_PROG(emu_reno_sce_undo_cwnd, struct sock *sk)
 {
 	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
 
-	return EMU_MAX(tcp_sk(sk)->snd_cwnd, ca->loss_cwnd);
+	return EMU_MAX(tcp_sk(sk)->snd_cwnd, ca->w.loss_cwnd);
 }
 
 SEC(EMU_STRUCT_OPS_SEC)
@@ -898,12 +951,7 @@ struct tcp_congestion_ops emu_reno_sce = {
 /* ---- DCTCP-SCE ------------------------------------------------------------- */
 
 struct emu_dctcp_sce_ca {
-	__s64 cnt;		/* window counter, bytes; mss * cwnd per segment */
-	__u64 last_esce;	/* the flow's ESCE byte count at the last ACK */
-	__u32 prior_snd_una;
-	__u32 loss_cwnd;
-	__u32 recent_sce;	/* ACKs left in which SCE counts as recent */
-	__u32 pad;
+	struct emu_sce_window w;
 };
 _Static_assert(sizeof(struct emu_dctcp_sce_ca) <= 104, "icsk_ca_priv");
 
@@ -912,12 +960,7 @@ void BPF_PROG(emu_dctcp_sce_init, struct sock *sk)
 {
 	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
 
-	ca->prior_snd_una = tcp_sk(sk)->snd_una;
-	ca->cnt = 0;
-	ca->loss_cwnd = 0;
-	ca->recent_sce = 0;
-	ca->last_esce = emu_sce_flow_open(sk);
-	emu_set_mark(sk, EMU_MARK_ESCE);
+	emu_sce_window_init(sk, &ca->w);
 }
 
 SEC("struct_ops/emu_dctcp_sce_ssthresh")
@@ -925,7 +968,7 @@ __u32 BPF_PROG(emu_dctcp_sce_ssthresh, struct sock *sk)
 {
 	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
 
-	return emu_dctcp_sce_threshold(tcp_sk(sk)->snd_ssthresh, ca->loss_cwnd);
+	return emu_dctcp_sce_threshold(tcp_sk(sk)->snd_ssthresh, ca->w.loss_cwnd);
 }
 
 SEC("struct_ops/emu_dctcp_sce_in_ack_event")
@@ -933,62 +976,31 @@ void BPF_PROG(emu_dctcp_sce_in_ack_event, struct sock *sk, __u32 flags)
 {
 	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	__u32 mss = tp->mss_cache ? tp->mss_cache : 1;
-	__u32 acked = tp->snd_una - ca->prior_snd_una;
 	__u32 cwnd = tp->snd_cwnd;
-	__u32 sce, grow;
-	__s64 steps;
+	__u32 acked, sce;
 
-	/* A duplicate ACK counts as one segment, a window update as none. */
-	if (!acked && !(flags & CA_ACK_WIN_UPDATE))
-		acked = mss;
+	acked = emu_sce_window_acked(sk, &ca->w, flags, &sce);
 	if (!acked)
 		return;
-	ca->prior_snd_una = tp->snd_una;
-	sce = emu_sce_bytes(sk, &ca->last_esce, acked);
 	/* With ECE on the same ACK, the CE response alone counts. */
 	if (flags & CA_ACK_ECE)
 		sce = 0;
-	grow = acked - sce;
 	if (sce) {
-		ca->cnt -= (__s64)emu_dctcp_sce_reduction(sce, cwnd);
-		ca->loss_cwnd = cwnd;
+		ca->w.cnt -= (__s64)emu_dctcp_sce_reduction(sce, cwnd);
+		ca->w.loss_cwnd = cwnd;
 		tp->snd_ssthresh = emu_dctcp_sce_threshold(tp->snd_ssthresh, cwnd);
-		ca->recent_sce = cwnd + 1;
+		ca->w.recent_sce = cwnd + 1;
 	}
-	if (grow && !emu_in_slow_start(tp) && emu_is_cwnd_limited(sk)) {
-		ca->cnt += grow;
-		ca->loss_cwnd = EMU_MAX(ca->loss_cwnd, cwnd);
-	}
-	steps = emu_window_steps(&ca->cnt, (__u64)mss * cwnd);
-	if (steps < 0) {
-		__u32 n = (__u32)(-steps);
-
-		cwnd = cwnd > n + 2 ? cwnd - n : 2;
-	} else if (steps > 0) {
-		__u64 w = (__u64)cwnd + (__u64)steps;
-
-		cwnd = w < tp->snd_cwnd_clamp ? (__u32)w : EMU_MAX(cwnd, tp->snd_cwnd_clamp);
-	}
-	if (cwnd != tp->snd_cwnd)
-		tp->snd_cwnd = cwnd;
-	if (ca->recent_sce)
-		ca->recent_sce--;
+	emu_sce_window_grow(sk, &ca->w, acked - sce, cwnd);
+	emu_sce_window_step(sk, &ca->w);
 }
 
 SEC("struct_ops/emu_dctcp_sce_cong_avoid")
 void BPF_PROG(emu_dctcp_sce_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
 
-	if (!emu_is_cwnd_limited(sk))
-		return;
-	/* After slow start the ACK handler moves the window. */
-	if (emu_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		ca->cnt += (__s64)acked * tp->mss_cache;
-	}
+	emu_sce_window_slow_start(sk, &ca->w, acked);
 }
 
 /* CE (at the end of the kernel's CWR round) and loss: cut the window by
@@ -998,10 +1010,10 @@ static __always_inline void emu_dctcp_sce_react(struct sock *sk, struct emu_dctc
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 
-	ca->loss_cwnd = tp->snd_cwnd;
-	ca->cnt = 0;
+	ca->w.loss_cwnd = tp->snd_cwnd;
+	ca->w.cnt = 0;
 	tp->snd_cwnd = emu_dctcp_sce_cut(tp->snd_cwnd, logdiv);
-	tp->snd_ssthresh = emu_dctcp_sce_threshold(0, ca->loss_cwnd);
+	tp->snd_ssthresh = emu_dctcp_sce_threshold(0, ca->w.loss_cwnd);
 }
 
 SEC("struct_ops/emu_dctcp_sce_cwnd_event")
@@ -1012,7 +1024,7 @@ void BPF_PROG(emu_dctcp_sce_cwnd_event, struct sock *sk, int ev)
 	emu_sce_echo(sk, ev);
 	if (ev == CA_EVENT_COMPLETE_CWR)
 		/* A quarter, an eighth after recent SCE feedback. */
-		emu_dctcp_sce_react(sk, ca, ca->recent_sce ? 3 : 2);
+		emu_dctcp_sce_react(sk, ca, ca->w.recent_sce ? 3 : 2);
 	else if (ev == CA_EVENT_LOSS)
 		emu_dctcp_sce_react(sk, ca, 1);
 }
@@ -1022,7 +1034,7 @@ __u32 BPF_PROG(emu_dctcp_sce_undo_cwnd, struct sock *sk)
 {
 	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
 
-	return EMU_MAX(tcp_sk(sk)->snd_cwnd, ca->loss_cwnd);
+	return EMU_MAX(tcp_sk(sk)->snd_cwnd, ca->w.loss_cwnd);
 }
 
 SEC(EMU_STRUCT_OPS_SEC)
