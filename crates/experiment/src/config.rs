@@ -287,6 +287,10 @@ link_tables! {
     #[serde(alias = "onoff-exp")]
     onoff_exp: Spanned<String>,
     aggregate: Spanned<String>,
+    slot: Spanned<String>,
+    /// `TIME=QUEUE,...` from 0s, in place of `queue` (`emu link --queue-steps`).
+    #[serde(alias = "queue-steps")]
+    queue_steps: Spanned<String>,
     // The loss model and mangling (`emu loss`'s flags; the models' values
     // separated by spaces, as on the command line: gemodel = "1% 30%"):
     gemodel: Spanned<String>,
@@ -1200,6 +1204,17 @@ fn direction(
     }
     let server = server_dynamics.server_or(server);
     delay_dynamics.aggregate = server_dynamics.aggregate;
+    delay_dynamics.slot = server_dynamics.slot;
+    let (queue, queue_steps) = match server_dynamics.queue_steps {
+        Some(_) if keys.queue.is_some() => {
+            return Err(source.key(
+                &format!("{key}.queue_steps"),
+                "queue steps give the queue itself: leave out queue",
+            ));
+        }
+        Some((first, rest)) => (first, rest),
+        None => (queue, Vec::new()),
+    };
     let loss_options = loss_options(&keys);
     if loss_options.is_markov() && keys.loss.is_some() {
         return Err(source.key(
@@ -1223,6 +1238,7 @@ fn direction(
         dynamics: link::Dynamics {
             delay: delay_dynamics,
             outages: server_dynamics.outages,
+            queue_steps,
             duplicate: mangling.duplicate,
             corrupt: mangling.corrupt,
             // The link's seed and streams are given where it is built.
@@ -1292,6 +1308,8 @@ fn link_options(keys: &DirectionSection, base: &Path) -> link::options::LinkOpti
         onoff: text(&keys.onoff),
         onoff_exp: text(&keys.onoff_exp),
         aggregate: text(&keys.aggregate),
+        slot: text(&keys.slot),
+        queue_steps: text(&keys.queue_steps),
     }
 }
 
@@ -1326,6 +1344,8 @@ fn spanned_key<'a>(keys: &'a DirectionSection, name: &str) -> Option<&'a Spanned
         "onoff" => keys.onoff.as_ref(),
         "onoff_exp" => keys.onoff_exp.as_ref(),
         "aggregate" => keys.aggregate.as_ref(),
+        "slot" => keys.slot.as_ref(),
+        "queue_steps" => keys.queue_steps.as_ref(),
         "gemodel" => keys.gemodel.as_ref(),
         "state" => keys.state.as_ref(),
         "burst" => keys.burst.as_ref(),
