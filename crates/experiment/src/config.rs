@@ -374,6 +374,9 @@ pub struct FlowSection {
     pub ecn: Option<EcnCodepoint>,
     /// UDP: payload bytes per datagram.
     pub size: Option<u32>,
+    /// TCP: the IP TOS byte of the sender's packets, DSCP in its upper six
+    /// bits (`0x10` is DSCP 4); the two ECN bits stay the sender's stack's.
+    pub tos: Option<u32>,
     /// Ping: time between probes.
     pub interval: Option<Duration>,
     /// Command: run with `sh -c` on the `from` host.
@@ -463,6 +466,8 @@ pub struct FlowPlan {
     pub cc_settings: Option<endpoints::Settings>,
     pub rate: Option<RateValue>,
     pub ecn: EcnCodepoint,
+    /// TCP: the TOS byte the sender sets (ECN bits 0), 0 for none.
+    pub tos: u8,
     pub size: u32,
     pub interval: Nanos,
     pub command: Option<String>,
@@ -840,7 +845,7 @@ struct FlowContext<'a> {
 /// (`kind`, `from`, `to`, `name`, `start`, `duration`, `count`).
 fn flow_keys(kind: FlowKind) -> &'static [&'static str] {
     match kind {
-        FlowKind::Tcp => &["cc", "bytes", "omit"],
+        FlowKind::Tcp => &["cc", "bytes", "omit", "tos"],
         FlowKind::Udp => &["rate", "ecn", "size", "omit"],
         FlowKind::Ping => &["interval"],
         FlowKind::Pantheon => &["wrapper", "setup_time"],
@@ -862,7 +867,7 @@ fn required_flow_key(kind: FlowKind) -> Option<(&'static str, &'static str)> {
 }
 
 /// Which of the keys only some kinds of flow take `flow` gives.
-fn given_flow_keys(flow: &FlowSection) -> [(&'static str, bool); 10] {
+fn given_flow_keys(flow: &FlowSection) -> [(&'static str, bool); 11] {
     [
         ("cc", flow.cc.is_some()),
         ("bytes", flow.bytes.is_some()),
@@ -874,6 +879,7 @@ fn given_flow_keys(flow: &FlowSection) -> [(&'static str, bool); 10] {
         ("omit", flow.omit.is_some()),
         ("wrapper", flow.wrapper.is_some()),
         ("setup_time", flow.setup_time.is_some()),
+        ("tos", flow.tos.is_some()),
     ]
 }
 
@@ -901,6 +907,7 @@ fn plan_flow(
         return Err(source.key(&format!("{key}.count"), "must be at least 1"));
     }
     let pantheon = plan_pantheon(context, flow, &key, duration)?;
+    let tos = crate::flows::tos(flow.tos).map_err(|m| source.key(&format!("{key}.tos"), m))?;
     let base_name = match &flow.name {
         Some(name) => {
             check_name(name).map_err(|m| source.key(&format!("{key}.name"), m))?;
@@ -944,6 +951,7 @@ fn plan_flow(
             cc_settings: cc_settings.clone(),
             rate: flow.rate,
             ecn: flow.ecn.unwrap_or_default(),
+            tos,
             size: flow.size.unwrap_or(1200),
             interval: flow.interval.map(|i| i.0).unwrap_or(100_000_000),
             command: flow.command.clone(),

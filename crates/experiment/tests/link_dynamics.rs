@@ -6,24 +6,12 @@ use emu_core::packet::build::ipv4_udp;
 use emu_core::time::{NS_PER_MS, NS_PER_SEC};
 use emu_core::Nanos;
 use emu_core::Packet;
-use experiment::config::{self, CongestionControls, Source};
-use std::path::Path;
+use experiment::config;
+
+mod support;
 
 fn plan_of(text: &str) -> Result<config::Plan, String> {
-    let source = Source {
-        file: "dynamics.toml",
-        text,
-    };
-    let experiment = config::parse(&source).map_err(|e| e.0)?;
-    config::plan(
-        &experiment,
-        &source,
-        "dynamics",
-        Path::new("."),
-        &CongestionControls::default(),
-        &experiment::system::run_first,
-    )
-    .map_err(|e| e.0)
+    support::plan_of("dynamics.toml", text)
 }
 
 /// A file of hosts a (left, with `a_keys`) and b (right), a bottleneck

@@ -3,9 +3,9 @@
 //! bakeoff's batch ran 30, 60 and 150 s at 20, 80 and 160 ms.
 
 use emu_core::time::NS_PER_SEC;
-use experiment::config::{self, CongestionControls, Source};
 use experiment::sweep::Grid;
-use std::path::Path;
+
+mod support;
 
 const FILE: &str = r#"[run]
 duration = ["30s", "60s", "150s"]
@@ -33,22 +33,7 @@ fn a_duration_swept_with_the_delay_gives_each_cell_its_own_length() {
     assert_eq!(grid.len(), 3, "in step, not multiplied");
     let mut seen = Vec::new();
     for index in 0..grid.len() {
-        let cell = grid.cell(index);
-        let source = Source {
-            file: "lengths.toml",
-            text: &cell.text,
-        };
-        let experiment = config::parse(&source).map_err(|e| e.0).unwrap();
-        let plan = config::plan(
-            &experiment,
-            &source,
-            "lengths",
-            Path::new("."),
-            &CongestionControls::default(),
-            &experiment::system::run_first,
-        )
-        .map_err(|e| e.0)
-        .unwrap();
+        let plan = support::plan_of("lengths.toml", &grid.cell(index).text).unwrap();
         // The flow runs to the end of its own cell's run.
         seen.push((
             plan.bottlenecks[0][0].delay / 1_000_000,
