@@ -14,6 +14,7 @@ pub mod flows;
 pub mod marks;
 pub mod merge;
 pub mod results;
+mod resume;
 pub mod runner;
 pub mod schemes;
 pub mod session;
