@@ -514,6 +514,53 @@ ecn = "ect1"
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--resume` after `emu run` was stopped mid-cell (SIGINT in cell 1 of
+/// 2): cell 0's finished run is kept, not run again, cell 1 runs, and
+/// nothing is left behind.
+#[test]
+fn resume_keeps_the_finished_cells_and_runs_the_rest() {
+    let Some(_serial) = start() else { return };
+    let (dir, file) = experiment_file(
+        "resume",
+        "resume",
+        format!(
+            "{}\n[bottleneck]\ndelay = [\"1ms\", \"2ms\"]\n[[flows]]\nkind = \"ping\"\nfrom = \"a\"\nto = \"b\"\n",
+            TWO_HOSTS
+        ),
+    );
+    let out = dir.join("out");
+    let mut child = spawn_emu_run(&file, &out);
+    let first = out.join("resume/cell-0/run-0/result.json");
+    let second = out.join("resume/cell-1/run-0");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(first.exists() && second.exists()) {
+        assert!(Instant::now() < deadline, "cell 1 did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "interrupted");
+    assert!(!second.join("result.json").exists(), "stopped mid-cell");
+    let kept = std::fs::metadata(&first).unwrap().modified().unwrap();
+    let output = emu_run(&file, &out, &["--resume"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("cell 0: 1 of 1 runs kept"),
+        "{}",
+        text(&output.stderr)
+    );
+    let after = std::fs::metadata(&first).unwrap().modified().unwrap();
+    assert_eq!(kept, after, "cell 0 was not run again");
+    assert!(second.join("result.json").exists(), "cell 1 ran");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("resume/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["cells"].as_array().unwrap().len(), 2);
+    nothing_left();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `kill -9` of `emu run` leaves no process in the hosts (the guardian
 /// kills them) and no device (they go with the namespaces).
 #[test]

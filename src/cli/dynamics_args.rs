@@ -91,6 +91,16 @@ pub struct LinkDynamicsArgs {
     /// and cellular MACs aggregate frames).
     #[arg(long, value_name = "INTERVAL")]
     pub aggregate: Option<String>,
+    /// netem's slot model: served packets leave only in transmission
+    /// slots, "MIN [MAX] [packets N] [bytes B]" or "distribution D DELAY
+    /// JITTER [packets N] [bytes B]" (e.g. "800us 10ms packets 42").
+    #[arg(long, value_name = "WORDS", conflicts_with = "aggregate")]
+    pub slot: Option<String>,
+    /// The queue changes at set times, as `tc qdisc replace` would change
+    /// it: "0s=dualpi2,20s=pie noecn,40s=dualpi2" (first at 0s; the old
+    /// queue's packets are dropped at each change).
+    #[arg(long, value_name = "TIME=QUEUE,...")]
+    pub queue_steps: Option<String>,
     /// Seed of --onoff-exp, duplication and corruption [default: from the clock, recorded in the log].
     #[arg(long)]
     pub seed: Option<u64>,
@@ -249,6 +259,8 @@ impl LinkDynamicsArgs {
             onoff: self.onoff.clone(),
             onoff_exp: self.onoff_exp.clone(),
             aggregate: self.aggregate.clone(),
+            slot: self.slot.clone(),
+            queue_steps: self.queue_steps.clone(),
         }
     }
 

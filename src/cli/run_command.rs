@@ -52,6 +52,10 @@ pub struct RunArgs {
     /// overrides; results under NAME-quick.
     #[arg(long)]
     quick: bool,
+    /// Go on after an interrupted run: keep every repetition that ended
+    /// (its result.json is there, for the same cell), run the rest.
+    #[arg(long)]
+    resume: bool,
 }
 
 pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
@@ -67,6 +71,7 @@ pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
         list_cells: cli.list_cells,
         json: cli.json,
         quick: cli.quick,
+        resume: cli.resume,
     };
     match experiment::session::execute(&options) {
         Ok(code) => Ok(code),
@@ -124,6 +129,7 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
         list_cells,
         json: cli.json,
         quick: cli.quick,
+        resume: cli.resume,
     };
     if !cli.list_cells {
         for file in &files {

@@ -349,7 +349,23 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
         Some(text) => QueueSpec::parse(text).map_err(|e| UsageError(format!("link: --queue: {e}"))),
         None => Ok(DEFAULT_LINK_QUEUE),
     };
-    let queues = [queue(&args.uplink_queue)?, queue(&args.downlink_queue)?];
+    let queues = match &dynamics.queue_steps {
+        // The steps' first queue is where both directions start.
+        Some((first, _)) => {
+            if args.queue.is_some() || args.uplink_queue.is_some() || args.downlink_queue.is_some()
+            {
+                return Err(UsageError(
+                    "link: --queue-steps gives the queue itself: leave out --queue, --uplink-queue and --downlink-queue".into(),
+                ));
+            }
+            [first.clone(), first.clone()]
+        }
+        None => [queue(&args.uplink_queue)?, queue(&args.downlink_queue)?],
+    };
+    let queue_steps = dynamics
+        .queue_steps
+        .as_ref()
+        .map_or_else(Vec::new, |(_, rest)| rest.clone());
     let (servers, words) = link_servers(&args, &dynamics, &queues)?;
     if args.once
         && args.uplink_trace.is_none()
@@ -386,9 +402,11 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
             link::Dynamics {
                 delay: link::DelayDynamics {
                     aggregate: dynamics.aggregate,
+                    slot: dynamics.slot.clone(),
                     ..Default::default()
                 },
                 outages: dynamics.outages.clone(),
+                queue_steps: queue_steps.clone(),
                 duplicate,
                 corrupt,
                 ..Default::default()
@@ -754,6 +772,61 @@ mod tests {
         ));
         assert!(s.directions[1].dynamics.outages.is_some());
         assert_eq!(s.directions[0].dynamics.delay.aggregate, Some(4_000_000));
+        let s = spec_words(&["link", "50mbit", "--slot", "800us 10ms packets 42"]).unwrap();
+        let slot = s.directions[1]
+            .dynamics
+            .delay
+            .slot
+            .as_ref()
+            .expect("a slot");
+        assert_eq!(slot.packets, Some(42));
+        assert!(
+            s.description.contains("slot 800us 10ms packets 42"),
+            "{}",
+            s.description
+        );
+        assert_eq!(s.seed, None, "slots draw from the shell's seed");
+        let e = spec_words(&["link", "50mbit", "--slot", "10ms 1ms"]).unwrap_err();
+        assert!(
+            e.contains("link: --slot: MIN 10 ms is above MAX 1 ms"),
+            "{e}"
+        );
+        assert!(spec("link 50mbit --slot 1ms --aggregate 4ms").is_err());
+        let s = spec_words(&[
+            "link",
+            "50mbit",
+            "--queue-steps",
+            "0s=dualpi2,20s=pie noecn",
+            "--dynamics-on",
+            "uplink",
+        ])
+        .unwrap();
+        let pie = aqm::QueueSpec::parse("pie noecn").unwrap();
+        assert_eq!(
+            s.directions[0].queue,
+            aqm::QueueSpec::parse("dualpi2").unwrap()
+        );
+        assert_eq!(s.directions[0].dynamics.queue_steps[0].queue, pie);
+        assert_eq!(s.directions[1].queue, s.directions[0].queue);
+        assert!(
+            s.directions[1].dynamics.queue_steps.is_empty(),
+            "uplink only"
+        );
+        let e = spec_words(&[
+            "link",
+            "50mbit",
+            "--queue",
+            "pie",
+            "--queue-steps",
+            "0s=pie",
+        ])
+        .unwrap_err();
+        assert!(e.contains("leave out --queue"), "{e}");
+        let e = spec_words(&["link", "50mbit", "--queue-steps", "5s=pie"]).unwrap_err();
+        assert!(
+            e.contains("link: --queue-steps: the first time must be 0"),
+            "{e}"
+        );
         let s = spec("link --rate-steps 0s=100mbit,10s=20mbit --once").unwrap();
         assert!(matches!(
             s.directions[0].server,

@@ -287,6 +287,10 @@ link_tables! {
     #[serde(alias = "onoff-exp")]
     onoff_exp: Spanned<String>,
     aggregate: Spanned<String>,
+    slot: Spanned<String>,
+    /// `TIME=QUEUE,...` from 0s, in place of `queue` (`emu link --queue-steps`).
+    #[serde(alias = "queue-steps")]
+    queue_steps: Spanned<String>,
     // The loss model and mangling (`emu loss`'s flags; the models' values
     // separated by spaces, as on the command line: gemodel = "1% 30%"):
     gemodel: Spanned<String>,
@@ -370,6 +374,9 @@ pub struct FlowSection {
     pub ecn: Option<EcnCodepoint>,
     /// UDP: payload bytes per datagram.
     pub size: Option<u32>,
+    /// TCP: the IP TOS byte of the sender's packets, DSCP in its upper six
+    /// bits (`0x10` is DSCP 4); the two ECN bits stay the sender's stack's.
+    pub tos: Option<u32>,
     /// Ping: time between probes.
     pub interval: Option<Duration>,
     /// Command: run with `sh -c` on the `from` host.
@@ -459,6 +466,8 @@ pub struct FlowPlan {
     pub cc_settings: Option<endpoints::Settings>,
     pub rate: Option<RateValue>,
     pub ecn: EcnCodepoint,
+    /// TCP: the TOS byte the sender sets (ECN bits 0), 0 for none.
+    pub tos: u8,
     pub size: u32,
     pub interval: Nanos,
     pub command: Option<String>,
@@ -836,7 +845,7 @@ struct FlowContext<'a> {
 /// (`kind`, `from`, `to`, `name`, `start`, `duration`, `count`).
 fn flow_keys(kind: FlowKind) -> &'static [&'static str] {
     match kind {
-        FlowKind::Tcp => &["cc", "bytes", "omit"],
+        FlowKind::Tcp => &["cc", "bytes", "omit", "tos"],
         FlowKind::Udp => &["rate", "ecn", "size", "omit"],
         FlowKind::Ping => &["interval"],
         FlowKind::Pantheon => &["wrapper", "setup_time"],
@@ -858,7 +867,7 @@ fn required_flow_key(kind: FlowKind) -> Option<(&'static str, &'static str)> {
 }
 
 /// Which of the keys only some kinds of flow take `flow` gives.
-fn given_flow_keys(flow: &FlowSection) -> [(&'static str, bool); 10] {
+fn given_flow_keys(flow: &FlowSection) -> [(&'static str, bool); 11] {
     [
         ("cc", flow.cc.is_some()),
         ("bytes", flow.bytes.is_some()),
@@ -870,6 +879,7 @@ fn given_flow_keys(flow: &FlowSection) -> [(&'static str, bool); 10] {
         ("omit", flow.omit.is_some()),
         ("wrapper", flow.wrapper.is_some()),
         ("setup_time", flow.setup_time.is_some()),
+        ("tos", flow.tos.is_some()),
     ]
 }
 
@@ -897,6 +907,7 @@ fn plan_flow(
         return Err(source.key(&format!("{key}.count"), "must be at least 1"));
     }
     let pantheon = plan_pantheon(context, flow, &key, duration)?;
+    let tos = crate::flows::tos(flow.tos).map_err(|m| source.key(&format!("{key}.tos"), m))?;
     let base_name = match &flow.name {
         Some(name) => {
             check_name(name).map_err(|m| source.key(&format!("{key}.name"), m))?;
@@ -940,6 +951,7 @@ fn plan_flow(
             cc_settings: cc_settings.clone(),
             rate: flow.rate,
             ecn: flow.ecn.unwrap_or_default(),
+            tos,
             size: flow.size.unwrap_or(1200),
             interval: flow.interval.map(|i| i.0).unwrap_or(100_000_000),
             command: flow.command.clone(),
@@ -1200,6 +1212,17 @@ fn direction(
     }
     let server = server_dynamics.server_or(server);
     delay_dynamics.aggregate = server_dynamics.aggregate;
+    delay_dynamics.slot = server_dynamics.slot;
+    let (queue, queue_steps) = match server_dynamics.queue_steps {
+        Some(_) if keys.queue.is_some() => {
+            return Err(source.key(
+                &format!("{key}.queue_steps"),
+                "queue steps give the queue itself: leave out queue",
+            ));
+        }
+        Some((first, rest)) => (first, rest),
+        None => (queue, Vec::new()),
+    };
     let loss_options = loss_options(&keys);
     if loss_options.is_markov() && keys.loss.is_some() {
         return Err(source.key(
@@ -1223,6 +1246,7 @@ fn direction(
         dynamics: link::Dynamics {
             delay: delay_dynamics,
             outages: server_dynamics.outages,
+            queue_steps,
             duplicate: mangling.duplicate,
             corrupt: mangling.corrupt,
             // The link's seed and streams are given where it is built.
@@ -1292,6 +1316,8 @@ fn link_options(keys: &DirectionSection, base: &Path) -> link::options::LinkOpti
         onoff: text(&keys.onoff),
         onoff_exp: text(&keys.onoff_exp),
         aggregate: text(&keys.aggregate),
+        slot: text(&keys.slot),
+        queue_steps: text(&keys.queue_steps),
     }
 }
 
@@ -1326,6 +1352,8 @@ fn spanned_key<'a>(keys: &'a DirectionSection, name: &str) -> Option<&'a Spanned
         "onoff" => keys.onoff.as_ref(),
         "onoff_exp" => keys.onoff_exp.as_ref(),
         "aggregate" => keys.aggregate.as_ref(),
+        "slot" => keys.slot.as_ref(),
+        "queue_steps" => keys.queue_steps.as_ref(),
         "gemodel" => keys.gemodel.as_ref(),
         "state" => keys.state.as_ref(),
         "burst" => keys.burst.as_ref(),

@@ -74,6 +74,24 @@ fn seconds(ns: u64) -> String {
     ns.div_ceil(NS_PER_SEC).max(1).to_string()
 }
 
+/// A TCP flow's `tos` key as the byte its sender sets: DSCP in the upper
+/// six bits, the two ECN bits 0, since the sender's stack sets those.
+pub fn tos(value: Option<u32>) -> Result<u8, String> {
+    let Some(value) = value else {
+        return Ok(0);
+    };
+    let byte = u8::try_from(value)
+        .map_err(|_| format!("{value} is not a TOS byte (0 to 255, e.g. 0x10 for DSCP 4)"))?;
+    if byte & 0b11 != 0 {
+        return Err(format!(
+            "{value:#04x} sets ECN bits, which a TCP sender's stack sets itself: give the DSCP times 4 ({:#04x} for DSCP {})",
+            byte & !0b11,
+            byte >> 2
+        ));
+    }
+    Ok(byte)
+}
+
 /// The receiving side of a flow, if it has one.
 pub fn receiver(plan: &Plan, flow: &FlowPlan, dir: &Path) -> Option<CommandLine> {
     if !matches!(flow.kind, FlowKind::Tcp | FlowKind::Udp) {
@@ -134,6 +152,11 @@ pub fn sender(plan: &Plan, flow: &FlowPlan, dir: &Path) -> CommandLine {
             if flow.kind == FlowKind::Tcp {
                 if let Some(cc) = &flow.cc {
                     argv.extend(["--congestion".into(), cc.clone()]);
+                }
+                if flow.tos != 0 {
+                    // Linux keeps a TCP socket's ECN bits its own (IP_TOS
+                    // sets only the DSCP of a stream socket).
+                    argv.extend(["--tos".into(), flow.tos.to_string()]);
                 }
             } else {
                 let rate = flow.rate.expect("checked: a UDP rate").0.bits_per_sec();

@@ -15,6 +15,7 @@ pub mod marks;
 pub mod merge;
 pub mod pantheon;
 pub mod results;
+mod resume;
 pub mod runner;
 pub mod schemes;
 pub mod session;

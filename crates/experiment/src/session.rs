@@ -26,6 +26,9 @@ pub struct Options {
     /// The file's quick form: `[quick]`'s overrides, one repetition,
     /// results under NAME-quick.
     pub quick: bool,
+    /// Keep the repetitions an earlier attempt finished (see
+    /// [`crate::resume`]); run the rest.
+    pub resume: bool,
 }
 
 /// A cell, read and planned.
@@ -200,7 +203,7 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
     // The guardian is forked while this process still has one thread.
     let mut guardian =
         shells::guardian::Guardian::start().map_err(|e| ExperimentError(e.to_string()))?;
-    let outcome = run_cells(&root, &selected, grid.len(), &mut guardian);
+    let outcome = run_cells(&root, &selected, grid.len(), options.resume, &mut guardian);
     guardian.release();
     let (summaries, missing, failure) = outcome?;
 
@@ -281,6 +284,7 @@ fn run_cells(
     root: &Path,
     selected: &[&Planned],
     cells: usize,
+    resume: bool,
     guardian: &mut shells::guardian::Guardian,
 ) -> Result<CellsOutcome, ExperimentError> {
     let mut control = ControlPlane::new().map_err(ExperimentError)?;
@@ -298,7 +302,9 @@ fn run_cells(
     let mut failure = None;
     for planned in selected {
         let cell_dir = root.join(format!("cell-{}", planned.cell.index));
+        let resuming = resume && crate::resume::same_cell(&cell_dir, &resolved(planned)?);
         write_cell_files(&cell_dir, planned)?;
+        let mut kept = 0;
         let mut results: Vec<RunResult> = Vec::new();
         let mut finished = true;
         for run in 0..planned.plan.run.runs {
@@ -317,6 +323,12 @@ fn run_cells(
                 later_seconds: later.max(0.0),
             };
             let dir = runner::run_dir(root, planned.cell.index, run);
+            if let Some(result) = resuming.then(|| crate::resume::kept_result(&dir)).flatten() {
+                results.push(result);
+                done_runs += 1;
+                kept += 1;
+                continue;
+            }
             // A directory left by an earlier, interrupted attempt goes.
             let _ = std::fs::remove_dir_all(&dir);
             match runner::run_once(&planned.plan, &dir, &info, guardian, &mut control) {
@@ -334,6 +346,12 @@ fn run_cells(
                     finished = false;
                 }
             }
+        }
+        if kept > 0 {
+            eprintln!(
+                "emu run: cell {}: {kept} of {} runs kept from an earlier attempt (--resume)",
+                planned.cell.index, planned.plan.run.runs
+            );
         }
         if finished {
             let summary =
@@ -456,11 +474,17 @@ fn write_meta(
 
 /// The cell's experiment with every default filled in, as TOML and as
 /// the plan the runs follow.
+/// The cell's experiment with every default filled in, as its
+/// `experiment.toml` holds it.
+fn resolved(planned: &Planned) -> Result<String, ExperimentError> {
+    toml::to_string(&planned.experiment)
+        .map_err(|e| ExperimentError(format!("writing the resolved experiment: {e}")))
+}
+
 fn write_cell_files(dir: &Path, planned: &Planned) -> Result<(), ExperimentError> {
     std::fs::create_dir_all(dir)
         .map_err(|e| ExperimentError(format!("creating {}: {e}", dir.display())))?;
-    let toml = toml::to_string(&planned.experiment)
-        .map_err(|e| ExperimentError(format!("writing the resolved experiment: {e}")))?;
+    let toml = resolved(planned)?;
     let path = dir.join("experiment.toml");
     let header = format!(
         "# cell {}: {}\n# emu {}, kernel {}\n",

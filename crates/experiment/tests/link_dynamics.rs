@@ -6,24 +6,22 @@ use emu_core::packet::build::ipv4_udp;
 use emu_core::time::{NS_PER_MS, NS_PER_SEC};
 use emu_core::Nanos;
 use emu_core::Packet;
-use experiment::config::{self, CongestionControls, Source};
-use std::path::Path;
+use experiment::config;
+
+mod support;
 
 fn plan_of(text: &str) -> Result<config::Plan, String> {
-    let source = Source {
-        file: "dynamics.toml",
-        text,
-    };
-    let experiment = config::parse(&source).map_err(|e| e.0)?;
-    config::plan(
-        &experiment,
-        &source,
-        "dynamics",
-        Path::new("."),
-        &CongestionControls::default(),
-        &experiment::system::run_first,
+    support::plan_of("dynamics.toml", text)
+}
+
+/// A file of hosts a (left, with `a_keys`) and b (right), a bottleneck
+/// with `bottleneck_keys`, and a ping from a to b. The bottleneck's first
+/// key is on line 7.
+fn a_to_b(a_keys: &str, bottleneck_keys: &str) -> String {
+    format!(
+        "[hosts.a]\nside = \"left\"\n{a_keys}\n[hosts.b]\nside = \"right\"\n[bottleneck]\n\
+         {bottleneck_keys}\n[[flows]]\nkind = \"ping\"\nfrom = \"a\"\nto = \"b\"\n"
     )
-    .map_err(|e| e.0)
 }
 
 const A: [u8; 4] = [10, 0, 0, 1];
@@ -122,4 +120,87 @@ fn a_bad_dynamic_is_reported_at_its_key_and_line() {
         link::Pattern::GilbertElliott { p, r, .. } if p == 0.01 && r == 0.3
     ));
     assert_eq!(plan.hosts[0].down.dynamics.duplicate, 0.02);
+}
+
+/// A bottleneck with netem's slots (`slot = "..."`, the `link` shell's
+/// `--slot`): a packet that has served its 200 µs waits for a slot drawn
+/// when it came in, here always 2 ms later.
+#[test]
+fn a_bottlenecks_slots_hold_packets_until_a_slot_opens() {
+    let plan = plan_of(&a_to_b("", "delay = \"200us\"\nslot = \"2ms packets 2\"")).unwrap();
+    let mut fabric = experiment::runner::virtual_fabric(&plan, 1, 0).unwrap();
+    assert_eq!(arrival(&mut fabric, 1500, 0), 2 * NS_PER_MS);
+    assert_eq!(arrival(&mut fabric, 1500, 10 * NS_PER_MS), 12 * NS_PER_MS);
+    let error = plan_of(&a_to_b("", "slot = \"10ms 1ms\"")).unwrap_err();
+    assert!(
+        error.contains("line 7") && error.contains("slot") && error.contains("above MAX"),
+        "{error}"
+    );
+}
+
+/// A bottleneck's queue steps (`queue_steps`, the `link` shell's
+/// `--queue-steps`): at 20 ms the droptail queue is replaced and what it
+/// holds is dropped, as `tc qdisc replace` drops it.
+#[test]
+fn a_bottlenecks_queue_steps_replace_its_queue_and_drop_what_it_held() {
+    let steps = "rate = \"10mbit\"\nqueue_steps = \"0s=droptail packets 1000,20ms=pie noecn\"";
+    let plan = plan_of(&a_to_b("", steps)).unwrap();
+    let bottleneck = &plan.bottlenecks[0][0];
+    assert_eq!(
+        bottleneck.queue,
+        aqm::QueueSpec::parse("droptail packets 1000").unwrap()
+    );
+    assert_eq!(bottleneck.dynamics.queue_steps.len(), 1);
+    let mut fabric = experiment::runner::virtual_fabric(&plan, 1, 0).unwrap();
+    let mut out = Vec::new();
+    for i in 0..100 {
+        let packet = Packet::new(ipv4_udp(A, B, 1000 + i, 9, 0, 1000), 0);
+        assert!(fabric.send(0, packet, &mut out));
+    }
+    fabric.run_until(NS_PER_SEC, &mut out);
+    // 0.8 ms a packet: 25 served by 20 ms and the 26th on the wire.
+    assert_eq!(out.len(), 26);
+    let error = plan_of(&a_to_b(
+        "",
+        "queue = \"pie\"\nqueue_steps = \"0s=pie,1s=pfifo\"",
+    ))
+    .unwrap_err();
+    assert!(error.contains("leave out queue"), "{error}");
+}
+
+/// netem's `delay 2ms 1ms 10%` on both directions of a side link, as the
+/// keys spell it: uniform jitter of ±1 ms around 2 ms, and packets
+/// overtake each other in both directions (netem's tfifo sorts by due
+/// time), never leaving the 1-3 ms band.
+#[test]
+fn netems_jitter_reorders_on_both_directions_of_a_link() {
+    let netem = "delay = \"2ms\"\njitter = \"1ms\"\ncorrelation = \"10%\"\n\
+                 distribution = \"uniform\"\nreorder = true";
+    let plan = plan_of(&a_to_b(netem, "")).unwrap();
+    let mut fabric = experiment::runner::virtual_fabric(&plan, 1, 0).unwrap();
+    for (from, to, host) in [(A, B, 0), (B, A, 1)] {
+        let start = host as Nanos * NS_PER_SEC;
+        let mut out = Vec::new();
+        for i in 0..2000u16 {
+            let mut data = ipv4_udp(from, to, 1000, 9, 0, 100);
+            data[4..6].copy_from_slice(&i.to_be_bytes());
+            let sent = start + i as Nanos * 100_000;
+            assert!(fabric.send(host, Packet::new(data, sent), &mut out));
+        }
+        fabric.run_until(start + NS_PER_SEC / 2, &mut out);
+        assert_eq!(out.len(), 2000);
+        let ids: Vec<u16> = out
+            .iter()
+            .map(|d| u16::from_be_bytes([d.packet.data[4], d.packet.data[5]]))
+            .collect();
+        let overtaken = ids.windows(2).filter(|w| w[1] < w[0]).count();
+        assert!(overtaken > 200, "host {host}: {overtaken} inversions");
+        for (d, id) in out.iter().zip(&ids) {
+            let delay = d.due - (start + *id as Nanos * 100_000);
+            assert!(
+                (NS_PER_MS..=3 * NS_PER_MS).contains(&delay),
+                "host {host}: packet {id} took {delay} ns"
+            );
+        }
+    }
 }

@@ -134,6 +134,14 @@ pub fn parse_table(text: &str) -> Result<Vec<i16>, String> {
     Ok(table)
 }
 
+/// Box–Muller: one standard normal from two uniforms.
+pub(crate) fn standard_normal(rng: &mut rand_chacha::ChaCha8Rng) -> f64 {
+    use rand::Rng;
+    let u1: f64 = 1.0 - rng.gen::<f64>(); // (0, 1]
+    let u2: f64 = rng.gen::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
 /// Φ, the standard normal CDF, via erfc (Numerical Recipes' Chebyshev fit,
 /// relative error below 1.2e-7 everywhere).
 pub fn normal_cdf(z: f64) -> f64 {

@@ -11,9 +11,9 @@
 //! marginal distribution is exactly the one asked for and the lag-1
 //! correlation is ρ (exactly for `normal`, within 0.01 for the others).
 
-use crate::distribution::{normal_cdf, Distribution};
+use crate::distribution::{normal_cdf, standard_normal, Distribution};
 use emu_core::Nanos;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 /// What the user asked for.
@@ -67,13 +67,6 @@ impl Jitter {
         let value = self.spec.distribution.standard_value(u, self.z);
         (value * self.spec.sigma as f64).round() as i64
     }
-}
-
-/// Box–Muller: one standard normal from two uniforms.
-fn standard_normal(rng: &mut ChaCha8Rng) -> f64 {
-    let u1: f64 = 1.0 - rng.gen::<f64>(); // (0, 1]
-    let u2: f64 = rng.gen::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The path model of one direction of a shell: loss → queue → serialization
 //! at a rate, along a trace or along a rate schedule → propagation delay,
 //! with the dynamics of real paths (jitter, delay schedules, bursty loss,
-//! duplication, corruption, outages, aggregation). It is pure: every call
+//! duplication, corruption, outages, aggregation, netem's slots). It is pure: every call
 //! carries the time, so the same model runs in a live shell, in virtual time
 //! in tests and benchmarks, and reproducibly under a seed.
 
@@ -15,7 +15,9 @@ mod model;
 pub mod options;
 pub mod outage;
 pub mod propagation;
+pub mod queue_steps;
 pub mod schedule;
+pub mod slot;
 
 pub use distribution::{Distribution, DistributionError};
 pub use jitter::JitterSpec;
@@ -23,4 +25,6 @@ pub use loss::{Loss, Pattern};
 pub use model::{Counters, Dynamics, Link, LinkConfig, Server};
 pub use outage::Outages;
 pub use propagation::DelayDynamics;
+pub use queue_steps::QueueStep;
 pub use schedule::Schedule;
+pub use slot::{SlotOpening, SlotSpec};

@@ -21,12 +21,15 @@ use crate::loss::Loss;
 use crate::mangle::Mangle;
 use crate::outage::{OutageCursor, Outages};
 use crate::propagation::{DelayDynamics, Propagation};
+use crate::queue_steps::{drain, QueueStep};
 use crate::schedule::Schedule;
-use aqm::{Outcome, Queue};
+use crate::slot::SlotGate;
+use aqm::{Outcome, Queue, QueueSpec};
 use emu_core::capture::Fate;
 use emu_core::flow::FlowNamer;
 use emu_core::log::{Change, Direction, DropCounts, DropReason, Event, LogSink, Mark, Record};
 use emu_core::rate::Serializer;
+use emu_core::size::LinkLayer;
 use emu_core::trace::{Opportunities, Trace};
 use emu_core::{Nanos, Packet, Rate};
 use std::collections::HashMap;
@@ -53,6 +56,9 @@ pub struct Dynamics {
     pub delay: DelayDynamics,
     /// Times the server sends nothing.
     pub outages: Option<Outages>,
+    /// The queue's replacements after the one the link starts with, in
+    /// order of time from the start (see [`crate::queue_steps`]).
+    pub queue_steps: Vec<QueueStep>,
     /// Probability that a packet is sent twice.
     pub duplicate: f64,
     /// Probability that one bit of a packet is flipped.
@@ -67,6 +73,7 @@ impl Dynamics {
     pub fn is_none(&self) -> bool {
         self.delay.is_none()
             && self.outages.is_none()
+            && self.queue_steps.is_empty()
             && self.duplicate <= 0.0
             && self.corrupt <= 0.0
     }
@@ -257,6 +264,10 @@ pub struct Link {
     /// queue and the server count frames (see [`emu_core::size`]).
     link_header: u16,
     queue: Box<dyn Queue>,
+    /// Queues still to replace `queue`, at absolute times, with the
+    /// number of each step.
+    queue_steps: VecDeque<(Nanos, usize, QueueSpec)>,
+    link_layer: LinkLayer,
     loss: Option<Loss>,
     server: ServerState,
     in_flight: VecDeque<InFlight>,
@@ -264,6 +275,8 @@ pub struct Link {
     propagation: Option<Box<Propagation>>,
     /// Packets may leave out of order (jitter with reordering).
     reorder: bool,
+    /// netem's transmission slots after the delay; None without them.
+    slots: Option<Box<SlotGate<InFlight>>>,
     outage: Option<Box<OutageCursor>>,
     mangle: Option<Box<Mangle>>,
     /// Parameter changes still to be logged; None without a log.
@@ -312,6 +325,11 @@ impl Link {
                 stream,
             ))
         });
+        let slots = dynamics
+            .delay
+            .slot
+            .clone()
+            .map(|spec| Box::new(SlotGate::new(spec, start, seed, stream)));
         let mangle = (dynamics.duplicate > 0.0 || dynamics.corrupt > 0.0).then(|| {
             Box::new(Mangle::new(
                 dynamics.duplicate,
@@ -331,6 +349,7 @@ impl Link {
             delay: config.delay,
             reorder: propagation.as_ref().is_some_and(|p| p.reorders()),
             propagation,
+            slots,
             outage,
             mangle,
             changes: (log.is_enabled() && !changes.is_empty()).then(|| Box::new(changes)),
@@ -339,6 +358,13 @@ impl Link {
             overhead: config.overhead as u64,
             link_header: 0,
             queue: config.queue,
+            queue_steps: dynamics
+                .queue_steps
+                .iter()
+                .enumerate()
+                .map(|(i, step)| (start + step.at, i + 1, step.queue.clone()))
+                .collect(),
+            link_layer: LinkLayer::None,
             loss: config.loss.map(|mut loss| {
                 loss.start(start);
                 loss
@@ -358,8 +384,9 @@ impl Link {
     /// every packet counts 14 bytes more than its IP length, as a Linux
     /// qdisc and shaper on an Ethernet device count it. Build the queue
     /// with [`aqm::QueueSpec::on_link_layer`] for the same layer.
-    pub fn with_link_layer(mut self, link_layer: emu_core::size::LinkLayer) -> Link {
+    pub fn with_link_layer(mut self, link_layer: LinkLayer) -> Link {
         self.link_header = link_layer.header_bytes();
+        self.link_layer = link_layer;
         self
     }
 
@@ -376,7 +403,8 @@ impl Link {
             } => 1,
             _ => 0,
         };
-        (self.queue.packets() + self.in_flight.len() + transit) as u64
+        let gated = self.slots.as_ref().map_or(0, |g| g.len());
+        (self.queue.packets() + self.in_flight.len() + transit + gated) as u64
     }
 
     /// Whether every packet is accounted for: `arrived + duplicated ==
@@ -470,8 +498,38 @@ impl Link {
     }
 
     /// Runs the server up to `now`: every packet whose service starts (or
-    /// trace opportunity falls) at or before `now` leaves the queue.
+    /// trace opportunity falls) at or before `now` leaves the queue. A
+    /// queue step on the way is taken at its instant.
     pub fn advance(&mut self, now: Nanos) {
+        while let Some(at) = self
+            .queue_steps
+            .front()
+            .map(|s| s.0)
+            .filter(|at| *at <= now)
+        {
+            self.run_to(at);
+            self.replace_queue(at);
+        }
+        self.run_to(now);
+    }
+
+    /// The next queue step's instant: the old queue's packets are dropped
+    /// by `tc qdisc replace`'s rule, and the new queue takes over.
+    fn replace_queue(&mut self, at: Nanos) {
+        let Some((_, number, spec)) = self.queue_steps.pop_front() else {
+            return;
+        };
+        let at = at.max(self.clock);
+        let new = spec.on_link_layer(self.link_layer).build();
+        let mut old = std::mem::replace(&mut self.queue, new);
+        self.record_change(at, Change::Queue, number as u64);
+        for packet in drain(old.as_mut(), at) {
+            let sojourn = at.saturating_sub(packet.enqueued);
+            self.drop_packet(packet, DropReason::Replaced, at, sojourn);
+        }
+    }
+
+    fn run_to(&mut self, now: Nanos) {
         let now = now.max(self.clock);
         let previous = self.clock;
         self.clock = now;
@@ -482,6 +540,7 @@ impl Link {
             outage: self.outage.as_deref_mut(),
             delay: self.delay,
             propagation: &mut self.propagation,
+            slots: self.slots.as_deref_mut(),
             in_flight: &mut self.in_flight,
             reorder: self.reorder,
             overhead: self.overhead,
@@ -497,6 +556,14 @@ impl Link {
                 opportunities,
                 transit,
             } => serve_trace(&mut line, opportunities, transit, now),
+        }
+        if let Some(gate) = self.slots.as_deref_mut() {
+            // Released in order of time: the delay line's back is never later.
+            let in_flight = &mut self.in_flight;
+            gate.run_until(now, |at, mut flight| {
+                flight.due = at;
+                in_flight.push_back(flight);
+            });
         }
         self.settle_outcome();
     }
@@ -539,10 +606,13 @@ impl Link {
                 }
             }
         };
-        match (departure, service) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let gate = self.slots.as_ref().and_then(|g| g.next_event());
+        // A step matters only to a queue that holds packets; an empty one
+        // is replaced when the model next runs.
+        let step = (!self.queue.is_empty())
+            .then(|| self.queue_steps.front().map(|s| s.0))
+            .flatten();
+        [departure, service, gate, step].into_iter().flatten().min()
     }
 
     /// The next packet due to leave at or before `now`, in order, with the
@@ -703,6 +773,7 @@ struct Line<'a> {
     outage: Option<&'a mut OutageCursor>,
     delay: Nanos,
     propagation: &'a mut Option<Box<Propagation>>,
+    slots: Option<&'a mut SlotGate<InFlight>>,
     in_flight: &'a mut VecDeque<InFlight>,
     reorder: bool,
     overhead: u64,
@@ -713,15 +784,16 @@ impl Line<'_> {
     /// into the delay line.
     fn depart(&mut self, packet: Packet, leave: Nanos, sojourn: Nanos) {
         let due = due_after(self.delay, self.propagation, leave);
-        push_flight(
-            self.in_flight,
-            self.reorder,
-            InFlight {
-                packet,
-                due,
-                sojourn,
-            },
-        );
+        let bytes = packet.frame_len() as u64;
+        let flight = InFlight {
+            packet,
+            due,
+            sojourn,
+        };
+        match self.slots.as_deref_mut() {
+            Some(gate) => gate.enter(leave, due, bytes, flight),
+            None => push_flight(self.in_flight, self.reorder, flight),
+        }
     }
 }
 

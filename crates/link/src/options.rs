@@ -9,7 +9,10 @@
 //! the seed of the link they end up on (`Dynamics::seed`), resolved once
 //! where the link is built.
 
-use crate::{DelayDynamics, Distribution, JitterSpec, Outages, Pattern, Schedule, Server};
+use crate::{
+    DelayDynamics, Distribution, JitterSpec, Outages, Pattern, QueueStep, Schedule, Server,
+    SlotSpec,
+};
 use emu_core::time::{format_duration, parse_duration, Nanos};
 use emu_core::Rate;
 use std::fmt;
@@ -60,6 +63,10 @@ pub struct LinkOptions {
     pub onoff: Option<String>,
     pub onoff_exp: Option<String>,
     pub aggregate: Option<String>,
+    /// netem's slot words, e.g. `800us 10ms packets 42`.
+    pub slot: Option<String>,
+    /// `TIME=QUEUE,...` from 0s: the queue, replaced at each time.
+    pub queue_steps: Option<String>,
 }
 
 /// The loss model and mangling (the `loss` shell's options beyond PROB).
@@ -340,6 +347,7 @@ impl DelayOptions {
                 jitter,
                 reorder: self.reorder,
                 aggregate: None,
+                slot: None,
             },
             words,
         ))
@@ -353,6 +361,9 @@ pub struct LinkDynamics {
     pub server: Option<Server>,
     pub outages: Option<Outages>,
     pub aggregate: Option<Nanos>,
+    pub slot: Option<SlotSpec>,
+    /// The queue to start with and its replacements (`--queue-steps`).
+    pub queue_steps: Option<(aqm::QueueSpec, Vec<QueueStep>)>,
     pub words: Vec<String>,
 }
 
@@ -377,7 +388,7 @@ impl LinkDynamics {
 impl LinkOptions {
     /// Whether the dynamics draw random numbers (and so need a seed).
     pub fn is_random(&self) -> bool {
-        self.onoff_exp.is_some()
+        self.onoff_exp.is_some() || self.slot.is_some()
     }
 
     /// `once`: play a rate schedule once and hold its last rate.
@@ -396,6 +407,13 @@ impl LinkOptions {
                 ("onoff-exp", self.onoff_exp.is_some()),
             ],
             "pattern of outages",
+        )?;
+        at_most_one(
+            &[
+                ("aggregate", self.aggregate.is_some()),
+                ("slot", self.slot.is_some()),
+            ],
+            "way of releasing in bursts",
         )?;
         let mut words = Vec::new();
         let server = if let Some(text) = &self.rate_steps {
@@ -445,10 +463,28 @@ impl LinkOptions {
             }
             None => None,
         };
+        let slot = match &self.slot {
+            Some(text) => {
+                let spec = SlotSpec::parse(text).map_err(|e| err("slot", e))?;
+                words.push(spec.describe());
+                Some(spec)
+            }
+            None => None,
+        };
+        let queue_steps = match &self.queue_steps {
+            Some(text) => {
+                let steps = crate::queue_steps::parse(text).map_err(|e| err("queue-steps", e))?;
+                words.push(format!("queue-steps {text}"));
+                crate::queue_steps::split(steps)
+            }
+            None => None,
+        };
         Ok(LinkDynamics {
             server,
             outages,
             aggregate,
+            slot,
+            queue_steps,
             words,
         })
     }

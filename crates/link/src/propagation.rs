@@ -11,6 +11,7 @@
 
 use crate::jitter::{Jitter, JitterSpec};
 use crate::schedule::{Cursor, Schedule};
+use crate::slot::SlotSpec;
 use emu_core::Nanos;
 
 /// What the user asked for, beyond a constant delay.
@@ -23,11 +24,17 @@ pub struct DelayDynamics {
     pub reorder: bool,
     /// Release served packets only at multiples of this interval.
     pub aggregate: Option<Nanos>,
+    /// Let packets that have served their delay leave only in netem's
+    /// transmission slots (see [`crate::slot`]).
+    pub slot: Option<SlotSpec>,
 }
 
 impl DelayDynamics {
     pub fn is_none(&self) -> bool {
-        self.schedule.is_none() && self.jitter.is_none() && self.aggregate.is_none()
+        self.schedule.is_none()
+            && self.jitter.is_none()
+            && self.aggregate.is_none()
+            && self.slot.is_none()
     }
 }
 

@@ -218,12 +218,12 @@ impl Cursor {
 
 /// Reads a step list such as `0s=40ms,10s=190ms,20s=40ms`: times (first 0,
 /// then strictly increasing), each `=` a value read by `value`.
-pub fn parse_steps(
+pub fn parse_steps<T>(
     text: &str,
     parse_time: impl Fn(&str) -> Result<Nanos, String>,
-    value: impl Fn(&str) -> Result<u64, String>,
-) -> Result<Vec<(Nanos, u64)>, String> {
-    let mut points: Vec<(Nanos, u64)> = Vec::new();
+    value: impl Fn(&str) -> Result<T, String>,
+) -> Result<Vec<(Nanos, T)>, String> {
+    let mut points: Vec<(Nanos, T)> = Vec::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (time, val) = item
             .split_once('=')
@@ -241,7 +241,7 @@ pub fn parse_steps(
 
 /// The rules every schedule's times follow: the first at 0, then strictly
 /// increasing.
-pub fn check_next_time(points: &[(Nanos, u64)], time: Nanos) -> Result<(), String> {
+pub fn check_next_time<T>(points: &[(Nanos, T)], time: Nanos) -> Result<(), String> {
     match points.last() {
         None if time != 0 => Err(format!(
             "the first time must be 0 (the start of the shell), not {}",

@@ -195,6 +195,55 @@ fn jitter_keeps_fifo_order_unless_reordering_is_asked() {
     }
 }
 
+#[test]
+fn netems_slots_release_bursts_of_at_most_the_packet_budget() {
+    // The bakeoff's Wi-Fi path: `delay 200us slot 800us 10ms packets 42`,
+    // here behind 50 Mbit/s, offered 40 Mbit/s of 1000-byte packets.
+    let dynamics = Dynamics {
+        delay: DelayDynamics {
+            slot: Some(link::SlotSpec::parse("800us 10ms packets 42").unwrap()),
+            ..Default::default()
+        },
+        seed: 3,
+        ..Default::default()
+    };
+    let mut link = make(
+        Server::Rate(Rate::parse("50mbit").unwrap()),
+        200 * US,
+        "infinite",
+        None,
+        dynamics,
+        LogSink::disabled(),
+    );
+    let arrivals = (0..2000)
+        .map(|i| packet(1000, i * 200 * US, i as u16))
+        .collect();
+    let out = run(&mut link, arrivals);
+    assert_eq!(out.len(), 2000, "a slot drops nothing");
+    assert!(out.windows(2).all(|w| w[0].1 < w[1].1), "in order");
+    for &(due, i) in &out {
+        // 160 µs of serialization and the 200 µs delay at least.
+        assert!(due >= i as Nanos * 200 * US + 360 * US, "{i} left at {due}");
+    }
+    let mut bursts: Vec<(Nanos, usize)> = Vec::new();
+    for &(due, _) in &out {
+        match bursts.last_mut() {
+            Some((t, n)) if *t == due => *n += 1,
+            _ => bursts.push((due, 1)),
+        }
+    }
+    assert!(bursts.iter().all(|b| b.1 <= 42), "at most 42 a slot");
+    assert!(
+        bursts.windows(2).all(|w| w[1].0 - w[0].0 >= 800 * US),
+        "slots open at least 800 µs apart"
+    );
+    let mean = 2000.0 / bursts.len() as f64;
+    // A slot opens 0.8-10 ms (5.4 ms on average) after the last: about 27
+    // packets arrive between two, and any packet due after one opens waits
+    // for the next.
+    assert!(mean > 10.0, "{mean} packets a slot");
+}
+
 /// Bytes delivered in [from, to) from a list of departures of equal packets.
 fn delivered_in(out: &[(Nanos, u16)], from: Nanos, to: Nanos, size: u64) -> u64 {
     out.iter().filter(|(t, _)| *t >= from && *t < to).count() as u64 * size
@@ -412,4 +461,59 @@ fn trace_opportunities_during_an_outage_are_lost() {
         "the opportunities at 10 to 14 ms are lost"
     );
     assert_eq!(times[10], 16 * MS);
+}
+
+/// `tc qdisc replace`'s rule: at a queue step the old queue's packets are
+/// dropped (reason `replaced`, logged at the step's instant), the packet
+/// on the wire is kept, and later packets meet the new queue.
+#[test]
+fn a_queue_step_drops_what_the_old_queue_holds_and_the_new_one_takes_over() {
+    let (sink, mut records) = LogSink::in_memory(1 << 16);
+    let dynamics = Dynamics {
+        queue_steps: vec![link::QueueStep {
+            at: 20 * MS,
+            queue: aqm::QueueSpec::parse("pie noecn").unwrap(),
+        }],
+        ..Default::default()
+    };
+    // 10 Mbit/s: a 1000-byte packet takes 0.8 ms; 100 of them at 0.
+    let mut link = make(
+        Server::Rate(Rate::parse("10mbit").unwrap()),
+        0,
+        "droptail packets 1000",
+        None,
+        dynamics,
+        sink,
+    );
+    let mut arrivals: Vec<Packet> = (0..100).map(|i| packet(1000, 0, i)).collect();
+    arrivals.push(packet(1000, 30 * MS, 100));
+    let out = run(&mut link, arrivals);
+    // Served by 20 ms: 25 packets, and the 26th on the wire until 20.8 ms.
+    let before: Vec<u16> = out.iter().map(|o| o.1).filter(|i| *i < 100).collect();
+    assert_eq!(before, (0..26).collect::<Vec<u16>>());
+    assert_eq!(
+        out.last(),
+        Some(&(30 * MS + 800 * US, 100)),
+        "the new queue serves"
+    );
+    let c = link.counters();
+    assert_eq!(c.dropped_by(emu_core::log::DropReason::Replaced), 74);
+    assert!(
+        link.queue_description().contains("pie"),
+        "{}",
+        link.queue_description()
+    );
+    let mut replaced = 0;
+    let mut steps = Vec::new();
+    while let Ok(r) = records.pop() {
+        if r.drop_reason() == Some(emu_core::log::DropReason::Replaced) {
+            assert_eq!(r.time, 20 * MS);
+            replaced += 1;
+        }
+        if r.change_kind() == Some(Change::Queue) {
+            steps.push((r.time, r.value()));
+        }
+    }
+    assert_eq!(replaced, 74, "each dropped packet is logged");
+    assert_eq!(steps, [(20 * MS, 1)]);
 }

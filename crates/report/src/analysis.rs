@@ -346,7 +346,7 @@ impl DirectionAnalysis {
             Change::OutageStart => acc.outages.push((time, true)),
             Change::OutageEnd => acc.outages.push((time, false)),
             Change::Delay => acc.delay_changes.push((time, value)),
-            Change::LossState => {}
+            Change::LossState | Change::Queue => {}
         }
     }
 

@@ -112,10 +112,13 @@ pub enum DropReason {
     /// A pure TCP ACK made redundant by a later one in the same queue
     /// (cake's ack-filter).
     AckFilter = 7,
+    /// Held by a queue whose discipline was replaced (`tc qdisc replace`
+    /// purges the old qdisc; see `link::queue_steps`).
+    Replaced = 8,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 7] = [
+    pub const ALL: [DropReason; 8] = [
         DropReason::Tail,
         DropReason::Head,
         DropReason::Aqm,
@@ -123,6 +126,7 @@ impl DropReason {
         DropReason::Oversize,
         DropReason::Overload,
         DropReason::AckFilter,
+        DropReason::Replaced,
     ];
 
     pub fn name(self) -> &'static str {
@@ -134,6 +138,7 @@ impl DropReason {
             DropReason::Oversize => "oversize",
             DropReason::Overload => "overload",
             DropReason::AckFilter => "ack_filter",
+            DropReason::Replaced => "replaced",
         }
     }
 
@@ -211,15 +216,19 @@ pub enum Change {
     /// The loss model's Markov state: Gilbert-Elliott 1 good, 2 bad; the
     /// four-state model 1 to 4 as netem numbers them.
     LossState = 5,
+    /// The queue's discipline was replaced; the value is the step's
+    /// number in the link's queue steps (0 is the first queue).
+    Queue = 6,
 }
 
 impl Change {
-    pub const ALL: [Change; 5] = [
+    pub const ALL: [Change; 6] = [
         Change::Delay,
         Change::Rate,
         Change::OutageStart,
         Change::OutageEnd,
         Change::LossState,
+        Change::Queue,
     ];
 
     pub fn name(self) -> &'static str {
@@ -229,6 +238,7 @@ impl Change {
             Change::OutageStart => "outage_start",
             Change::OutageEnd => "outage_end",
             Change::LossState => "loss_state",
+            Change::Queue => "queue",
         }
     }
 
