@@ -151,7 +151,7 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
     let results: Vec<bool> = cli
         .runs
         .iter()
-        .map(|p| experiment::merge::is_result_dir(p))
+        .map(|p| experiment::results::merge::is_result_dir(p))
         .collect();
     if results.iter().any(|r| *r) {
         if let Some(k) = results.iter().position(|r| !r) {
@@ -238,7 +238,7 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
     let mut text = String::new();
     let mut shortfalls = Vec::new();
     for e in &found {
-        let merged = match experiment::merge::merge(&e.dirs) {
+        let merged = match experiment::results::merge::merge(&e.dirs) {
             Ok(merged) => merged,
             Err(e) => {
                 eprintln!("emu report: {e}");

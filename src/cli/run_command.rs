@@ -58,7 +58,7 @@ pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
     if cli.file.is_dir() {
         return study(cli);
     }
-    let options = experiment::session::Options {
+    let options = experiment::run::session::Options {
         file: cli.file,
         sets: cli.sets,
         runs: cli.runs,
@@ -68,7 +68,7 @@ pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
         json: cli.json,
         quick: cli.quick,
     };
-    match experiment::session::execute(&options) {
+    match experiment::run::session::execute(&options) {
         Ok(code) => Ok(code),
         Err(error) => {
             eprintln!("emu run: {error}");
@@ -115,7 +115,7 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs"))
         .join(name);
-    let options = |file: &PathBuf, list_cells: bool| experiment::session::Options {
+    let options = |file: &PathBuf, list_cells: bool| experiment::run::session::Options {
         file: file.clone(),
         sets: cli.sets.clone(),
         runs: cli.runs,
@@ -127,7 +127,7 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
     };
     if !cli.list_cells {
         for file in &files {
-            if let Err(error) = experiment::session::check(&options(file, false)) {
+            if let Err(error) = experiment::run::session::check(&options(file, false)) {
                 eprintln!("emu run: {error}");
                 return Ok(1);
             }
@@ -140,7 +140,7 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
         } else {
             eprintln!("emu run: {}", file.display());
         }
-        match experiment::session::execute(&options(file, cli.list_cells)) {
+        match experiment::run::session::execute(&options(file, cli.list_cells)) {
             Ok(0) => {}
             Ok(130) => return Ok(130),
             Ok(_) => failed.push(file.display().to_string()),

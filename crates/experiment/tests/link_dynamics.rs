@@ -6,22 +6,22 @@ use emu_core::packet::build::ipv4_udp;
 use emu_core::time::{NS_PER_MS, NS_PER_SEC};
 use emu_core::Nanos;
 use emu_core::Packet;
-use experiment::config::{self, CongestionControls, Source};
+use experiment::file::{self, CongestionControls, Source};
 use std::path::Path;
 
-fn plan_of(text: &str) -> Result<config::Plan, String> {
+fn plan_of(text: &str) -> Result<file::Plan, String> {
     let source = Source {
         file: "dynamics.toml",
         text,
     };
-    let experiment = config::parse(&source).map_err(|e| e.0)?;
-    config::plan(
+    let experiment = file::parse(&source).map_err(|e| e.0)?;
+    file::plan(
         &experiment,
         &source,
         "dynamics",
         Path::new("."),
         &CongestionControls::default(),
-        &experiment::system::run_first,
+        &experiment::run::system::run_first,
     )
     .map_err(|e| e.0)
 }
@@ -69,7 +69,7 @@ to = "b"
 "#,
     )
     .unwrap();
-    let mut fabric = experiment::runner::virtual_fabric(&plan, 1, 0).unwrap();
+    let mut fabric = experiment::run::runner::virtual_fabric(&plan, 1, 0).unwrap();
     // 1500 bytes: 1 ms at 12 Mbit/s, 10 ms at 1.2 Mbit/s.
     assert_eq!(arrival(&mut fabric, 1500, 0), 11 * NS_PER_MS);
     assert_eq!(arrival(&mut fabric, 1500, 500 * NS_PER_MS), 511 * NS_PER_MS);

@@ -118,7 +118,7 @@ pub struct HostSetup {
     /// the shells' devices do unless `--no-offload`. A host's super-packet
     /// then reaches its side link as a burst of segments stamped at one
     /// instant; experiments leave it off unless asked (see
-    /// `experiment::config::RunSection::offload`). Deliveries into the
+    /// `experiment::file::RunSection::offload`). Deliveries into the
     /// host are merged either way (see `wire::write_due`).
     pub offload: bool,
     /// `net.*` sysctls set in the host's namespace, e.g.

@@ -23,7 +23,7 @@
 //! cc = "cubic"
 //! ```
 
-use crate::units::{Bytes, Duration, RateValue};
+use crate::file::units::{Bytes, Duration, RateValue};
 use emu_core::time::{format_duration, NS_PER_SEC};
 use emu_core::trace::Trace;
 use emu_core::Nanos;
@@ -380,7 +380,7 @@ pub struct FlowSection {
     /// A scheme in place of `kind` with `wrapper` or `cc`: a Pantheon
     /// wrapper (a path with a `/` or ending in `.py`, relative to the
     /// file) or a kernel congestion control by name. A list of them is a
-    /// scheme comparison (see `crate::schemes`).
+    /// scheme comparison (see `crate::results::schemes`).
     pub scheme: Option<Spanned<String>>,
     /// Pantheon: how long the side that runs first gets before the other
     /// starts (Pantheon's run_first_setup_time); 3s if absent.
@@ -1362,7 +1362,7 @@ mod tests {
             "x",
             Path::new("."),
             controls,
-            &crate::system::run_first,
+            &crate::run::system::run_first,
         )
     }
 
@@ -1454,7 +1454,7 @@ reverse = { rate = "10mbit" }
     /// congestion control, are refused where they are written.
     #[test]
     fn a_congestion_controls_settings_reach_its_flow() {
-        let controls = crate::congestion::with_emus(available());
+        let controls = crate::run::congestion::with_emus(available());
         let plan_with = |text: &str| plan_given(text, &controls);
         let flow = |cc: &str| format!("[[flows]]\nfrom = \"a\"\nto = \"b\"\ncc = \"{cc}\"\n");
         let plan = plan_with(&format!(

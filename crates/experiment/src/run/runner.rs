@@ -8,12 +8,12 @@
 //! ends, every process left in the hosts is killed, the fabric stops and
 //! each link's accounting is written next to its log.
 
-use crate::config::{kind_name, DirectionPlan, FlowKind, FlowPlan, PantheonSide, Plan, Side};
-use crate::flow_paths::{self, FlowClaim};
-use crate::flows;
-use crate::marks::{self, FlowEnds};
-use crate::results::{Distribution, FlowResult, RunResult};
-use crate::timing;
+use crate::file::{kind_name, DirectionPlan, FlowKind, FlowPlan, PantheonSide, Plan, Side};
+use crate::results::flow_paths::{self, FlowClaim};
+use crate::results::marks::{self, FlowEnds};
+use crate::results::measured::{Distribution, FlowResult, RunResult};
+use crate::run::flows;
+use crate::run::timing;
 use emu_core::log::{Direction, DropReason, LogWriter};
 use emu_core::time::{monotonic_now, realtime_now, NS_PER_SEC};
 use emu_core::Nanos;
@@ -133,7 +133,11 @@ pub fn run_once(
                 prefix: 24,
                 mtu: plan.run.mtu,
                 offload: plan.run.offload,
-                sysctls: crate::congestion::host_sysctls(plan, index, control.endpoints.is_some()),
+                sysctls: crate::run::congestion::host_sysctls(
+                    plan,
+                    index,
+                    control.endpoints.is_some(),
+                ),
             },
             guardian,
         )?);
@@ -142,8 +146,8 @@ pub fn run_once(
     // value lives: to the end of the run.
     let _settings = match &control.endpoints {
         Some(loaded) => {
-            crate::congestion::attach(loaded, &hosts).map_err(RunError::Failed)?;
-            Some(crate::congestion::apply(loaded, plan, &hosts).map_err(RunError::Failed)?)
+            crate::run::congestion::attach(loaded, &hosts).map_err(RunError::Failed)?;
+            Some(crate::run::congestion::apply(loaded, plan, &hosts).map_err(RunError::Failed)?)
         }
         None => None,
     };
@@ -390,7 +394,7 @@ fn run_with_hosts(
     .with_jain(&left_to_right))
 }
 
-/// What a run's timing calls for saying (see [`crate::timing`]): each
+/// What a run's timing calls for saying (see [`crate::run::timing`]): each
 /// host's deliveries and each lane's time held off a CPU.
 fn timing_warnings(plan: &Plan, result: &shells::dumbbell::FabricResult) -> Vec<String> {
     let hosts: Vec<timing::HostLateness> = plan
@@ -427,7 +431,7 @@ fn link_log(dir: &Path, name: &str) -> PathBuf {
 }
 
 /// Gives each TCP and UDP flow the CE marks the links put on its packets
-/// (see [`crate::marks`]); the logs are read only if a link marked any
+/// (see [`crate::results::marks`]); the logs are read only if a link marked any
 /// (`marked`, the links' own count).
 fn count_path_marks(
     plan: &Plan,
@@ -470,7 +474,7 @@ fn count_path_marks(
 }
 
 /// Gives every flow with a receiver its tuples and the links' figures (see
-/// [`crate::flow_paths`]).
+/// [`crate::results::flow_paths`]).
 fn measure_paths(plan: &Plan, dir: &Path, flows: &mut [FlowResult]) -> Result<(), RunError> {
     let measured: Vec<(usize, FlowClaim)> = plan
         .flows
@@ -670,7 +674,7 @@ async fn run_flows(
         .zip(counts)
         .map(|(((flow, state), ended), counts)| {
             let mut result = flow_result(plan, flow, dir, state.map(|s| s.samples), ended);
-            crate::congestion::add_counts(&mut result, flow, counts.as_ref());
+            crate::run::congestion::add_counts(&mut result, flow, counts.as_ref());
             result
         })
         .collect())
@@ -711,8 +715,9 @@ fn start_receivers(
     for flow in &plan.flows {
         if let Some(command) = flows::receiver(plan, flow, dir) {
             let host = &hosts[flow.to.expect("a receiver has a host")];
-            servers
-                .push(crate::system::spawn(&host.namespace, &command).map_err(RunError::Failed)?);
+            servers.push(
+                crate::run::system::spawn(&host.namespace, &command).map_err(RunError::Failed)?,
+            );
         }
     }
     Ok(servers)
@@ -765,7 +770,7 @@ async fn run_sender(
     end: tokio::time::Instant,
     is_command: bool,
 ) -> String {
-    let mut child = match crate::system::spawn(namespace, command) {
+    let mut child = match crate::run::system::spawn(namespace, command) {
         Ok(child) => child,
         Err(e) => return format!("did not start: {e}"),
     };
@@ -865,7 +870,7 @@ async fn run_pantheon(
     end: tokio::time::Instant,
 ) -> String {
     let [(first_side, first_ns, first_cmd), (second_side, second_ns, second_cmd)] = sides;
-    let mut first = match crate::system::spawn_group(&first_ns, &first_cmd) {
+    let mut first = match crate::run::system::spawn_group(&first_ns, &first_cmd) {
         Ok(child) => child,
         Err(e) => return format!("the {} did not start: {e}", first_side.name()),
     };
@@ -883,10 +888,10 @@ async fn run_pantheon(
         status = first.wait() => return early(first_side, status),
         _ = tokio::time::sleep(setup) => {}
     }
-    let mut second = match crate::system::spawn_group(&second_ns, &second_cmd) {
+    let mut second = match crate::run::system::spawn_group(&second_ns, &second_cmd) {
         Ok(child) => child,
         Err(e) => {
-            crate::system::stop_group(&mut first).await;
+            crate::run::system::stop_group(&mut first).await;
             return format!("the {} did not start: {e}", second_side.name());
         }
     };
@@ -895,8 +900,8 @@ async fn run_pantheon(
         status = second.wait() => early(second_side, status),
         _ = tokio::time::sleep_until(end) => "stopped at its end".to_string(),
     };
-    crate::system::stop_group(&mut second).await;
-    crate::system::stop_group(&mut first).await;
+    crate::run::system::stop_group(&mut second).await;
+    crate::run::system::stop_group(&mut first).await;
     ended
 }
 

@@ -5,7 +5,7 @@
 //! mean and standard deviation across all the repetitions found, and
 //! which cells (or runs) are missing.
 
-use crate::results::{self, CellSummary, RunResult};
+use crate::results::measured::{self, CellSummary, RunResult};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -131,7 +131,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, String> {
     }
     let cells: Vec<CellSummary> = runs
         .iter()
-        .map(|(cell, runs)| results::summarize_cell(*cell, &labels[cell], runs))
+        .map(|(cell, runs)| measured::summarize_cell(*cell, &labels[cell], runs))
         .collect();
     let missing = match grid {
         Some(n) => (0..n).filter(|k| !runs.contains_key(k)).collect(),
@@ -207,7 +207,7 @@ impl Merged {
 
     /// The tables, then what is missing.
     pub fn text(&self) -> String {
-        let mut out = results::table(&self.cells);
+        let mut out = measured::table(&self.cells);
         if let Some(n) = self.cells_in_grid {
             if self.missing.is_empty() {
                 out += &format!("all {n} cells of the grid are here\n");
@@ -235,7 +235,7 @@ fn listed(cells: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::FlowResult;
+    use crate::results::measured::FlowResult;
 
     fn write_run(root: &Path, cell: usize, run: u32, goodput: f64) {
         let dir = root.join(format!("cell-{cell}/run-{run}"));

@@ -5,8 +5,8 @@
 //! `run_first` probe. The hosts, links and packets are `shells`'; emu's
 //! congestion controls are `endpoints`'.
 
-use crate::config::{CongestionControls, PantheonSide};
-use crate::flows::CommandLine;
+use crate::file::{CongestionControls, PantheonSide};
+use crate::run::flows::CommandLine;
 use shells::netns::NetNs;
 use std::path::Path;
 use std::process::Stdio;
@@ -95,18 +95,18 @@ fn spawn_with(
 }
 
 /// Asks a wrapper which side runs first (`WRAPPER run_first`; a Python
-/// wrapper through [`crate::wrappers`], any other as the program it is).
+/// wrapper through [`crate::run::wrappers`], any other as the program it is).
 pub fn run_first(wrapper: &Path) -> Result<PantheonSide, String> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(wrapper).map_err(|e| format!("{}: {e}", wrapper.display()))?;
-    let python = crate::wrappers::is_python(wrapper);
+    let python = crate::run::wrappers::is_python(wrapper);
     if !meta.is_file() || (!python && meta.permissions().mode() & 0o111 == 0) {
         return Err(format!(
             "{} is not an executable file: make it one (chmod +x) with a #! line",
             wrapper.display()
         ));
     }
-    let argv = crate::wrappers::command(wrapper)?;
+    let argv = crate::run::wrappers::command(wrapper)?;
     let output = std::process::Command::new(&argv[0])
         .args(&argv[1..])
         .arg("run_first")

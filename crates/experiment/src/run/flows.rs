@@ -6,7 +6,7 @@
 //! experiment's addresses in its environment; a Pantheon flow is the
 //! scheme's wrapper, its two sides on the two hosts.
 
-use crate::config::{FlowKind, FlowPlan, PantheonSide, Plan};
+use crate::file::{FlowKind, FlowPlan, PantheonSide, Plan};
 use emu_core::time::NS_PER_SEC;
 use std::path::{Path, PathBuf};
 
@@ -32,7 +32,7 @@ pub fn output_path(dir: &Path, flow: &FlowPlan) -> PathBuf {
 /// One side of a Pantheon flow: the host it runs on and its program
 /// (`WRAPPER SIDE PORT` for the side that runs first, `WRAPPER SIDE IP
 /// PORT` for the other, IP being the first side's host; a Python wrapper
-/// through [`crate::wrappers`]).
+/// through [`crate::run::wrappers`]).
 pub fn pantheon_side(
     plan: &Plan,
     flow: &FlowPlan,
@@ -47,7 +47,7 @@ pub fn pantheon_side(
     };
     // Planning asked the wrapper run_first the same way, so the launcher
     // is in place; were it not, the wrapper's own error says so.
-    let mut argv = crate::wrappers::command(&scheme.wrapper)
+    let mut argv = crate::run::wrappers::command(&scheme.wrapper)
         .unwrap_or_else(|_| vec![scheme.wrapper.display().to_string()]);
     argv.push(side.name().to_string());
     if side != scheme.first {

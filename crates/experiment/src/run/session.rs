@@ -5,11 +5,11 @@
 //! on shared cores bends the results. To spread a grid over machines, run
 //! `--cell K` for each K that `--list-cells` prints.
 
-use crate::config::{self, Experiment, ExperimentError, Plan, Source};
-use crate::flows;
-use crate::results::{self, CellSummary, RunResult};
-use crate::runner::{self, ControlPlane, RunError, RunInfo};
-use crate::sweep::{Cell, Grid};
+use crate::file::sweep::{Cell, Grid};
+use crate::file::{self, Experiment, ExperimentError, Plan, Source};
+use crate::results::measured::{self, CellSummary, RunResult};
+use crate::run::flows;
+use crate::run::runner::{self, ControlPlane, RunError, RunInfo};
 use emu_core::time::NS_PER_SEC;
 use std::path::{Path, PathBuf};
 
@@ -58,7 +58,7 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "experiment".into());
-    let available = crate::congestion::with_emus(crate::system::congestion_controls());
+    let available = crate::run::congestion::with_emus(crate::run::system::congestion_controls());
     let mut planned = Vec::new();
     for index in 0..grid.len() {
         let cell = grid.cell(index);
@@ -66,22 +66,22 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
             file: &file,
             text: &cell.text,
         };
-        let mut experiment = config::parse(&source)
+        let mut experiment = file::parse(&source)
             .map_err(|e| with_sets(e, &sets))
             .map_err(|e| in_cell(e, &cell, &grid))?;
         if let Some(runs) = options.runs {
             experiment.run.runs = runs;
         }
-        let mut plan = config::plan(
+        let mut plan = file::plan(
             &experiment,
             &source,
             &stem,
             &base,
             &available,
-            &crate::system::run_first,
+            &crate::run::system::run_first,
         )
         .map_err(|e| in_cell(e, &cell, &grid))?;
-        crate::congestion::to_kernel_names(&mut plan);
+        crate::run::congestion::to_kernel_names(&mut plan);
         planned.push(Planned {
             cell,
             experiment,
@@ -116,11 +116,11 @@ fn quick_sets(file: &str, text: &str, sets: &[String]) -> Result<Vec<String>, Ex
     let quick = match text.parse::<toml::Table>() {
         Ok(mut table) => match table.remove("quick") {
             Some(section) => section
-                .try_into::<config::QuickSection>()
+                .try_into::<file::QuickSection>()
                 .map_err(|e| ExperimentError(format!("{file}: [quick]: {}", e.message())))?,
-            None => config::QuickSection::default(),
+            None => file::QuickSection::default(),
         },
-        Err(_) => config::QuickSection::default(),
+        Err(_) => file::QuickSection::default(),
     };
     let duration = quick.duration.map_or(5 * NS_PER_SEC, |d| d.0);
     let mut all = vec![
@@ -226,16 +226,16 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
         });
         say(&format!("{json:#}\n"));
     } else {
-        say(&results::table(&summaries));
+        say(&measured::table(&summaries));
         say(&format!("results in {}\n", root.display()));
     }
     // A flow's `scheme` swept: the comparison of every cell run so far.
     let compared: Vec<_> = planned
         .iter()
-        .filter_map(|p| crate::schemes::scheme_cell(&p.cell, &p.experiment, &p.plan))
+        .filter_map(|p| crate::results::schemes::scheme_cell(&p.cell, &p.experiment, &p.plan))
         .collect();
     if !compared.is_empty() {
-        match crate::schemes::write(&root, &first.name, &compared) {
+        match crate::results::schemes::write(&root, &first.name, &compared) {
             Ok(text) if !options.json => say(&text),
             Ok(_) => {}
             Err(e) => eprintln!("emu run: {e}"),
@@ -267,8 +267,9 @@ fn run_cells(
     guardian: &mut shells::guardian::Guardian,
 ) -> Result<CellsOutcome, ExperimentError> {
     let mut control = ControlPlane::new().map_err(ExperimentError)?;
-    control.endpoints =
-        crate::congestion::load(&crate::congestion::named(selected.iter().map(|p| &p.plan)))?;
+    control.endpoints = crate::run::congestion::load(&crate::run::congestion::named(
+        selected.iter().map(|p| &p.plan),
+    ))?;
     let run_seconds = |p: &Planned| p.plan.run.duration.0 as f64 / NS_PER_SEC as f64 + 1.5;
     let total_runs: u32 = selected.iter().map(|p| p.plan.run.runs).sum();
     let mut done_runs = 0u32;
@@ -320,7 +321,7 @@ fn run_cells(
         }
         if finished {
             let summary =
-                results::summarize_cell(planned.cell.index, &planned.cell.label(), &results);
+                measured::summarize_cell(planned.cell.index, &planned.cell.label(), &results);
             write_json(&cell_dir.join("summary.json"), &summary)?;
             summaries.push(summary);
         } else {
@@ -362,7 +363,7 @@ fn keep_result(
         .flows
         .iter()
         .map(|f| (f.name.as_str(), f.cc.as_deref()));
-    for warning in crate::congestion::fallbacks(planned_cc, &result.flows) {
+    for warning in crate::run::congestion::fallbacks(planned_cc, &result.flows) {
         eprintln!("emu run: warning: cell {cell} run {run}: {warning}");
     }
     for warning in &result.timing_warnings {
@@ -462,7 +463,7 @@ fn write_cell_files(dir: &Path, planned: &Planned) -> Result<(), ExperimentError
 
 fn plan_json(plan: &Plan) -> serde_json::Value {
     use emu_core::time::format_duration;
-    let direction = |d: &config::DirectionPlan| {
+    let direction = |d: &file::DirectionPlan| {
         let server = match &d.server {
             link::Server::Unlimited => "unlimited".to_string(),
             link::Server::Rate(r) => format!("{} bit/s", r.bits_per_sec()),
@@ -501,7 +502,7 @@ fn plan_json(plan: &Plan) -> serde_json::Value {
         })).collect::<Vec<_>>(),
         "flows": plan.flows.iter().map(|f| serde_json::json!({
             "name": f.name,
-            "kind": config::kind_name(f.kind),
+            "kind": file::kind_name(f.kind),
             "from": plan.hosts[f.from].name,
             "to": f.to.map(|t| plan.hosts[t].name.clone()),
             "cc": f.cc,

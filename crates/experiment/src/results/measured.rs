@@ -1,8 +1,8 @@
 //! What a run measured, per flow and per run, and the figures across
 //! repetitions (mean and standard deviation, as papers print them).
 
-use crate::config::{kind_name, FlowKind};
-use crate::flow_paths::PathFigures;
+use crate::file::{kind_name, FlowKind};
+use crate::results::flow_paths::PathFigures;
 use emu_core::flow::FlowTuple;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -111,7 +111,7 @@ pub struct FlowResult {
     pub min_rtt_ms: Option<f64>,
     pub retransmits: Option<u64>,
     /// Packets of the flow the links marked CE, counted in their logs
-    /// (TCP and UDP flows; see [`crate::marks`]).
+    /// (TCP and UDP flows; see [`crate::results::marks`]).
     pub ce_marks: Option<u64>,
     /// Segments the sender saw acknowledged with ECE (TCP's own
     /// `delivered_ce`). Classic ECN echoes a mark on every acknowledgement
@@ -143,7 +143,7 @@ pub struct FlowResult {
     /// How the flow's program ended: `exit 0`, `killed at its end`, ...
     pub ended: String,
     /// Every 5-tuple the flow's sender sent, as the links saw them (see
-    /// [`crate::flow_paths`]).
+    /// [`crate::results::flow_paths`]).
     #[serde(default)]
     pub tuples: Vec<FlowTuple>,
     /// The flow's throughput, 95th-percentile one-way delay and loss from
@@ -173,7 +173,7 @@ pub struct RunResult {
     pub jain_measure: JainMeasure,
     /// Every link direction's accounting held (see `links.json`).
     pub accounting_ok: bool,
-    /// Where the run did not keep time (see [`crate::timing`]).
+    /// Where the run did not keep time (see [`crate::run::timing`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub timing_warnings: Vec<String>,
 }
@@ -573,7 +573,7 @@ mod tests {
     /// (with the links' figures too) stays out.
     #[test]
     fn jain_takes_a_pantheon_scheme_by_the_links_throughput() {
-        use crate::flow_paths::PathFigures;
+        use crate::results::flow_paths::PathFigures;
         let on_path = |bps: f64| {
             Some(PathFigures {
                 throughput_bps: Some(bps),

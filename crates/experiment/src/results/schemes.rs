@@ -6,9 +6,9 @@
 //! named by scheme (a wrapper by its file's stem, a kernel congestion
 //! control by its name), in `OUT/NAME/schemes.{html,svg,json}`.
 
-use crate::config::{Experiment, Plan};
-use crate::results::RunResult;
-use crate::sweep::Cell;
+use crate::file::sweep::Cell;
+use crate::file::{Experiment, Plan};
+use crate::results::measured::RunResult;
 use report::schemes::{Scheme, SchemeRun};
 use std::path::Path;
 
@@ -165,8 +165,8 @@ pub fn write(root: &Path, title: &str, cells: &[SchemeCell]) -> Result<String, S
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{self, CongestionControls, FlowKind, PantheonSide, Source};
-    use crate::sweep::Grid;
+    use crate::file::sweep::Grid;
+    use crate::file::{self, CongestionControls, FlowKind, PantheonSide, Source};
 
     const FILE: &str = r#"
 [hosts.a]
@@ -193,12 +193,12 @@ to = "b"
             file: "x.toml",
             text: &cell.text,
         };
-        let experiment = config::parse(&source).map_err(|e| e.0)?;
+        let experiment = file::parse(&source).map_err(|e| e.0)?;
         let controls = CongestionControls {
             available: vec!["cubic".into(), "reno".into()],
             allowed: vec!["cubic".into(), "reno".into()],
         };
-        let plan = config::plan(
+        let plan = file::plan(
             &experiment,
             &source,
             "x",

@@ -13,7 +13,7 @@
 //! file without lists, and any error it has points at the line and key of
 //! the user's own file.
 
-use crate::config::ExperimentError;
+use crate::file::ExperimentError;
 use std::ops::Range;
 use toml_edit::{DocumentMut, Item, Table, Value};
 

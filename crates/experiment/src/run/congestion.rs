@@ -8,9 +8,9 @@
 //! of the algorithm). A host's `cc` becomes its namespace's default, for
 //! every socket in it.
 
-use crate::config::ExperimentError;
-use crate::config::{CongestionControls, Plan};
-use crate::results::FlowResult;
+use crate::file::ExperimentError;
+use crate::file::{CongestionControls, Plan};
+use crate::results::measured::FlowResult;
 use endpoints::{Loaded, ENDPOINTS};
 use shells::dumbbell::{Host, HOST_DEVICE};
 
@@ -180,7 +180,7 @@ pub fn apply(
 /// concluded (where its socket ran it); and the settings it ran with.
 pub fn add_counts(
     result: &mut FlowResult,
-    flow: &crate::config::FlowPlan,
+    flow: &crate::file::FlowPlan,
     counts: Option<&endpoints::feedback::SceCounts>,
 ) {
     let endpoint = flow.cc.as_deref().and_then(endpoints::find);
@@ -197,7 +197,7 @@ pub fn add_counts(
     }
     // Only a socket that ran classic-ECN detection keeps an entry.
     if endpoint.is_some_and(|e| e.name == "prague") {
-        result.classic_ecn = Some(crate::results::ClassicEcn {
+        result.classic_ecn = Some(crate::results::measured::ClassicEcn {
             score_max: counts.classic_ecn_max as f64 / f64::from(1u32 << 20),
             detected: counts.classic_ecn_max > endpoints::feedback::CLASSIC_ECN_SEEN,
         });
