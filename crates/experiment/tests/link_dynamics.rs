@@ -69,7 +69,7 @@ to = "b"
 "#,
     )
     .unwrap();
-    let mut fabric = experiment::run::runner::virtual_fabric(&plan, 1, 0).unwrap();
+    let mut fabric = experiment::run::links::virtual_fabric(&plan, 1, 0).unwrap();
     // 1500 bytes: 1 ms at 12 Mbit/s, 10 ms at 1.2 Mbit/s.
     assert_eq!(arrival(&mut fabric, 1500, 0), 11 * NS_PER_MS);
     assert_eq!(arrival(&mut fabric, 1500, 500 * NS_PER_MS), 511 * NS_PER_MS);

@@ -1,8 +1,14 @@
-//! The experiment file: what it may say, the checks that need more than
-//! one key, the plan a run follows, and the grid a sweep makes.
+//! The experiment file: what it may say (`schema`), the checks that need
+//! more than one key (`checks`), a link direction as a shell would build
+//! it (`directions`), the plan a run follows (`plan`), the grid a sweep
+//! makes (`sweep`) and the units its values are written in (`units`).
 
+mod checks;
+mod directions;
 mod plan;
+mod schema;
 pub mod sweep;
 pub mod units;
 
 pub use plan::*;
+pub use schema::*;

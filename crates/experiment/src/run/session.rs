@@ -8,8 +8,9 @@
 use crate::file::sweep::{Cell, Grid};
 use crate::file::{self, Experiment, ExperimentError, Plan, Source};
 use crate::results::measured::{self, CellSummary, RunResult};
+use crate::run::control::ControlPlane;
 use crate::run::flows;
-use crate::run::runner::{self, ControlPlane, RunError, RunInfo};
+use crate::run::runner::{self, RunError, RunInfo};
 use emu_core::time::NS_PER_SEC;
 use std::path::{Path, PathBuf};
 
