@@ -2,7 +2,7 @@
 //! direction, read or arrived = delivered + dropped + queued, with the
 //! kernel's and the receivers' drops beside it.
 
-use super::runner::{io_error, RunError};
+use super::repetition::{io_error, RunError};
 use crate::file::Plan;
 use emu_core::log::{Direction, DropReason};
 use emu_core::Nanos;

@@ -2,8 +2,8 @@
 //! times on a single-threaded tokio runtime, sampling TCP_INFO, the
 //! progress line, timeouts and signals. It never touches a packet.
 
-use super::measure::{counts_per_flow, data_socket, flow_result};
-use super::runner::{io_error, RunError, RunInfo};
+use super::measure::{connection_counts, data_socket, flow_result};
+use super::repetition::{io_error, RunError, RunInfo};
 use crate::file::{FlowKind, PantheonSide, Plan};
 use crate::results::measured::FlowResult;
 use crate::run::flows;
@@ -147,6 +147,31 @@ pub(super) async fn run_flows(
             result
         })
         .collect())
+}
+
+/// Per flow, what the helpers and its congestion control kept of its
+/// data connection (see [`connection_counts`]), read once after the
+/// flows ended.
+fn counts_per_flow(
+    plan: &Plan,
+    hosts: &[Host],
+    endpoints: Option<&endpoints::Loaded>,
+    states: &[Option<FlowState>],
+) -> Vec<Option<endpoints::feedback::SceCounts>> {
+    let Some(counts) = endpoints.map(|loaded| loaded.sce_counts()) else {
+        return vec![None; plan.flows.len()];
+    };
+    // The helpers key each connection by its namespace too: another emu's
+    // hosts may use the same addresses and ports at the same time.
+    plan.flows
+        .iter()
+        .zip(states)
+        .map(|(flow, state)| {
+            let samples = &state.as_ref()?.samples;
+            let cookie = hosts[flow.from].namespace.cookie().ok();
+            connection_counts(&counts, cookie, samples)
+        })
+        .collect()
 }
 
 /// The receivers of the flows that have one, each on its host.

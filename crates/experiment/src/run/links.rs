@@ -2,7 +2,7 @@
 //! `link::Link` per direction with its log, and the fabric's topology
 //! that joins them.
 
-use super::runner::{io_error, RunError};
+use super::repetition::{io_error, RunError};
 use crate::file::{DirectionPlan, Plan, Side};
 use emu_core::log::LogWriter;
 use emu_core::time::{monotonic_now, realtime_now};

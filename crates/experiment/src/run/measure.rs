@@ -2,9 +2,8 @@
 //! output and TCP_INFO samples, their connections counted, and the marks
 //! and paths the links' logs show.
 
-use super::control::FlowState;
 use super::links::{link_log, side_link};
-use super::runner::RunError;
+use super::repetition::RunError;
 use crate::file::{kind_name, FlowKind, FlowPlan, Plan};
 use crate::results::flow_paths::{self, FlowClaim};
 use crate::results::marks::{self, FlowEnds};
@@ -12,7 +11,6 @@ use crate::results::measured::{Distribution, FlowResult};
 use crate::run::flows;
 use emu_core::time::NS_PER_SEC;
 use emu_core::Nanos;
-use shells::dumbbell::Host;
 use shells::tcp_info::TcpSample;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -98,31 +96,6 @@ pub(super) fn flow_claim(plan: &Plan, dir: &Path, flow: &FlowPlan) -> Option<Flo
         entry: link_log(dir, &side_link(&from_host.name)),
         exit: link_log(dir, &side_link(&to_host.name)),
     })
-}
-
-/// Per flow, what the helpers and its congestion control kept of its
-/// data connection (see [`connection_counts`]), read once after the
-/// flows ended.
-pub(super) fn counts_per_flow(
-    plan: &Plan,
-    hosts: &[Host],
-    endpoints: Option<&endpoints::Loaded>,
-    states: &[Option<FlowState>],
-) -> Vec<Option<endpoints::feedback::SceCounts>> {
-    let Some(counts) = endpoints.map(|loaded| loaded.sce_counts()) else {
-        return vec![None; plan.flows.len()];
-    };
-    // The helpers key each connection by its namespace too: another emu's
-    // hosts may use the same addresses and ports at the same time.
-    plan.flows
-        .iter()
-        .zip(states)
-        .map(|(flow, state)| {
-            let samples = &state.as_ref()?.samples;
-            let cookie = hosts[flow.from].namespace.cookie().ok();
-            connection_counts(&counts, cookie, samples)
-        })
-        .collect()
 }
 
 /// The socket of a flow that carried its data (iperf3 also opens a

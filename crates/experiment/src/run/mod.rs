@@ -1,6 +1,11 @@
-//! Running a plan: the session over a grid's cells, one repetition on
-//! real namespaces, the flows' programs, and the one place that spawns,
-//! signals and kills them.
+//! Running a plan: the session over a grid's cells (`session`); one
+//! repetition on real namespaces, its phases in order (`runner`), what
+//! names it and how it fails (`repetition`); its links and topology
+//! (`links`); the flows' control plane (`control`) and the programs behind
+//! each kind of flow (`flows`, `wrappers`); emu's congestion controls in
+//! the hosts (`congestion`); each link's accounting (`accounting`); the
+//! flows' figures taken after the run (`measure`); whether it kept time
+//! (`timing`); and the one place that spawns, signals and kills (`system`).
 
 mod accounting;
 pub mod congestion;
@@ -8,6 +13,7 @@ pub mod control;
 pub mod flows;
 pub mod links;
 mod measure;
+pub mod repetition;
 pub mod runner;
 pub mod session;
 pub mod system;

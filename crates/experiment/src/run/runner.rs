@@ -12,6 +12,7 @@ use super::accounting::write_accounting;
 use super::control::{run_flows, ControlPlane};
 use super::links::{build_links, topology, Links};
 use super::measure::{count_path_marks, measure_paths};
+use super::repetition::{io_error, RunError, RunInfo};
 use crate::file::{Plan, Side};
 use crate::results::measured::RunResult;
 use crate::run::timing;
@@ -20,38 +21,6 @@ use shells::dumbbell::{FabricThread, Host, HostSetup};
 use shells::guardian::Guardian;
 use shells::netns;
 use std::path::{Path, PathBuf};
-
-/// Which run this is, for the progress line and the results.
-#[derive(Debug, Clone)]
-pub struct RunInfo {
-    pub cell: usize,
-    pub cells: usize,
-    pub cell_label: String,
-    pub run: u32,
-    pub runs: u32,
-    pub seed: u64,
-    /// Seconds the runs still to come after this one will take.
-    pub later_seconds: f64,
-}
-
-/// Why a run did not finish.
-#[derive(Debug)]
-pub enum RunError {
-    /// Ctrl-C or SIGTERM: the run stopped early; its results are partial.
-    Interrupted,
-    Failed(String),
-}
-
-impl From<shells::ShellError> for RunError {
-    fn from(e: shells::ShellError) -> RunError {
-        RunError::Failed(e.to_string())
-    }
-}
-
-pub(super) fn io_error(doing: &str, path: &Path) -> impl FnOnce(std::io::Error) -> RunError {
-    let what = format!("{doing} {}", path.display());
-    move |e| RunError::Failed(format!("{what}: {e}"))
-}
 
 /// Runs `plan` once, writing into `dir`. `interrupted` is set by the
 /// caller's signal handling; the run then stops as soon as it can.

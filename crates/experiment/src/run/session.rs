@@ -10,7 +10,8 @@ use crate::file::{self, Experiment, ExperimentError, Plan, Source};
 use crate::results::measured::{self, CellSummary, RunResult};
 use crate::run::control::ControlPlane;
 use crate::run::flows;
-use crate::run::runner::{self, RunError, RunInfo};
+use crate::run::repetition::{RunError, RunInfo};
+use crate::run::runner;
 use emu_core::time::NS_PER_SEC;
 use std::path::{Path, PathBuf};
 
