@@ -160,7 +160,7 @@ pub fn emu_log(data: &[u8]) {
 
 /// The report's options for a fuzzed log: every record is read and
 /// checked as `emu report` would, but the time series stop after
-/// [`FUZZ_BINS`] bins. A report allows up to `report::analysis::MAX_BINS`
+/// [`FUZZ_BINS`] bins. A report allows up to `report::analysis::direction::MAX_BINS`
 /// (2^20) bins per series and flow, so two records a day apart would have
 /// one input allocate and fill millions of bins, and the fuzzer time out on
 /// work that says nothing new about the parser; the horizon itself has its

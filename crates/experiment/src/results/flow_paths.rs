@@ -20,7 +20,7 @@
 use emu_core::flow::{FlowTable, FlowTuple};
 use emu_core::log::{Direction, Event, LogReader, Record};
 use emu_core::Nanos;
-use report::histogram::{Histogram, Rank};
+use report::measures::histogram::{Histogram, Rank};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};

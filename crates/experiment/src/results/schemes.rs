@@ -9,7 +9,7 @@
 use crate::file::sweep::Cell;
 use crate::file::{Experiment, Plan};
 use crate::results::measured::RunResult;
-use report::schemes::{Scheme, SchemeRun};
+use report::pages::schemes::{Scheme, SchemeRun};
 use std::path::Path;
 
 /// A cell of a comparison: the scheme it runs and its flows' names.
@@ -138,10 +138,13 @@ pub fn write(root: &Path, title: &str, cells: &[SchemeCell]) -> Result<String, S
     let schemes = gather(root, cells);
     let title = format!("{title}: schemes compared");
     let files = [
-        ("schemes.html", report::schemes::page(&title, &schemes)),
+        (
+            "schemes.html",
+            report::pages::schemes::page(&title, &schemes),
+        ),
         (
             "schemes.svg",
-            report::schemes::summary_svg(&title, &schemes),
+            report::pages::schemes::summary_svg(&title, &schemes),
         ),
         (
             "schemes.json",
@@ -157,7 +160,7 @@ pub fn write(root: &Path, title: &str, cells: &[SchemeCell]) -> Result<String, S
     }
     Ok(format!(
         "{title}\n{}table and summary plot in {}\n",
-        report::schemes::table_text(&schemes),
+        report::pages::schemes::table_text(&schemes),
         root.join("schemes.html").display()
     ))
 }

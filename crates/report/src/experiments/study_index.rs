@@ -7,10 +7,10 @@
 //! sweep assignments are equal; experiments without a scenario are
 //! listed alone.
 
-use crate::experiment_page::{cell_anchor, cell_title};
-use crate::output::STYLE;
-use crate::plot::escape;
-use crate::results_dir::{CellDir, ExperimentDir};
+use crate::draw::plot::escape;
+use crate::experiments::page::{cell_anchor, cell_title};
+use crate::experiments::results_dir::{CellDir, ExperimentDir};
+use crate::pages::output::STYLE;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -90,7 +90,7 @@ fn scenario_table(scenario: &str, entries: &[&Entry]) -> String {
     }
     let mut html = format!(
         "<h2 id=\"scenario-{}\">{}</h2>\n<table class=\"pairs\"><tr><th>cell</th>",
-        escape(&crate::figures::slug(scenario)),
+        escape(&crate::pages::figures::slug(scenario)),
         escape(scenario)
     );
     for v in &variants {

@@ -9,7 +9,7 @@
 //! as DualPI2 classifies). Memory is bounded by the packets inside the
 //! bottleneck and the number of intervals, not by the log's length.
 
-use crate::run_flows::{Role, RunFlows};
+use crate::experiments::run_flows::{Role, RunFlows};
 use emu_core::flow::FlowTable;
 use emu_core::log::{Direction, Event, LogError, LogReader};
 use emu_core::Nanos;

@@ -2,7 +2,7 @@
 //! a window: a constant rate, a delivery trace placed from the shell's
 //! start, or opportunities written in the log itself (Mahimahi's `#`).
 
-use crate::series::Bins;
+use crate::measures::series::Bins;
 use emu_core::trace::{Opportunity, Trace};
 use emu_core::Nanos;
 use std::sync::Arc;

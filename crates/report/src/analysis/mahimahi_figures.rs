@@ -6,9 +6,9 @@
 //! which something sent at each millisecond could have arrived) filled
 //! backwards from the last millisecond.
 
-use crate::capacity::{trace_opportunities, Capacity};
-use crate::histogram::{Histogram, Rank};
-use crate::mahimahi_writer::TUN_HEADER;
+use crate::logs::mahimahi_writer::TUN_HEADER;
+use crate::measures::capacity::{trace_opportunities, Capacity};
+use crate::measures::histogram::{Histogram, Rank};
 use emu_core::Nanos;
 use serde::Serialize;
 use std::collections::HashMap;

@@ -1,12 +1,12 @@
 //! One run: finds its logs (emu's binary logs, or Mahimahi text logs),
 //! reads every direction and gathers the summaries and series.
 
-use crate::analysis::{DirectionAnalysis, MAX_BINS};
-use crate::emu_reader::EmuRun;
-use crate::events::{Options, Unmatched};
-use crate::mahimahi_reader;
-use crate::summary::{DirectionSeries, DirectionSummary};
-use crate::tcp::{TcpSocket, TcpSummary};
+use crate::analysis::direction::{DirectionAnalysis, MAX_BINS};
+use crate::analysis::events::{Options, Unmatched};
+use crate::analysis::summary::{DirectionSeries, DirectionSummary};
+use crate::logs::emu_reader::EmuRun;
+use crate::logs::mahimahi_reader;
+use crate::logs::tcp::{TcpSocket, TcpSummary};
 use emu_core::log::{Direction, LogError, MAGIC};
 use emu_core::progress::Counted;
 use emu_core::Nanos;
@@ -251,9 +251,9 @@ fn tcp_samples(
     log_dir: &Path,
     origin: Nanos,
     warnings: &mut Vec<String>,
-) -> Vec<crate::tcp::TcpSocket> {
-    match crate::tcp::samples_dir(log_dir) {
-        Some(dir) => crate::tcp::load(&dir, origin).unwrap_or_else(|e| {
+) -> Vec<crate::logs::tcp::TcpSocket> {
+    match crate::logs::tcp::samples_dir(log_dir) {
+        Some(dir) => crate::logs::tcp::load(&dir, origin).unwrap_or_else(|e| {
             warnings.push(format!("TCP samples left out: {e}"));
             Vec::new()
         }),

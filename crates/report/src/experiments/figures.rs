@@ -3,10 +3,10 @@
 //! window and the marks per interval; per bottleneck queue, the queue
 //! delay and the drops and marks per interval.
 
-use crate::bottleneck_series::BottleneckSeries;
-use crate::figures::Figure;
-use crate::plot::{color, Chart, RightAxis, Series, Style};
-use crate::run_flows::RunFlows;
+use crate::draw::plot::{color, Chart, RightAxis, Series, Style};
+use crate::experiments::bottleneck_series::BottleneckSeries;
+use crate::experiments::run_flows::RunFlows;
+use crate::pages::figures::Figure;
 
 const TIME: &str = "time since the flows started (s)";
 
@@ -137,16 +137,17 @@ pub fn queue_figures(series: &BottleneckSeries, title: &str, stem: &str) -> Vec<
             xy(&times, series.dense(&q.sojourn_max_ms)),
             0.8,
         ));
-        let mut add = |what: &str, values: &crate::bottleneck_series::Bins, style: Style| {
-            if values.0.iter().any(|&n| n > 0.0) {
-                signals.series.push(Series {
-                    name: format!("{} {what}", q.name),
-                    color: c.into(),
-                    points: xy(&times, series.dense(values)),
-                    style,
-                });
-            }
-        };
+        let mut add =
+            |what: &str, values: &crate::experiments::bottleneck_series::Bins, style: Style| {
+                if values.0.iter().any(|&n| n > 0.0) {
+                    signals.series.push(Series {
+                        name: format!("{} {what}", q.name),
+                        color: c.into(),
+                        points: xy(&times, series.dense(values)),
+                        style,
+                    });
+                }
+            };
         add(
             "drops",
             &q.drops,

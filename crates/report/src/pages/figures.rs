@@ -1,9 +1,9 @@
 //! The report's charts, made from the runs' series: per run and
 //! direction, and across runs when several are compared.
 
-use crate::plot::{color, Chart, Series, Style};
-use crate::run::Run;
-use crate::summary::DirectionSeries;
+use crate::analysis::summary::DirectionSeries;
+use crate::draw::plot::{color, Chart, Series, Style};
+use crate::logs::run::Run;
 
 /// A chart and the file stem it is written under.
 pub struct Figure {

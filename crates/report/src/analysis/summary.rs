@@ -2,8 +2,8 @@
 //! Pantheon's three, per shell with Mahimahi's, per flow, fairness) and its
 //! per-bin series, serialized as the report's JSON.
 
-use crate::histogram::{Histogram, Rank};
-use crate::mahimahi_figures::MahimahiFigures;
+use crate::analysis::mahimahi_figures::MahimahiFigures;
+use crate::measures::histogram::{Histogram, Rank};
 use emu_core::flow::FlowTuple;
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -1,9 +1,9 @@
 //! What the analysis is fed: the user's options, the shells of a
-//! direction, and the two event streams the readers ([`crate::emu_reader`],
-//! [`crate::mahimahi_reader`]) make of a log. *Path* events follow a packet
+//! direction, and the two event streams the readers ([`crate::logs::emu_reader`],
+//! [`crate::logs::mahimahi_reader`]) make of a log. *Path* events follow a packet
 //! through the whole nested path; *shell* events are one shell's view.
 
-use crate::capacity::Capacity;
+use crate::measures::capacity::Capacity;
 use emu_core::flow::FlowTuple;
 use emu_core::log::{DropReason, Mark};
 use emu_core::Nanos;

@@ -2,11 +2,11 @@
 //! per-bin series behind the plots), one SVG per chart, and `index.html`,
 //! one self-contained page (tables and the SVGs inline) that reads offline.
 
-use crate::figures::{comparison_figures, direction_figures, tcp_figures, Figure};
-use crate::plot::escape;
-use crate::render::{FigureFormat, Renderer};
-use crate::run::Run;
-use crate::summary::{DelayStats, DirectionSummary};
+use crate::analysis::summary::{DelayStats, DirectionSummary};
+use crate::draw::plot::escape;
+use crate::draw::render::{FigureFormat, Renderer};
+use crate::logs::run::Run;
+use crate::pages::figures::{comparison_figures, direction_figures, tcp_figures, Figure};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::io;
@@ -349,7 +349,7 @@ fn flows_table(d: &DirectionSummary) -> String {
 }
 
 /// TCP's view of each sampled connection beside the packets' own delays.
-fn tcp_table(tcp: &[crate::tcp::TcpSummary]) -> String {
+fn tcp_table(tcp: &[crate::logs::tcp::TcpSummary]) -> String {
     let mut html = String::from(
         "<p>srtt is the sender's smoothed round-trip estimate (TCP_INFO, as <code>ss</code> \
          shows it): it covers both directions of the path and also the time the receiver \
@@ -428,7 +428,7 @@ fn page(
                 let _ = writeln!(
                     html,
                     "<tr><td><a href=\"#{}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                    escape(&crate::figures::slug(&run.summary.name)),
+                    escape(&crate::pages::figures::slug(&run.summary.name)),
                     escape(&run.summary.name),
                     d.direction,
                     num(d.pantheon.throughput_mbps, 3),
@@ -448,7 +448,7 @@ fn page(
         let _ = writeln!(
             html,
             "<h2 id=\"{}\">{}</h2>\n<p>{} logs from <code>{}</code></p>",
-            escape(&crate::figures::slug(&s.name)),
+            escape(&crate::pages::figures::slug(&s.name)),
             escape(&s.name),
             s.format,
             escape(&s.source)

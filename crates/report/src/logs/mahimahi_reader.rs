@@ -8,10 +8,10 @@
 //! drops. Sizes in the log include Mahimahi's 4-byte TUN header; the report
 //! counts IP bytes, as for emu's own logs.
 
-use crate::analysis::DirectionAnalysis;
-use crate::capacity::Capacity;
-use crate::events::{Options, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind};
-use crate::mahimahi_writer::TUN_HEADER;
+use crate::analysis::direction::DirectionAnalysis;
+use crate::analysis::events::{Options, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind};
+use crate::logs::mahimahi_writer::TUN_HEADER;
+use crate::measures::capacity::Capacity;
 use emu_core::log::{Direction, DropReason};
 use emu_core::Nanos;
 use std::io::BufRead;

@@ -8,14 +8,14 @@
 //! each: the side links' are left alone, which keeps a page of a long run
 //! quick to build.
 
-use crate::bottleneck_series::{self, BottleneckSeries};
-use crate::experiment_figures::{flow_figures, queue_figures};
-use crate::figures::Figure;
-use crate::output::{figures_html, write_figure, STYLE};
-use crate::plot::escape;
-use crate::render::{FigureFormat, Renderer};
-use crate::results_dir::{CellDir, ExperimentDir, RunDir};
-use crate::run_flows;
+use crate::draw::plot::escape;
+use crate::draw::render::{FigureFormat, Renderer};
+use crate::experiments::bottleneck_series::{self, BottleneckSeries};
+use crate::experiments::figures::{flow_figures, queue_figures};
+use crate::experiments::results_dir::{CellDir, ExperimentDir, RunDir};
+use crate::experiments::run_flows;
+use crate::pages::figures::Figure;
+use crate::pages::output::{figures_html, write_figure, STYLE};
 use emu_core::Nanos;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -56,9 +56,9 @@ pub fn write(
     let mut warnings = Vec::new();
     let mut html = header(experiment);
     if let Some(schemes) = compared_schemes(experiment) {
-        let figure = crate::figures::Figure {
+        let figure = crate::pages::figures::Figure {
             stem: "schemes".into(),
-            chart: crate::schemes::summary_chart(
+            chart: crate::pages::schemes::summary_chart(
                 &format!("{}: schemes", experiment.name),
                 &schemes,
             ),
@@ -66,7 +66,7 @@ pub fn write(
         let mut put = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes);
         let svg = write_figure(&figure, renderer.as_ref(), &options.formats, &mut put)?;
         html += "<h2 id=\"schemes\">schemes compared</h2>\n";
-        html += &crate::schemes::table_html(&schemes);
+        html += &crate::pages::schemes::table_html(&schemes);
         let _ = writeln!(html, "<div class=\"figure\">{svg}</div>");
     }
     for cell in &experiment.cells {
@@ -103,7 +103,7 @@ pub fn write(
 /// The schemes of a scheme comparison (`emu run` wrote `schemes.json`
 /// beside the cells), for the page's first section; None for any other
 /// experiment.
-fn compared_schemes(experiment: &ExperimentDir) -> Option<Vec<crate::schemes::Scheme>> {
+fn compared_schemes(experiment: &ExperimentDir) -> Option<Vec<crate::pages::schemes::Scheme>> {
     experiment.dirs.iter().find_map(|dir| {
         let text = std::fs::read_to_string(dir.join("schemes.json")).ok()?;
         let json: serde_json::Value = serde_json::from_str(&text).ok()?;

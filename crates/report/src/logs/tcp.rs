@@ -15,7 +15,7 @@
 //! ACKs spend in the two hosts' stacks and queues. A table shows both, so
 //! a reader sees how far apart they are.
 
-use crate::summary::DelayStats;
+use crate::analysis::summary::DelayStats;
 use emu_core::flow::FlowTuple;
 use emu_core::Nanos;
 use serde::Serialize;

@@ -6,7 +6,7 @@
 //!
 //! Plain data in, SVG and HTML fragments out, so any page can embed them.
 
-use crate::plot::{color, escape, Chart, Series, Style};
+use crate::draw::plot::{color, escape, Chart, Series, Style};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 

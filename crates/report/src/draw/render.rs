@@ -126,13 +126,13 @@ impl Renderer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::{Chart, Series};
+    use crate::draw::plot::{Chart, Series};
 
     fn chart_svg() -> String {
         let mut chart = Chart::new("throughput", "time (s)", "Mbit/s");
         chart.series.push(Series::line(
             "flow 1",
-            crate::plot::color(0),
+            crate::draw::plot::color(0),
             (0..50).map(|i| (i as f64 * 0.1, (i % 7) as f64)).collect(),
         ));
         chart.svg()

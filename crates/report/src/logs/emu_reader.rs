@@ -9,10 +9,12 @@
 //! order), holding one record per file and the packets in flight: memory
 //! is bounded by what the path holds, not by the length of the log.
 
-use crate::analysis::DirectionAnalysis;
-use crate::capacity::Capacity;
-use crate::events::{FlowName, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched};
-use crate::keyed_fifo::pop_front;
+use crate::analysis::direction::DirectionAnalysis;
+use crate::analysis::events::{
+    FlowName, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched,
+};
+use crate::measures::capacity::Capacity;
+use crate::measures::keyed_fifo::pop_front;
 use emu_core::flow::FlowTable;
 use emu_core::log::{Direction, Event, LogError, LogHeader, LogReader, Mark, Record};
 use emu_core::Nanos;

@@ -1,12 +1,12 @@
 //! The report of what `emu run` wrote: one experiment gets one page
 //! (`OUT/index.html`); a study (several experiments) gets an index
-//! (`OUT/index.html`, see [`crate::study_index`]) and one page per
+//! (`OUT/index.html`, see [`crate::experiments::study_index`]) and one page per
 //! experiment (`OUT/NAME/index.html`), each with its figures beside it.
 
-use crate::experiment_page::{self, PageOptions};
-use crate::figures::slug;
-use crate::results_dir::ExperimentDir;
-use crate::study_index::{self, Entry};
+use crate::experiments::page::{self, PageOptions};
+use crate::experiments::results_dir::ExperimentDir;
+use crate::experiments::study_index::{self, Entry};
+use crate::pages::figures::slug;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -29,7 +29,7 @@ pub fn write(
 ) -> io::Result<Report> {
     let mut report = Report::default();
     if let ([one], [table]) = (experiments, tables) {
-        let written = experiment_page::write(one, table, out, options)?;
+        let written = page::write(one, table, out, options)?;
         report.index = written.page.clone();
         report.pages.push(written.page);
         report.warnings = written.warnings;
@@ -39,7 +39,7 @@ pub fn write(
     for (e, table) in experiments.iter().zip(tables) {
         let dir_name = slug(&e.name);
         let dir = out.join(&dir_name);
-        let written = experiment_page::write(e, table, &dir, options)?;
+        let written = page::write(e, table, &dir, options)?;
         report.pages.push(written.page);
         report.warnings.extend(written.warnings);
         entries.push(Entry {

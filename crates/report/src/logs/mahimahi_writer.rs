@@ -1,6 +1,6 @@
 //! Mahimahi's `--uplink-log` text format, written from emu's records so
 //! that tools built for Mahimahi logs (mm-throughput-graph, Pantheon's
-//! analysis) read emu's runs unchanged. [`crate::mahimahi_reader`] reads it
+//! analysis) read emu's runs unchanged. [`crate::logs::mahimahi_reader`] reads it
 //! back, so old Mahimahi logs can be reported.
 //!
 //! The format (mahimahi src/frontend/link_queue.cc): header lines starting
@@ -17,7 +17,7 @@
 //! analyses that subtract 4 (as Pantheon's does) get IP lengths back. emu
 //! also logs drops made at dequeue (CoDel, PIE), which Mahimahi misses.
 
-use crate::keyed_fifo::pop_front;
+use crate::measures::keyed_fifo::pop_front;
 use emu_core::log::{Direction, Event, LogReader, Record};
 use emu_core::trace::Trace;
 use emu_core::Nanos;

@@ -3,7 +3,7 @@
 //! study (`emu run DIR`) the several experiments under one directory.
 //!
 //! Only the small JSON files are read here; the packet logs are read by
-//! [`crate::bottleneck_series`] when a page is drawn.
+//! [`crate::experiments::bottleneck_series`] when a page is drawn.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,23 +2,23 @@
 //! time-ordered stream of events in memory bounded by the run's length
 //! and its number of flows, never by its number of packets.
 //!
-//! The readers ([`crate::emu_reader`], [`crate::mahimahi_reader`]) feed it
-//! the events of [`crate::events`]; [`DirectionAnalysis::finish`] gives
-//! back the figures and series of [`crate::summary`], in three steps: the
+//! The readers ([`crate::logs::emu_reader`], [`crate::logs::mahimahi_reader`]) feed it
+//! the events of [`crate::analysis::events`]; [`DirectionAnalysis::finish`] gives
+//! back the figures and series of [`crate::analysis::summary`], in three steps: the
 //! path, the flows with their fairness, and the per-bin series.
 
-use crate::capacity::{with_shaper, Capacity};
-use crate::events::{
+use crate::analysis::events::{
     FlowName, FlowSelection, Options, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind,
     Unmatched,
 };
-use crate::histogram::{Histogram, Rank};
-use crate::mahimahi_figures::MmAccumulator;
-use crate::series::{Bins, Step};
-use crate::summary::{
+use crate::analysis::mahimahi_figures::MmAccumulator;
+use crate::analysis::summary::{
     jain, ms, DelayStats, DirectionSeries, DirectionSummary, Fairness, FlowSummary, Marks,
     OtherFlows, PantheonSummary, PathSummary, QueueSummary, ShellSummary, SAMPLE_POINTS,
 };
+use crate::measures::capacity::{with_shaper, Capacity};
+use crate::measures::histogram::{Histogram, Rank};
+use crate::measures::series::{Bins, Step};
 use emu_core::log::{Change, Direction, DropCounts, Mark};
 use emu_core::Nanos;
 use std::collections::{BTreeMap, HashMap};
@@ -967,14 +967,15 @@ fn shell_summary(acc: ShellAcc, window: &Window) -> ShellParts {
     let scheduled =
         !acc.rate_changes.is_empty() || (!acc.outages.is_empty() && base_rate.is_some());
     let link = if scheduled {
-        let steps = crate::capacity::effective_rate(base_rate, &acc.rate_changes, &acc.outages);
+        let steps =
+            crate::measures::capacity::effective_rate(base_rate, &acc.rate_changes, &acc.outages);
         let source = if acc.rate_changes.is_empty() {
             "link rate with outages"
         } else {
             "link rate schedule"
         };
         Some((
-            crate::capacity::step_bins(&steps, from, to, bins, window.bin),
+            crate::measures::capacity::step_bins(&steps, from, to, bins, window.bin),
             source,
         ))
     } else {
