@@ -6,12 +6,15 @@
 //! which something sent at each millisecond could have arrived) filled
 //! backwards from the last millisecond.
 
-use crate::logs::mahimahi_writer::TUN_HEADER;
 use crate::measures::capacity::{trace_opportunities, Capacity};
 use crate::measures::histogram::{Histogram, Rank};
 use emu_core::Nanos;
 use serde::Serialize;
 use std::collections::HashMap;
+
+/// Bytes Mahimahi's packet-information header adds to each packet: its
+/// logs count it in every size.
+pub const TUN_HEADER: u32 = 4;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct MahimahiFigures {

@@ -10,7 +10,7 @@
 
 use crate::analysis::direction::DirectionAnalysis;
 use crate::analysis::events::{Options, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind};
-use crate::logs::mahimahi_writer::TUN_HEADER;
+use crate::analysis::mahimahi_figures::TUN_HEADER;
 use crate::measures::capacity::Capacity;
 use emu_core::log::{Direction, DropReason};
 use emu_core::Nanos;

@@ -17,6 +17,7 @@
 //! analyses that subtract 4 (as Pantheon's does) get IP lengths back. emu
 //! also logs drops made at dequeue (CoDel, PIE), which Mahimahi misses.
 
+use crate::analysis::mahimahi_figures::TUN_HEADER;
 use crate::measures::keyed_fifo::pop_front;
 use emu_core::log::{Direction, Event, LogReader, Record};
 use emu_core::trace::Trace;
@@ -26,8 +27,6 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Bytes Mahimahi's packet-information header adds to each packet.
-pub const TUN_HEADER: u32 = 4;
 /// What Mahimahi logs for each delivery opportunity.
 pub const OPPORTUNITY_BYTES: u32 = 1504;
 
