@@ -4,5 +4,8 @@
 
 pub mod direction;
 pub mod events;
+mod flows;
 pub mod mahimahi_figures;
+mod shells;
 pub mod summary;
+mod totals;
