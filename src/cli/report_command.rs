@@ -151,7 +151,7 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
     let results: Vec<bool> = cli
         .runs
         .iter()
-        .map(|p| experiment::results::merge::is_result_dir(p))
+        .map(|p| report::experiments::results_dir::is_result_dir(p))
         .collect();
     if results.iter().any(|r| *r) {
         if let Some(k) = results.iter().position(|r| !r) {

@@ -6,14 +6,12 @@
 //! which cells (or runs) are missing.
 
 use crate::results::measured::{self, CellSummary, RunResult};
+use report::experiments::results_dir::{
+    cell_dir, cells_in_grid, experiment_dir, find_results, runs_planned,
+};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-
-/// How deep under a given directory results are looked for: the
-/// experiment's directory holds `cell-K/run-R/result.json`, its parent
-/// (`runs/`) one level more.
-const MAX_DEPTH: usize = 4;
 
 /// What the directories held, merged.
 #[derive(Debug, Clone, Serialize)]
@@ -30,42 +28,6 @@ pub struct Merged {
     pub incomplete: Vec<(usize, usize, u32)>,
     /// Oddities worth a line (a run found twice, other experiments mixed in).
     pub warnings: Vec<String>,
-}
-
-/// True if `path` is (or holds, a few levels down) a result directory of
-/// `emu run`: a `result.json` next to `links/`.
-pub fn is_result_dir(path: &Path) -> bool {
-    path.is_dir() && !find_results(path).is_empty()
-}
-
-/// Every run's `result.json` under `dir`, sorted.
-fn find_results(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![(dir.to_path_buf(), 0)];
-    while let Some((dir, depth)) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                if depth < MAX_DEPTH && path.file_name().is_none_or(|n| n != "links") {
-                    stack.push((path, depth + 1));
-                }
-            } else if path.file_name().is_some_and(|n| n == "result.json")
-                && dir.join("links").is_dir()
-            {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
-/// The experiment directory a run's result is in: `NAME/cell-K/run-R/result.json`.
-fn experiment_dir(result: &Path) -> Option<&Path> {
-    result.parent()?.parent()?.parent()
 }
 
 /// Reads and merges the results under `dirs`.
@@ -98,7 +60,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, String> {
                     experiments.insert(name.to_string_lossy().into_owned());
                 }
                 grid = grid.max(cells_in_grid(root));
-                if let Some(n) = runs_planned(&root.join(format!("cell-{}", result.cell))) {
+                if let Some(n) = runs_planned(&cell_dir(root, result.cell)) {
                     planned_runs.insert(result.cell, n);
                 }
             }
@@ -129,6 +91,29 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, String> {
             experiments.iter().cloned().collect::<Vec<_>>().join(", ")
         ));
     }
+    let (cells, missing, incomplete) = tabulate(&runs, &labels, grid, &planned_runs);
+    Ok(Merged {
+        experiments: experiments.into_iter().collect(),
+        cells_in_grid: grid,
+        cells,
+        missing,
+        incomplete,
+        warnings,
+    })
+}
+
+/// The cells' summaries, the cells missing, and the cells short of runs
+/// (cell, runs found, runs planned).
+type Tabulated = (Vec<CellSummary>, Vec<usize>, Vec<(usize, usize, u32)>);
+
+/// Per cell, its summary across the runs found; the grid's cells with no
+/// run; and the cells with fewer runs than planned.
+fn tabulate(
+    runs: &BTreeMap<usize, Vec<RunResult>>,
+    labels: &BTreeMap<usize, String>,
+    grid: Option<usize>,
+    planned_runs: &BTreeMap<usize, u32>,
+) -> Tabulated {
     let cells: Vec<CellSummary> = runs
         .iter()
         .map(|(cell, runs)| measured::summarize_cell(*cell, &labels[cell], runs))
@@ -144,14 +129,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, String> {
             (found.len() < planned as usize).then_some((*cell, found.len(), planned))
         })
         .collect();
-    Ok(Merged {
-        experiments: experiments.into_iter().collect(),
-        cells_in_grid: grid,
-        cells,
-        missing,
-        incomplete,
-        warnings,
-    })
+    (cells, missing, incomplete)
 }
 
 /// One run's `result.json`.
@@ -159,31 +137,6 @@ fn read_result(file: &Path) -> Result<RunResult, String> {
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: not a run's result: {e}", file.display()))
-}
-
-/// The grid's size as a `meta.json` or `meta-cell-K.json` records it.
-fn cells_in_grid(root: &Path) -> Option<usize> {
-    let entries = std::fs::read_dir(root).ok()?;
-    entries
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("meta") && name.ends_with(".json")
-        })
-        .filter_map(|e| {
-            let text = std::fs::read_to_string(e.path()).ok()?;
-            let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-            json["cells_in_grid"].as_u64().map(|n| n as usize)
-        })
-        .max()
-}
-
-/// The runs a cell's plan asked for (`cell-K/plan.json`).
-fn runs_planned(cell_dir: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(cell_dir.join("plan.json")).ok()?;
-    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-    json["runs"].as_u64().map(|n| n as u32)
 }
 
 impl Merged {
@@ -236,6 +189,7 @@ fn listed(cells: &[usize]) -> String {
 mod tests {
     use super::*;
     use crate::results::measured::FlowResult;
+    use report::experiments::results_dir::is_result_dir;
 
     fn write_run(root: &Path, cell: usize, run: u32, goodput: f64) {
         let dir = root.join(format!("cell-{cell}/run-{run}"));

@@ -9,6 +9,7 @@
 use crate::file::sweep::Cell;
 use crate::file::{Experiment, Plan};
 use crate::results::measured::RunResult;
+use report::experiments::results_dir;
 use report::pages::schemes::{Scheme, SchemeRun};
 use std::path::Path;
 
@@ -79,13 +80,11 @@ pub fn gather(root: &Path, cells: &[SchemeCell]) -> Vec<Scheme> {
     // By key; two schemes of one name are shown as the file gives them.
     let mut schemes: Vec<(String, Scheme)> = Vec::new();
     for cell in cells {
-        let dir = root.join(format!("cell-{}", cell.cell));
-        let mut runs: Vec<(u32, SchemeRun)> = std::fs::read_dir(&dir)
+        let dir = results_dir::cell_dir(root, cell.cell);
+        let mut runs: Vec<(u32, SchemeRun)> = results_dir::cell_results(&dir)
             .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|entry| {
-                let text = std::fs::read_to_string(entry.path().join("result.json")).ok()?;
+            .filter_map(|file| {
+                let text = std::fs::read_to_string(file).ok()?;
                 let result: RunResult = serde_json::from_str(&text).ok()?;
                 Some((result.run, point(&result, &cell.flows)?))
             })

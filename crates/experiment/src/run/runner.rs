@@ -20,7 +20,7 @@ use fabric::Fabric;
 use shells::dumbbell::{FabricThread, Host, HostSetup};
 use shells::guardian::Guardian;
 use shells::netns;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Runs `plan` once, writing into `dir`. `interrupted` is set by the
 /// caller's signal handling; the run then stops as soon as it can.
@@ -188,9 +188,4 @@ fn timing_warnings(plan: &Plan, result: &shells::dumbbell::FabricResult) -> Vec<
         })
         .collect();
     timing::warnings(&hosts, &lanes)
-}
-
-/// Where a run of a cell goes: `OUT/cell-K/run-R`.
-pub fn run_dir(out: &Path, cell: usize, run: u32) -> PathBuf {
-    out.join(format!("cell-{cell}")).join(format!("run-{run}"))
 }

@@ -13,6 +13,7 @@ use crate::run::flows;
 use crate::run::repetition::{RunError, RunInfo};
 use crate::run::runner;
 use emu_core::time::NS_PER_SEC;
+use report::experiments::results_dir;
 use std::path::{Path, PathBuf};
 
 /// What the command line asked for.
@@ -200,25 +201,7 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
     guardian.release();
     let (summaries, missing, failure) = outcome?;
 
-    let mut all: Vec<CellSummary> = Vec::new();
-    let summary_path = root.join("summary.json");
-    // Cells run elsewhere (--cell on other machines) or earlier are kept.
-    if let Ok(text) = std::fs::read_to_string(&summary_path) {
-        if let Ok(old) = serde_json::from_str::<serde_json::Value>(&text) {
-            if let Ok(cells) = serde_json::from_value::<Vec<CellSummary>>(old["cells"].clone()) {
-                all.extend(
-                    cells
-                        .into_iter()
-                        .filter(|c| !summaries.iter().any(|s| s.cell == c.cell)),
-                );
-            }
-        }
-    }
-    all.extend(summaries.iter().cloned());
-    all.sort_by_key(|c| c.cell);
-    let json = serde_json::json!({ "experiment": first.name, "cells": all });
-    std::fs::write(&summary_path, format!("{json:#}\n"))
-        .map_err(|e| ExperimentError(format!("writing {}: {e}", summary_path.display())))?;
+    write_summary(&root, &first.name, &summaries)?;
 
     if options.json {
         let json = serde_json::json!({
@@ -260,6 +243,36 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
     Ok(0)
 }
 
+/// Writes `ROOT/summary.json`: the cells just run, with those of the file
+/// already there that were not (cells run elsewhere with `--cell`, or
+/// earlier), in cell order.
+fn write_summary(
+    root: &Path,
+    experiment: &str,
+    summaries: &[CellSummary],
+) -> Result<(), ExperimentError> {
+    let mut all: Vec<CellSummary> = Vec::new();
+    let summary_path = root.join("summary.json");
+    // Cells run elsewhere (--cell on other machines) or earlier are kept.
+    if let Ok(text) = std::fs::read_to_string(&summary_path) {
+        if let Ok(old) = serde_json::from_str::<serde_json::Value>(&text) {
+            if let Ok(cells) = serde_json::from_value::<Vec<CellSummary>>(old["cells"].clone()) {
+                all.extend(
+                    cells
+                        .into_iter()
+                        .filter(|c| !summaries.iter().any(|s| s.cell == c.cell)),
+                );
+            }
+        }
+    }
+    all.extend(summaries.iter().cloned());
+    all.sort_by_key(|c| c.cell);
+    let json = serde_json::json!({ "experiment": experiment, "cells": all });
+    std::fs::write(&summary_path, format!("{json:#}\n"))
+        .map_err(|e| ExperimentError(format!("writing {}: {e}", summary_path.display())))?;
+    Ok(())
+}
+
 type CellsOutcome = (Vec<CellSummary>, Vec<usize>, Option<String>);
 
 fn run_cells(
@@ -283,7 +296,7 @@ fn run_cells(
     let mut missing = Vec::new();
     let mut failure = None;
     for planned in selected {
-        let cell_dir = root.join(format!("cell-{}", planned.cell.index));
+        let cell_dir = results_dir::cell_dir(root, planned.cell.index);
         write_cell_files(&cell_dir, planned)?;
         let mut results: Vec<RunResult> = Vec::new();
         let mut finished = true;
@@ -302,7 +315,7 @@ fn run_cells(
                 seed: planned.plan.run.seed.wrapping_add(run as u64),
                 later_seconds: later.max(0.0),
             };
-            let dir = runner::run_dir(root, planned.cell.index, run);
+            let dir = results_dir::run_dir(root, planned.cell.index, run);
             // A directory left by an earlier, interrupted attempt goes.
             let _ = std::fs::remove_dir_all(&dir);
             match runner::run_once(&planned.plan, &dir, &info, guardian, &mut control) {

@@ -79,6 +79,91 @@ impl CellDir {
     }
 }
 
+/// How deep under a given directory results are looked for: the
+/// experiment's directory holds `cell-K/run-R/result.json`, its parent
+/// (`runs/`) one level more.
+const RESULTS_DEPTH: usize = 4;
+
+/// Where a run of a cell goes: `OUT/cell-K/run-R`.
+pub fn run_dir(out: &Path, cell: usize, run: u32) -> PathBuf {
+    cell_dir(out, cell).join(format!("run-{run}"))
+}
+
+/// Where a cell's runs and plan go: `OUT/cell-K`.
+pub fn cell_dir(out: &Path, cell: usize) -> PathBuf {
+    out.join(format!("cell-{cell}"))
+}
+
+/// The `result.json` of every finished run of the cell in `cell_dir`, in
+/// run order.
+pub fn cell_results(cell_dir: &Path) -> Vec<PathBuf> {
+    run_dirs(cell_dir)
+        .into_iter()
+        .map(|(_, dir)| dir.join("result.json"))
+        .collect()
+}
+
+/// True if `path` is (or holds, a few levels down) a result directory of
+/// `emu run`: a `result.json` next to `links/`.
+pub fn is_result_dir(path: &Path) -> bool {
+    path.is_dir() && !find_results(path).is_empty()
+}
+
+/// Every run's `result.json` under `dir`, sorted.
+pub fn find_results(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((dir, depth)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if depth < RESULTS_DEPTH && path.file_name().is_none_or(|n| n != "links") {
+                    stack.push((path, depth + 1));
+                }
+            } else if path.file_name().is_some_and(|n| n == "result.json")
+                && dir.join("links").is_dir()
+            {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The experiment directory a run's result is in: `NAME/cell-K/run-R/result.json`.
+pub fn experiment_dir(result: &Path) -> Option<&Path> {
+    result.parent()?.parent()?.parent()
+}
+
+/// The grid's size as a `meta.json` or `meta-cell-K.json` records it.
+pub fn cells_in_grid(root: &Path) -> Option<usize> {
+    let entries = std::fs::read_dir(root).ok()?;
+    entries
+        .flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("meta") && name.ends_with(".json")
+        })
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.path()).ok()?;
+            let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+            json["cells_in_grid"].as_u64().map(|n| n as usize)
+        })
+        .max()
+}
+
+/// The runs a cell's plan asked for (`cell-K/plan.json`).
+pub fn runs_planned(cell_dir: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(cell_dir.join("plan.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    json["runs"].as_u64().map(|n| n as u32)
+}
+
 fn read_json(path: &Path) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
