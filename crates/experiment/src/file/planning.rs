@@ -166,6 +166,7 @@ fn plan_bottlenecks(
     }
     Ok(bottlenecks)
 }
+
 /// Flow `f` of the file, checked, as `count` plans with their ports.
 fn plan_flow(
     context: &FlowContext,
@@ -174,7 +175,7 @@ fn plan_flow(
     flows: &mut Vec<FlowPlan>,
     port: &mut u16,
 ) -> Result<(), ExperimentError> {
-    let (source, hosts) = (context.source, context.hosts);
+    let source = context.source;
     let key = format!("flows.{f}");
     let (from, to) = flow_ends(context, flow, &key)?;
     check_flow_keys(context, flow, &key)?;
@@ -190,18 +191,7 @@ fn plan_flow(
         return Err(source.key(&format!("{key}.count"), "must be at least 1"));
     }
     let pantheon = plan_pantheon(context, flow, &key, duration)?;
-    let base_name = match &flow.name {
-        Some(name) => {
-            check_name(name).map_err(|m| source.key(&format!("{key}.name"), m))?;
-            name.clone()
-        }
-        None => {
-            let to = to
-                .map(|t| format!("-{}", hosts[t].name))
-                .unwrap_or_default();
-            format!("{f}-{}-{}{to}", kind_name(flow.kind), hosts[from].name)
-        }
-    };
+    let base_name = flow_name(context, f, flow, (from, to), &key)?;
     let host_cc = context.experiment.hosts.iter().nth(from);
     let (cc, cc_key) = match (&flow.cc, host_cc) {
         (Some(cc), _) => (Some(cc), format!("{key}.cc")),
@@ -248,6 +238,30 @@ fn plan_flow(
             .ok_or_else(|| source.key("flows", "too many flows"))?;
     }
     Ok(())
+}
+
+/// Flow `f`'s name: the file's, checked, or one made of its index, kind
+/// and hosts (`0-tcp-a-b`); copies of a `count` add `.N` to it.
+fn flow_name(
+    context: &FlowContext,
+    f: usize,
+    flow: &FlowSection,
+    (from, to): (usize, Option<usize>),
+    key: &str,
+) -> Result<String, ExperimentError> {
+    let hosts = context.hosts;
+    Ok(match &flow.name {
+        Some(name) => {
+            check_name(name).map_err(|m| context.source.key(&format!("{key}.name"), m))?;
+            name.clone()
+        }
+        None => {
+            let to = to
+                .map(|t| format!("-{}", hosts[t].name))
+                .unwrap_or_default();
+            format!("{f}-{}-{}{to}", kind_name(flow.kind), hosts[from].name)
+        }
+    })
 }
 
 /// The hosts a flow goes from and to (a command flow may have no `to`).

@@ -24,41 +24,8 @@ pub(super) fn write_accounting(
     let mut entries = Vec::new();
     for (name, ids) in names {
         for (d, direction) in Direction::BOTH.into_iter().enumerate() {
-            let link = fabric.link(ids[d]);
-            let c = link.counters();
-            let queued = link.packets_inside();
-            let holds = link.accounting_holds();
+            let (entry, holds) = link_entry(plan, result, name, ids[d], ids[0], direction);
             ok &= holds;
-            let dropped: serde_json::Map<String, serde_json::Value> = DropReason::ALL
-                .iter()
-                .map(|r| (r.name().to_string(), c.dropped_by(*r).into()))
-                .collect();
-            let mut entry = serde_json::json!({
-                "link": name,
-                "direction": direction.name(),
-                "arrived": c.arrived,
-                "arrived_bytes": c.arrived_bytes,
-                "delivered": c.delivered,
-                "delivered_bytes": c.delivered_bytes,
-                "dropped": dropped,
-                "queued_at_exit": queued,
-                "marked_ce": c.marked_ce,
-                "marked_ect1": c.marked_ect1,
-                "duplicated": c.duplicated,
-                "corrupted": c.corrupted,
-                "queue": link.queue_description(),
-                "accounting_holds": holds,
-            });
-            let host = ids[0] / 2;
-            if ids[0] < 2 * plan.hosts.len() {
-                match direction {
-                    Direction::Uplink => entry["read_from_host"] = result.read[host].into(),
-                    Direction::Downlink => {
-                        entry["write_errors"] = result.write_errors[host].into();
-                        entry["delivery_lateness"] = result.lateness[host].to_json();
-                    }
-                }
-            }
             entries.push(entry);
         }
     }
@@ -94,4 +61,52 @@ pub(super) fn write_accounting(
     let path = dir.join("links.json");
     std::fs::write(&path, format!("{json:#}\n")).map_err(io_error("writing", &path))?;
     Ok(ok)
+}
+
+/// One direction of one link's accounting, and whether it holds. `first`
+/// is the link's uplink id: a host's side link (ids below twice the
+/// hosts) also says what was read from the host and written into it.
+fn link_entry(
+    plan: &Plan,
+    result: &shells::dumbbell::FabricResult,
+    name: &str,
+    id: usize,
+    first: usize,
+    direction: Direction,
+) -> (serde_json::Value, bool) {
+    let link = result.fabric.link(id);
+    let c = link.counters();
+    let queued = link.packets_inside();
+    let holds = link.accounting_holds();
+    let dropped: serde_json::Map<String, serde_json::Value> = DropReason::ALL
+        .iter()
+        .map(|r| (r.name().to_string(), c.dropped_by(*r).into()))
+        .collect();
+    let mut entry = serde_json::json!({
+        "link": name,
+        "direction": direction.name(),
+        "arrived": c.arrived,
+        "arrived_bytes": c.arrived_bytes,
+        "delivered": c.delivered,
+        "delivered_bytes": c.delivered_bytes,
+        "dropped": dropped,
+        "queued_at_exit": queued,
+        "marked_ce": c.marked_ce,
+        "marked_ect1": c.marked_ect1,
+        "duplicated": c.duplicated,
+        "corrupted": c.corrupted,
+        "queue": link.queue_description(),
+        "accounting_holds": holds,
+    });
+    let host = first / 2;
+    if first < 2 * plan.hosts.len() {
+        match direction {
+            Direction::Uplink => entry["read_from_host"] = result.read[host].into(),
+            Direction::Downlink => {
+                entry["write_errors"] = result.write_errors[host].into();
+                entry["delivery_lateness"] = result.lateness[host].to_json();
+            }
+        }
+    }
+    (entry, holds)
 }

@@ -151,6 +151,9 @@ type Inside = HashMap<(Direction, u32), VecDeque<(Nanos, usize)>>;
 /// (when the flows started), intervals are `bin` ns long. Records from
 /// before `origin` only place packets. `dual`: split each direction's
 /// queue into L and C.
+// Long: one pass over the log, one arm per kind of record (arrive, depart,
+// drop, mark), each adding to the bins it names; the arms share the pass's
+// tables of packets inside and flows' roles.
 pub fn read(
     path: &Path,
     flows: &RunFlows,
