@@ -141,7 +141,11 @@ pub fn emu_log(data: &[u8]) {
                 }
             }
             let reader = emu_core::log::LogReader::open(&path).unwrap();
-            let _ = emu_cli::dump(reader, emu_cli::DumpFormat::JsonLines, &mut std::io::sink());
+            let _ = emu_core::log::text::dump(
+                reader,
+                emu_core::log::text::DumpFormat::JsonLines,
+                &mut std::io::sink(),
+            );
         }
         Err(e) => assert!(e.to_string().contains(&shown), "{e}"),
     }

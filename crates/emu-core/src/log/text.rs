@@ -3,8 +3,8 @@
 //! tuple it names in a column of its own, and a change record its new
 //! value.
 
-use emu_core::flow::FlowTable;
-use emu_core::log::{Event, LogReader, Record};
+use crate::flow::FlowTable;
+use crate::log::{Event, LogReader, Record};
 use serde::Serialize;
 use std::io::Write;
 
@@ -170,8 +170,8 @@ pub fn dump(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use emu_core::flow::FlowTuple;
-    use emu_core::log::{write_log_file, Change, Direction, DropReason, LogHeader};
+    use crate::flow::FlowTuple;
+    use crate::log::{write_log_file, Change, Direction, DropReason, LogHeader};
 
     /// A drop by the AQM at 1000 + `i` ns: what the dump tests look for.
     fn sample(i: u64) -> Record {
