@@ -128,8 +128,7 @@ pub(super) async fn run_flows(
         let _ = state.csv.flush();
     }
     for mut server in servers {
-        let _ = server.start_kill();
-        let _ = server.wait().await;
+        crate::run::system::kill(&mut server).await;
     }
     if interrupted {
         return Err(RunError::Interrupted);
@@ -250,8 +249,7 @@ pub(super) async fn run_sender(
             Err(e) => format!("could not be waited for: {e}"),
         },
         _ = tokio::time::sleep_until(deadline) => {
-            let _ = child.start_kill();
-            let _ = child.wait().await;
+            crate::run::system::kill(&mut child).await;
             if is_command { flows::STOPPED_AT_ITS_END.to_string() } else { "killed: ran past its end".to_string() }
         }
     }

@@ -13,13 +13,13 @@ use super::control::{run_flows, ControlPlane};
 use super::links::{build_links, topology, Links};
 use super::measure::{count_path_marks, measure_paths};
 use super::repetition::{io_error, RunError, RunInfo};
+use super::system;
 use crate::file::{Plan, Side};
 use crate::results::measured::RunResult;
 use crate::run::timing;
 use fabric::Fabric;
 use shells::dumbbell::{FabricThread, Host, HostSetup};
 use shells::guardian::Guardian;
-use shells::netns;
 use std::path::Path;
 
 /// Runs `plan` once, writing into `dir`. `interrupted` is set by the
@@ -62,10 +62,6 @@ pub fn run_once(
         }
         None => None,
     };
-    let identities: Vec<(u64, u64)> = hosts
-        .iter()
-        .filter_map(|h| h.namespace.identity().ok())
-        .collect();
     // The hosts' programs resolve names as the machine does, while the
     // run lasts.
     let _names = shells::dns::prepare_hosts(
@@ -76,7 +72,7 @@ pub fn run_once(
     );
     let outcome = run_with_hosts(plan, dir, info, &hosts, control);
     // Whatever is left in the hosts goes, whatever happened.
-    netns::kill_processes_in(&identities);
+    system::kill_left_in(&hosts);
     drop(hosts);
     outcome
 }
@@ -119,11 +115,7 @@ fn run_with_hosts(
         *interrupted = true;
     }
 
-    let identities: Vec<(u64, u64)> = hosts
-        .iter()
-        .filter_map(|h| h.namespace.identity().ok())
-        .collect();
-    netns::kill_processes_in(&identities);
+    system::kill_left_in(hosts);
     let result = thread.stop()?;
     let lost = writer
         .finish()

@@ -1,13 +1,15 @@
 //! Everything `emu run` asks of the operating system itself, in one place:
 //! the flows' processes (spawned in a host's namespace, alone or in a
-//! process group of their own, and stopped with it), what the kernel
+//! process group of their own, and stopped with it; what is left in the
+//! hosts killed when a run ends), what the kernel
 //! offers (its congestion controls, read by `endpoints::kernel`), and a Pantheon wrapper's
 //! `run_first` probe. The hosts, links and packets are `shells`'; emu's
 //! congestion controls are `endpoints`'.
 
 use crate::file::{CongestionControls, PantheonSide};
 use crate::run::flows::CommandLine;
-use shells::netns::NetNs;
+use shells::dumbbell::Host;
+use shells::netns::{self, NetNs};
 use std::path::Path;
 use std::process::Stdio;
 
@@ -54,6 +56,24 @@ pub async fn stop_group(child: &mut tokio::process::Child) {
         // SAFETY: as above.
         unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
     }
+}
+
+/// Kills a child started by `spawn` (SIGKILL) and reaps it: a receiver
+/// at the run's end, a sender run past its end.
+pub async fn kill(child: &mut tokio::process::Child) {
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+}
+
+/// Kills every process left in the hosts' namespaces: what a run's
+/// programs left behind, whatever happened. Cost: a scan of /proc,
+/// repeated until it finds nobody (see `shells::netns::kill_processes_in`).
+pub fn kill_left_in(hosts: &[Host]) {
+    let identities: Vec<(u64, u64)> = hosts
+        .iter()
+        .filter_map(|h| h.namespace.identity().ok())
+        .collect();
+    netns::kill_processes_in(&identities);
 }
 
 fn spawn_with(
