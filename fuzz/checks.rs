@@ -141,7 +141,11 @@ pub fn emu_log(data: &[u8]) {
                 }
             }
             let reader = emu_core::log::LogReader::open(&path).unwrap();
-            let _ = emu_cli::dump(reader, emu_cli::DumpFormat::JsonLines, &mut std::io::sink());
+            let _ = emu_core::log::text::dump(
+                reader,
+                emu_core::log::text::DumpFormat::JsonLines,
+                &mut std::io::sink(),
+            );
         }
         Err(e) => assert!(e.to_string().contains(&shown), "{e}"),
     }
@@ -160,7 +164,7 @@ pub fn emu_log(data: &[u8]) {
 
 /// The report's options for a fuzzed log: every record is read and
 /// checked as `emu report` would, but the time series stop after
-/// [`FUZZ_BINS`] bins. A report allows up to `report::analysis::MAX_BINS`
+/// [`FUZZ_BINS`] bins. A report allows up to `report::analysis::direction::MAX_BINS`
 /// (2^20) bins per series and flow, so two records a day apart would have
 /// one input allocate and fill millions of bins, and the fuzzer time out on
 /// work that says nothing new about the parser; the horizon itself has its
@@ -373,19 +377,19 @@ fn packet_quiet(data: &[u8]) {
 /// does not depend on the kernel), or the file is refused with an error
 /// that names it. A grid is bounded, so no input plans without end.
 pub fn experiment(data: &[u8]) {
-    use experiment::config::{self, CongestionControls, Source};
+    use experiment::file::{self, CongestionControls, Source};
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
     let file = "fuzz.toml";
-    let named = |e: &experiment::config::ExperimentError| {
+    let named = |e: &experiment::file::ExperimentError| {
         let message = e.to_string();
         assert!(
             message.contains(file) || message.contains("--set"),
             "an error that names no input: {message}"
         );
     };
-    let grid = match experiment::sweep::Grid::new(file, text, &[]) {
+    let grid = match experiment::file::sweep::Grid::new(file, text, &[]) {
         Ok(grid) => grid,
         Err(e) => return named(&e),
     };
@@ -401,14 +405,14 @@ pub fn experiment(data: &[u8]) {
             file,
             text: &cell.text,
         };
-        match config::parse(&source) {
+        match file::parse(&source) {
             Ok(experiment) => {
                 // Trace and wrapper paths resolve under a directory that
                 // does not exist, so a fuzzed path reads nothing real.
                 let base = std::path::Path::new("/nonexistent-emu-fuzz");
-                let run_first = experiment::system::run_first;
+                let run_first = experiment::run::system::run_first;
                 if let Err(e) =
-                    config::plan(&experiment, &source, "fuzz", base, &controls, &run_first)
+                    file::plan(&experiment, &source, "fuzz", base, &controls, &run_first)
                 {
                     named(&e);
                 }

@@ -6,10 +6,6 @@
 
 mod cli;
 
-/// The text form of a packet log, as `emu log dump` prints it: also for
-/// the fuzz checks, which feed it hostile logs.
-pub use cli::log_dump::{dump, DumpFormat};
-
 /// Runs the command named by argv[0] with the rest of the arguments and
 /// returns its exit status.
 pub fn start() -> i32 {

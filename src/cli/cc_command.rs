@@ -1,7 +1,7 @@
 //! `emu cc`: the congestion controls usable here, the kernel's and emu's
 //! own, and which of emu's are loaded now.
 
-use super::UsageError;
+use super::output::UsageError;
 use endpoints::{kernel, registry, ENDPOINTS};
 
 /// `emu cc NAME`: one of emu's congestion controls and its settings.

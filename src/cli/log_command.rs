@@ -3,9 +3,9 @@
 //! (Figures and plots of logs are `emu report`'s; numpy reads the binary
 //! log directly, see docs/log-format.md.)
 
-use super::log_dump::{dump, DumpFormat};
 use super::output::UsageError;
 use clap::{Args, Subcommand, ValueEnum};
+use emu_core::log::text::{dump, DumpFormat};
 use emu_core::log::LogReader;
 use std::path::{Path, PathBuf};
 

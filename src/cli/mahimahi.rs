@@ -12,7 +12,7 @@ use super::shell_args::{load_trace, NO_RANDOMNESS};
 use emu_core::log::Direction;
 use emu_core::time::{Nanos, NS_PER_MS};
 use link::Pattern;
-use report::mahimahi_writer::TextLog;
+use report::logs::mahimahi_writer::TextLog;
 use shells::{DirectionSpec, ShellSpec};
 use std::path::{Path, PathBuf};
 

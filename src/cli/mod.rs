@@ -8,7 +8,6 @@ mod congestion_control;
 mod dry_run;
 mod dynamics_args;
 mod log_command;
-pub(crate) mod log_dump;
 mod mahimahi;
 mod output;
 mod report_command;

@@ -5,7 +5,7 @@
 use super::output::UsageError;
 use clap::{Args, ValueEnum};
 use emu_core::time::parse_duration;
-use report::render::FigureFormat;
+use report::draw::render::FigureFormat;
 use report::{FlowMatch, FlowSelection, Options};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -151,7 +151,7 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
     let results: Vec<bool> = cli
         .runs
         .iter()
-        .map(|p| experiment::merge::is_result_dir(p))
+        .map(|p| report::experiments::results_dir::is_result_dir(p))
         .collect();
     if results.iter().any(|r| *r) {
         if let Some(k) = results.iter().position(|r| !r) {
@@ -201,7 +201,7 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
         }
     }
     if cli.json {
-        let text = serde_json::to_string_pretty(&report::output::summary_json(&runs))
+        let text = serde_json::to_string_pretty(&report::pages::output::summary_json(&runs))
             .map_err(|e| UsageError(e.to_string()))?;
         super::output::print_out(format_args!("{text}\n"));
     }
@@ -209,7 +209,7 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
     if !cli.json || cli.out.is_some() {
         let out = cli.out.unwrap_or_else(|| PathBuf::from("report"));
         let formats: Vec<FigureFormat> = cli.format.iter().map(|f| (*f).into()).collect();
-        if let Err(e) = report::output::write_figures_as(&runs, &out, &formats) {
+        if let Err(e) = report::pages::output::write_figures_as(&runs, &out, &formats) {
             eprintln!("emu report: writing the report into {}: {e}", out.display());
             return Ok(1);
         }
@@ -227,7 +227,7 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
 // Long: merge, print, write and page are one pass over the experiments
 // found, each step reporting its own failure to the user.
 fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
-    let found = match report::results_dir::find(&cli.runs) {
+    let found = match report::experiments::results_dir::find(&cli.runs) {
         Ok(found) => found,
         Err(e) => {
             eprintln!("emu report: {e}");
@@ -238,7 +238,7 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
     let mut text = String::new();
     let mut shortfalls = Vec::new();
     for e in &found {
-        let merged = match experiment::merge::merge(&e.dirs) {
+        let merged = match experiment::results::merge::merge(&e.dirs) {
             Ok(merged) => merged,
             Err(e) => {
                 eprintln!("emu report: {e}");
@@ -299,7 +299,7 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
         eprintln!("emu report: writing {}: {e}", path.display());
         return Ok(1);
     }
-    let options = report::experiment_page::PageOptions {
+    let options = report::experiments::page::PageOptions {
         bin: cli.bin,
         formats: cli.format.iter().map(|f| (*f).into()).collect(),
     };
@@ -308,7 +308,7 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "study".into());
-    match report::experiment_report::write(&found, &tables, &out, &title, &options) {
+    match report::experiments::report::write(&found, &tables, &out, &title, &options) {
         Ok(written) => {
             for w in &written.warnings {
                 eprintln!("emu report: warning: {w}");

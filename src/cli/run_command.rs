@@ -62,7 +62,7 @@ pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
     if cli.file.is_dir() {
         return study(cli);
     }
-    let options = experiment::session::Options {
+    let options = experiment::run::session::Options {
         file: cli.file,
         sets: cli.sets,
         runs: cli.runs,
@@ -73,7 +73,7 @@ pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
         quick: cli.quick,
         resume: cli.resume,
     };
-    match experiment::session::execute(&options) {
+    match experiment::run::session::execute(&options) {
         Ok(code) => Ok(code),
         Err(error) => {
             eprintln!("emu run: {error}");
@@ -120,7 +120,7 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs"))
         .join(name);
-    let options = |file: &PathBuf, list_cells: bool| experiment::session::Options {
+    let options = |file: &PathBuf, list_cells: bool| experiment::run::session::Options {
         file: file.clone(),
         sets: cli.sets.clone(),
         runs: cli.runs,
@@ -133,7 +133,7 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
     };
     if !cli.list_cells {
         for file in &files {
-            if let Err(error) = experiment::session::check(&options(file, false)) {
+            if let Err(error) = experiment::run::session::check(&options(file, false)) {
                 eprintln!("emu run: {error}");
                 return Ok(1);
             }
@@ -146,7 +146,7 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
         } else {
             eprintln!("emu run: {}", file.display());
         }
-        match experiment::session::execute(&options(file, cli.list_cells)) {
+        match experiment::run::session::execute(&options(file, cli.list_cells)) {
             Ok(0) => {}
             Ok(130) => return Ok(130),
             Ok(_) => failed.push(file.display().to_string()),

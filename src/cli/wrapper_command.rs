@@ -1,5 +1,5 @@
 //! `emu wrapper WRAPPER ARG...`: a Pantheon scheme's wrapper run as `emu
-//! run` runs it (see `experiment::wrappers`), for its `deps`, `setup` and
+//! run` runs it (see `experiment::run::wrappers`), for its `deps`, `setup` and
 //! `setup_after_reboot`, which Pantheon's own Python 2 harness would run.
 
 use super::output::UsageError;
@@ -29,7 +29,7 @@ pub fn run(cli: WrapperArgs) -> Result<i32, UsageError> {
             cli.wrapper.display()
         )));
     }
-    let argv = experiment::wrappers::command(&cli.wrapper)
+    let argv = experiment::run::wrappers::command(&cli.wrapper)
         .map_err(|e| UsageError(format!("wrapper: {e}")))?;
     // Replaced by the wrapper's own process: signals (a timeout's SIGINT)
     // reach it, and its status is the command's.

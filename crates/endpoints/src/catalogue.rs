@@ -15,7 +15,7 @@ pub enum Marking {
     Sce,
 }
 
-use crate::parameters::{self, Parameter};
+use crate::parameter_tables::{self, Parameter};
 
 /// One congestion control emu ships.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +50,7 @@ pub const ENDPOINTS: [Endpoint; 5] = [
         marking: Marking::Ect0,
         without_ecn: "Reno",
         summary: "DCTCP (RFC 8257), with its receiver's per-packet CE echo",
-        parameters: parameters::DCTCP,
+        parameters: parameter_tables::DCTCP,
         settings_id: 1,
     },
     Endpoint {
@@ -60,7 +60,7 @@ pub const ENDPOINTS: [Endpoint; 5] = [
         marking: Marking::Ect1,
         without_ecn: "Reno",
         summary: "TCP Prague (L4S): scalable, ECT(1), paced, RTT-independent; Reno without ECN",
-        parameters: parameters::PRAGUE,
+        parameters: parameter_tables::PRAGUE,
         settings_id: 2,
     },
     Endpoint {
@@ -80,7 +80,7 @@ pub const ENDPOINTS: [Endpoint; 5] = [
         marking: Marking::Sce,
         without_ecn: "CUBIC",
         summary: "CUBIC with SCE: SCE marks pull the curve's origin toward the window",
-        parameters: parameters::CUBIC_SCE,
+        parameters: parameter_tables::CUBIC_SCE,
         settings_id: 3,
     },
     Endpoint {

@@ -35,6 +35,7 @@ pub mod feedback;
 pub mod hosts;
 pub mod kernel;
 pub mod object;
+pub mod parameter_tables;
 pub mod parameters;
 pub mod per_flow;
 pub mod registry;

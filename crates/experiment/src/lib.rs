@@ -1,26 +1,18 @@
 //! `emu run`: experiments on a dumbbell of hosts.
 //!
 //! An experiment file names hosts on two sides of one or more bottlenecks,
-//! the links between them and the flows to run; [`config`] reads and
-//! checks it, [`sweep`] makes a grid of cells from its lists, [`runner`]
-//! runs one repetition of one cell on real namespaces with emu's fabric,
-//! [`results`] turns what happened into the numbers papers print, and
-//! [`timing`] says whether the run kept time.
+//! the links between them and the flows to run. The layers, each standing
+//! only on those before it:
+//!
+//! - [`file`]: the experiment file (its schema, the cross-key checks, the
+//!   plan with every default filled in, the sweep's grid, the units).
+//! - [`results`]: what a run measured (per flow and per run, from the
+//!   programs' output and the links' logs), merged across directories
+//!   and compared across schemes.
+//! - [`run`]: a session over the grid's cells, one repetition of one cell
+//!   on real namespaces with emu's fabric, the flows' programs, and
+//!   whether the run kept time.
 
-pub mod config;
-pub mod congestion;
-pub mod flow_paths;
-pub mod flows;
-pub mod marks;
-pub mod merge;
-pub mod pantheon;
+pub mod file;
 pub mod results;
-mod resume;
-pub mod runner;
-pub mod schemes;
-pub mod session;
-pub mod sweep;
-pub mod system;
-pub mod timing;
-pub mod units;
-pub mod wrappers;
+pub mod run;

@@ -1,12 +1,12 @@
 //! A TCP flow's `tos`: the sender sets the DSCP (iperf3 --tos), and the
 //! ECN bits stay its stack's, so a value with ECN bits is refused.
 
-use experiment::config;
+use experiment::file;
 use std::path::Path;
 
 mod support;
 
-fn plan_of(flow_keys: &str) -> Result<config::Plan, String> {
+fn plan_of(flow_keys: &str) -> Result<file::Plan, String> {
     let text = format!(
         "[hosts.a]\nside = \"left\"\n[hosts.b]\nside = \"right\"\n\
          [[flows]]\nfrom = \"a\"\nto = \"b\"\n{flow_keys}\n"
@@ -14,8 +14,8 @@ fn plan_of(flow_keys: &str) -> Result<config::Plan, String> {
     support::plan_of("tos.toml", &text)
 }
 
-fn sender_argv(plan: &config::Plan) -> Vec<String> {
-    experiment::flows::sender(plan, &plan.flows[0], Path::new("/tmp")).argv
+fn sender_argv(plan: &file::Plan) -> Vec<String> {
+    experiment::run::flows::sender(plan, &plan.flows[0], Path::new("/tmp")).argv
 }
 
 #[test]

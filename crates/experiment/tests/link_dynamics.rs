@@ -6,11 +6,11 @@ use emu_core::packet::build::ipv4_udp;
 use emu_core::time::{NS_PER_MS, NS_PER_SEC};
 use emu_core::Nanos;
 use emu_core::Packet;
-use experiment::config;
+use experiment::file;
 
 mod support;
 
-fn plan_of(text: &str) -> Result<config::Plan, String> {
+fn plan_of(text: &str) -> Result<file::Plan, String> {
     support::plan_of("dynamics.toml", text)
 }
 
@@ -67,7 +67,7 @@ to = "b"
 "#,
     )
     .unwrap();
-    let mut fabric = experiment::runner::virtual_fabric(&plan, 1, 0).unwrap();
+    let mut fabric = experiment::run::links::virtual_fabric(&plan, 1, 0).unwrap();
     // 1500 bytes: 1 ms at 12 Mbit/s, 10 ms at 1.2 Mbit/s.
     assert_eq!(arrival(&mut fabric, 1500, 0), 11 * NS_PER_MS);
     assert_eq!(arrival(&mut fabric, 1500, 500 * NS_PER_MS), 511 * NS_PER_MS);
@@ -128,7 +128,7 @@ fn a_bad_dynamic_is_reported_at_its_key_and_line() {
 #[test]
 fn a_bottlenecks_slots_hold_packets_until_a_slot_opens() {
     let plan = plan_of(&a_to_b("", "delay = \"200us\"\nslot = \"2ms packets 2\"")).unwrap();
-    let mut fabric = experiment::runner::virtual_fabric(&plan, 1, 0).unwrap();
+    let mut fabric = experiment::run::links::virtual_fabric(&plan, 1, 0).unwrap();
     assert_eq!(arrival(&mut fabric, 1500, 0), 2 * NS_PER_MS);
     assert_eq!(arrival(&mut fabric, 1500, 10 * NS_PER_MS), 12 * NS_PER_MS);
     let error = plan_of(&a_to_b("", "slot = \"10ms 1ms\"")).unwrap_err();
@@ -151,7 +151,7 @@ fn a_bottlenecks_queue_steps_replace_its_queue_and_drop_what_it_held() {
         aqm::QueueSpec::parse("droptail packets 1000").unwrap()
     );
     assert_eq!(bottleneck.dynamics.queue_steps.len(), 1);
-    let mut fabric = experiment::runner::virtual_fabric(&plan, 1, 0).unwrap();
+    let mut fabric = experiment::run::links::virtual_fabric(&plan, 1, 0).unwrap();
     let mut out = Vec::new();
     for i in 0..100 {
         let packet = Packet::new(ipv4_udp(A, B, 1000 + i, 9, 0, 1000), 0);
@@ -177,7 +177,7 @@ fn netems_jitter_reorders_on_both_directions_of_a_link() {
     let netem = "delay = \"2ms\"\njitter = \"1ms\"\ncorrelation = \"10%\"\n\
                  distribution = \"uniform\"\nreorder = true";
     let plan = plan_of(&a_to_b(netem, "")).unwrap();
-    let mut fabric = experiment::runner::virtual_fabric(&plan, 1, 0).unwrap();
+    let mut fabric = experiment::run::links::virtual_fabric(&plan, 1, 0).unwrap();
     for (from, to, host) in [(A, B, 0), (B, A, 1)] {
         let start = host as Nanos * NS_PER_SEC;
         let mut out = Vec::new();

@@ -3,7 +3,7 @@
 //! bakeoff's batch ran 30, 60 and 150 s at 20, 80 and 160 ms.
 
 use emu_core::time::NS_PER_SEC;
-use experiment::sweep::Grid;
+use experiment::file::sweep::Grid;
 
 mod support;
 

@@ -5,42 +5,29 @@
 //! length, Jain's fairness index, and Pantheon's and Mahimahi's own
 //! figures, as JSON, SVG and one HTML page.
 //!
-//! Layers, each usable alone: readers ([`emu_reader`], [`mahimahi_reader`])
-//! turn a log into events; [`analysis`] accumulates them in bounded memory
-//! ([`histogram`], [`series`]); [`run`] ties a run's files together;
-//! [`figures`], [`plot`] and [`output`] draw and write; [`render`] turns the
-//! SVGs into PNG or PDF. What `emu run` wrote has pages of its own:
-//! [`results_dir`] finds the experiments, [`run_flows`] and
-//! [`bottleneck_series`] read a run, [`experiment_figures`],
-//! [`experiment_page`] and [`study_index`] draw, [`experiment_report`]
-//! lays the pages out; [`schemes`] draws a scheme comparison (Pantheon's
-//! throughput against delay, an ellipse per scheme).
+//! The layers, each standing only on those before it:
+//!
+//! - [`measures`]: accumulators in bounded memory (exact histograms, time
+//!   series per bin, a link's capacity, queues of values per key).
+//! - [`analysis`]: what the analysis is fed (`events`), one direction of
+//!   one run accumulated from them (`direction`), Mahimahi's own figures,
+//!   and what it gives back (`summary`).
+//! - [`logs`]: the readers that turn emu's and Mahimahi's logs into events,
+//!   Mahimahi's text format written from emu's records, TCP_INFO samples,
+//!   and one run's files tied together (`run`).
+//! - [`draw`]: self-contained SVG charts, and the same SVGs as PNG or PDF.
+//! - [`pages`]: a shell run's report (its charts, `summary.json`,
+//!   `index.html`) and a comparison of schemes.
+//! - [`experiments`]: what `emu run` wrote: the results directory found,
+//!   a run's flows and bottleneck series read, each experiment's page and
+//!   a study's index drawn and laid out.
 
 pub mod analysis;
-pub mod bottleneck_series;
-pub mod capacity;
-pub mod emu_reader;
-pub mod events;
-pub mod experiment_figures;
-pub mod experiment_page;
-pub mod experiment_report;
-pub mod figures;
-pub mod histogram;
-mod keyed_fifo;
-pub mod mahimahi_figures;
-pub mod mahimahi_reader;
-pub mod mahimahi_writer;
-pub mod output;
-pub mod plot;
-pub mod render;
-pub mod results_dir;
-pub mod run;
-pub mod run_flows;
-pub mod schemes;
-pub mod series;
-pub mod study_index;
-pub mod summary;
-pub mod tcp;
+pub mod draw;
+pub mod experiments;
+pub mod logs;
+pub mod measures;
+pub mod pages;
 
-pub use events::{FlowMatch, FlowName, FlowSelection, Options};
-pub use run::{load, Run};
+pub use analysis::events::{FlowMatch, FlowName, FlowSelection, Options};
+pub use logs::run::{load, Run};

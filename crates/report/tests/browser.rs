@@ -85,7 +85,7 @@ fn the_page_renders_every_chart_in_a_headless_browser() {
     let mut runs = report::load(&root.join("ten"), &options).unwrap();
     runs.extend(report::load(&root.join("six"), &options).unwrap());
     let out = root.join("report");
-    let written = report::output::write(&runs, &out).unwrap();
+    let written = report::pages::output::write(&runs, &out).unwrap();
     let svgs = written
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "svg"))

@@ -77,8 +77,8 @@ fn close(a: f64, b: f64) -> bool {
 fn uplink(
     dir: &Path,
 ) -> (
-    report::summary::DirectionSummary,
-    report::summary::DirectionSeries,
+    report::analysis::summary::DirectionSummary,
+    report::analysis::summary::DirectionSeries,
 ) {
     let options = Options {
         flows: FlowSelection::All,

@@ -9,8 +9,8 @@
 use emu_core::flow::FlowTuple;
 use emu_core::log::{write_log_file, Direction, Event, LogHeader, Record};
 use emu_core::Nanos;
-use report::experiment_page::PageOptions;
-use report::render::FigureFormat;
+use report::draw::render::FigureFormat;
+use report::experiments::page::PageOptions;
 use std::path::{Path, PathBuf};
 
 #[path = "support/browser.rs"]
@@ -227,7 +227,7 @@ fn the_study_pages_name_the_flows_draw_every_chart_and_pair_the_variants() {
     let study = root.join("bakeoff");
     write_experiment(&study.join("two-flow-sce"), "sce");
     write_experiment(&study.join("two-flow-l4s"), "l4s");
-    let found = report::results_dir::find(std::slice::from_ref(&study)).unwrap();
+    let found = report::experiments::results_dir::find(std::slice::from_ref(&study)).unwrap();
     assert_eq!(found.len(), 2);
     let tables = vec![table(), table()];
     let out = root.join("report");
@@ -236,7 +236,7 @@ fn the_study_pages_name_the_flows_draw_every_chart_and_pair_the_variants() {
         formats: vec![FigureFormat::Svg],
     };
     let written =
-        report::experiment_report::write(&found, &tables, &out, "bakeoff", &options).unwrap();
+        report::experiments::report::write(&found, &tables, &out, "bakeoff", &options).unwrap();
     assert!(written.warnings.is_empty(), "{:?}", written.warnings);
     assert_eq!(written.index, out.join("index.html"));
     assert_eq!(written.pages.len(), 2);

@@ -91,7 +91,7 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn uplink(dir: &Path, flows: FlowSelection) -> report::summary::DirectionSummary {
+fn uplink(dir: &Path, flows: FlowSelection) -> report::analysis::summary::DirectionSummary {
     let options = Options {
         flows,
         ..Options::default()
@@ -115,7 +115,8 @@ fn acknowledgements_and_pings_are_shown_but_not_in_jains_index() {
     let jain = d.fairness.jain.unwrap();
     assert!(jain > 0.9999, "{jain}");
     // Counted with them, the index would be far lower.
-    let all_four = report::summary::jain(d.flows.iter().map(|f| f.delivered_bytes as f64));
+    let all_four =
+        report::analysis::summary::jain(d.flows.iter().map(|f| f.delivered_bytes as f64));
     assert!(all_four.unwrap() < 0.6);
     // Flows the user names are theirs to compare.
     let named = uplink(

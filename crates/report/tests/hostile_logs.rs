@@ -1,7 +1,7 @@
 //! Logs made to hurt: found by fuzzing (fuzz/regressions/), kept here in
 //! plain words.
 
-use report::analysis::MAX_BINS;
+use report::analysis::direction::MAX_BINS;
 use report::Options;
 
 /// Reports the Mahimahi log `text`, written to a file named `name` in a

@@ -7,7 +7,7 @@ use emu_core::packet::build::ipv4_udp;
 use emu_core::trace::Trace;
 use emu_core::{Nanos, Packet};
 use link::{Link, LinkConfig, Server};
-use report::mahimahi_writer::{write_log, Header};
+use report::logs::mahimahi_writer::{write_log, Header};
 use std::sync::Arc;
 
 const MS: Nanos = 1_000_000;
@@ -113,10 +113,10 @@ fn a_virtual_time_run_logs_exactly_what_mahimahi_would() {
     // delays [1, 1, 1], and signal delays 1 (sent at 0 ms), 2 (1 ms,
     // filled from the next) and 1 (2 ms): sorted [1, 1, 2], index 2.
     let (_, analysis, queued, end, error) =
-        report::mahimahi_reader::analyze(text.as_bytes(), report::Options::default());
+        report::logs::mahimahi_reader::analyze(text.as_bytes(), report::Options::default());
     assert!(error.is_none());
     assert_eq!(queued, 0);
-    let unmatched = report::events::Unmatched {
+    let unmatched = report::analysis::events::Unmatched {
         in_flight: queued,
         entered_mid_path: 0,
     };

@@ -2,7 +2,7 @@
 
 use emu_core::log::{write_header, Direction, DropReason, Event, LogHeader, Record, RECORD_SIZE};
 use emu_core::Nanos;
-use report::summary::DirectionSummary;
+use report::analysis::summary::DirectionSummary;
 use report::{FlowSelection, Options};
 use std::path::{Path, PathBuf};
 
@@ -419,7 +419,7 @@ fn a_mahimahi_log_gets_pantheon_and_mahimahi_figures() {
 
 #[test]
 fn jain_index_of_known_shares() {
-    use report::summary::jain;
+    use report::analysis::summary::jain;
     assert_eq!(jain([1.0, 1.0, 1.0, 1.0]), Some(1.0));
     assert_eq!(jain([1.0, 0.0, 0.0, 0.0]), Some(0.25));
     assert_eq!(jain([3.0, 1.0]), Some(0.8));
@@ -479,7 +479,7 @@ fn the_report_draws_the_rate_and_delay_the_change_records_give() {
         &vec![(0.0, 10.0), (0.6, 10.0), (0.6, 40.0), (1.0, 40.0)]
     );
     // The delay plot carries the step line.
-    let figures = report::figures::direction_figures("changes", series);
+    let figures = report::pages::figures::direction_figures("changes", series);
     let delay = figures.iter().find(|f| f.stem.ends_with("-delay")).unwrap();
     assert!(delay
         .chart

@@ -10,18 +10,7 @@
 //! devices with one epoll set: it reads only the devices that are ready,
 //! and waits on all of them at once until the earliest due time across
 //! its links, then spins the last stretch; neither grows a thread per
-//! link or per host. (With `ppoll`, which visits every descriptor on every
-//! call, and a read tried on every device each turn, the left lane spent a
-//! fifth of its time polling at 1 Gbit/s; 4 flows at 10 Gbit/s with
-//! offload went from 6.5–7.0 to 7.4–7.5 Gbit/s, interleaved.)
-//!
-//! Why two: one thread carried everything, and at 10 Gbit/s with offload
-//! it was saturated while a core stood partly idle; with the
-//! acknowledgements on a thread of their own, 4 cubic flows went from
-//! 4.4–4.8 to 4.8–6.7 Gbit/s on a 2-core VM (`benches/dumbbell.sh`).
-//! Cost: the second thread spins for its own departures, about 0.4 of a
-//! core more at 1 Gbit/s, where the acknowledgements' lateness into the
-//! senders fell from about 150 µs to about 20 µs at the 99th percentile.
+//! link or per host.
 //!
 //! Each moves packets as the shells' pumps do (`crate::datapath::wire`): with offload
 //! (off by default: see [`HostSetup::offload`]), a host's TCP super-packet
@@ -30,30 +19,28 @@
 //! as one super-packet, so a system call carries tens of packets at high
 //! rates.
 //!
-//! How long a lane spins before a due time adapts as a pump's spin does (see
-//! `crate::datapath::spin`): the high quantile of its own timed wake-ups'
-//! lateness, less the slack. A fixed spin as long as the shells' longest
-//! (500 µs) would keep it spinning most of the time behind a bottleneck
-//! whose packets leave about that far apart (20 Mbit/s: 600 µs), on the
-//! same cores as the hosts' senders.
+//! How long a lane spins before a due time adapts as a pump's spin does
+//! (see `crate::datapath::spin`): the high quantile of its own timed
+//! wake-ups' lateness, less the slack. Where its departures come close
+//! together its spin is held to a budget (see
+//! `crate::datapath::spin::SpinBudget`); where they come closer than
+//! [`TICK`] it does not wait for each at all, but wakes for input or on a
+//! timer kept set at most [`TICK`] after the next due time, and writes
+//! what is due then; and where it has work without end it rests a little
+//! every few milliseconds (see `crate::datapath::rest`). Each way it
+//! leaves the kernel the share of each second that keeps the real-time
+//! class from being throttled.
 //!
-//! Like the shells' pumps each runs in the real-time class (SCHED_FIFO 1):
-//! in the ordinary class it waited for a core whenever the machine had
-//! other work, and every host's deliveries waited with it (p99 lateness
-//! 3 ms at 50 Mbit/s beside a compiler, 30 µs in the real-time class).
-//! The cost is the spin: while it spins, the hosts' senders on its core
-//! wait. Its spin follows its own wake-up lateness, which the real-time
-//! class keeps small; two cubic flows through Cake triple-isolate
-//! (tests/experiments.rs) come out within 1.4% of each other.
-//! Where its departures come close together its spin is held to a
-//! budget, as a pump's is (see `crate::datapath::spin::SpinBudget`); where
-//! they come closer than [`TICK`] it does not wait for each at all, but
-//! wakes for input or on a timer kept set at most [`TICK`] after the next
-//! due time, and writes what is due then (a timer set for every departure
-//! cost as much of a core as the spin); and where it has work without end
-//! it rests a little every few milliseconds (see `crate::datapath::rest`).
-//! Each way it leaves the kernel the share of each second that keeps the
-//! real-time class from being throttled.
+//! Like the shells' pumps each lane runs in the real-time class
+//! (SCHED_FIFO 1), so that other work on the machine does not hold every
+//! host's deliveries.
+//!
+//! Cost: two threads in the real-time class, each spinning for its own
+//! departures (the second about 0.4 of a core more at 1 Gbit/s); while a
+//! lane spins, the hosts' senders on its core wait. The measurements
+//! behind each choice (two lanes, epoll, the adaptive spin, the real-time
+//! class, the tick) are in docs/performance-history.md, "The experiments'
+//! fabric threads".
 
 use crate::accounting::lateness::Lateness;
 use crate::datapath::handover::Handover;
@@ -89,17 +76,12 @@ const READ_BATCH: usize = 64;
 const MAX_SLEEP: Nanos = 20_000_000;
 /// How a lane ticks (see [`Tick`]): input wakes it, so for any departure
 /// where they come closer together than 30 µs, sleeping on its hosts'
-/// devices and the kept timer. Why: at 1 Gbit/s without offload (a
-/// departure every 12 µs) the left lane spent 40% of its CPU waiting, in spins or in setting the timer,
-/// and with its work that was all of a core, which the kernel's budget
-/// for the real-time class cuts off for about 25 ms a second. Ticking at
-/// 30 µs: the lane at 58–64% of a core instead of 96–98%, and the worst
-/// host's p99 lateness 139–168 µs in six runs of seven against 257 µs to
-/// 44 ms (held) in six before; the median 33 µs against 2
-/// (`benches/dumbbell.sh 8 1gbit`, interleaved). Sparser departures are
-/// spun for as before. A pump ticks at the run's slack (20 µs by
-/// default); the lane's 30 µs is the period its measurements were made
-/// with.
+/// devices and the kept timer; sparser departures are spun for. Cost: a
+/// departure may leave up to 30 µs late where departures are that dense,
+/// in exchange for the lane's CPU staying inside the real-time class's
+/// budget at 1 Gbit/s (see docs/performance-history.md). A pump ticks at
+/// the run's slack (20 µs by default); the lane's 30 µs is the period its
+/// measurements were made with.
 const TICK: Tick = Tick {
     every: 30_000,
     woken_by_input: true,
@@ -118,7 +100,7 @@ pub struct HostSetup {
     /// the shells' devices do unless `--no-offload`. A host's super-packet
     /// then reaches its side link as a burst of segments stamped at one
     /// instant; experiments leave it off unless asked (see
-    /// `experiment::config::RunSection::offload`). Deliveries into the
+    /// `experiment::file::RunSection::offload`). Deliveries into the
     /// host are merged either way (see `wire::write_due`).
     pub offload: bool,
     /// `net.*` sysctls set in the host's namespace, e.g.

@@ -20,6 +20,8 @@ impl Discipline {
 }
 
 /// Every discipline emu offers, with its options and defaults.
+// Long: a table, one entry per discipline, read top to bottom; split, it
+// would only scatter the list `emu queues` prints.
 pub fn catalogue() -> &'static [Discipline] {
     &[
         Discipline {

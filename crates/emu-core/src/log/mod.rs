@@ -12,6 +12,7 @@
 pub mod header;
 pub mod reader;
 pub mod record;
+pub mod text;
 pub mod writer;
 
 pub use header::{update_header, write_header, write_log_file, LogHeader, TraceFile, MAGIC};

@@ -12,31 +12,14 @@
 //! kernel keeps back, resting for what its own sleeps left short: at most
 //! 60 µs every millisecond in place of 50 ms every second.
 //!
-//! Measured with `benches/dumbbell.sh` (4 cubic flows): into the
-//! receiving hosts at 1 Gbit/s, the worst host's p99 lateness was 48–53 ms
-//! without rests and 0.14–1.1 ms with them (median 0.23 ms, eight runs
-//! with and without offload); at 10 Gbit/s with offload, 69 ms and 32 ms,
-//! for 6.1 and 5.3 Gbit/s (one run each). Windows of 10 and 2 ms, with
-//! rests of 0.6 and 0.12 ms, left 4.5–6.7 ms and 0.3–1.1 ms.
-//!
 //! Cost: a rest delays what falls due during it, by up to its length,
 //! and only while the thread had no sleep of its own to speak of; a
 //! thread that sleeps between packets never rests.
 //!
-//! Where this falls short: a lane that needs more than the budget. At
-//! 1 Gbit/s without offload on a 2-core VM the left lane took about 95%
-//! of a CPU, and the kernel held it about 25 ms once a second. Resting
-//! more only deferred that: rests that held the lane's own CPU
-//! time (`CLOCK_THREAD_CPUTIME_ID`) to 94% of each millisecond, with the
-//! lane pinned to a CPU of its own or not, still left it at 95.0% of each
-//! second and held for 120–130 ms in 8 s. About 40% of it was waiting
-//! (a spin, or a timer set, before each departure 12 µs apart; the rest
-//! its reads, model and writes, each write running the receiver's TCP): where
-//! deliveries come that close a lane now ticks instead (`TICK` in
-//! `crate::dumbbell`), and at 1 Gbit/s it runs about 60% of a CPU. A lane
-//! whose work alone exceeds the budget needs capacity (its writes on a
-//! thread apart from its reads); `emu run` says when a lane was held
-//! (`crate::sys::schedstat`, the experiment's `timing_warnings`).
+//! A lane whose work alone exceeds the budget is still held once a
+//! second; rests only defer that. `emu run` says when a lane was held
+//! (`crate::sys::schedstat`, the experiment's `timing_warnings`); the
+//! measurements are in docs/performance-history.md, "Rests".
 
 use emu_core::time::Nanos;
 

@@ -1,0 +1,192 @@
+//! A scheme's `setup_after_reboot`, applied where its changes stay.
+//!
+//! Pantheon runs it once per boot, on the machine: bbr and vegas load
+//! their kernel module, allow their congestion control and check the
+//! default qdisc (`helpers/kernel_ctl`). emu runs it in each run, in the
+//! flow's receiver's and sender's namespaces, before the first side
+//! starts, with emu's `sudo`, `modprobe` and `sysctl` first on its PATH
+//! (`pantheon/bin`): `sudo` runs the command (emu is root already);
+//! `modprobe` loads nothing (a module is the machine's) and succeeds for
+//! a module the kernel has; `sysctl` reads and sets the namespace's keys,
+//! and a key the namespace lacks (net.core.default_qdisc) or the kernel
+//! will not set from it (net.core.rmem_max, tcp_allowed_congestion_control)
+//! is the machine's: said, left as it is, and the call fails. Its output
+//! goes to `flows/NAME.SIDE.setup.{out,err}`.
+//!
+//! Before any cell starts, each wrapper's `setup_after_reboot` runs once
+//! in a scratch namespace ([`preflight`]): a kernel module it needs that
+//! the kernel lacks refuses the experiment (without tcp_vegas, `iperf -Z
+//! vegas` runs the default congestion control under vegas' name); any
+//! other failure is a warning, as Pantheon's own setup goes on past it.
+//! Cost: a Python start per wrapper before the cells, and per run two
+//! more before the scheme's first side (the flow's time runs meanwhile).
+
+use crate::file::{FlowPlan, PantheonSide};
+use crate::run::flows::CommandLine;
+use shells::netns::NetNs;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a `setup_after_reboot` may take before it is stopped.
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// The environment a wrapper of `flow` runs with: emu's tools first on
+/// PATH, and the flow's own directory as Pantheon's base (its helpers'
+/// scratch `tmp`), not the checkout.
+pub fn environment(dir: &Path, flow: &FlowPlan) -> Vec<(String, String)> {
+    scheme_environment(&base_dir(dir, flow))
+}
+
+/// Pantheon's base directory for `flow` in a run: `flows/NAME.pantheon`.
+pub fn base_dir(dir: &Path, flow: &FlowPlan) -> PathBuf {
+    dir.join("flows").join(format!("{}.pantheon", flow.name))
+}
+
+fn scheme_environment(base: &Path) -> Vec<(String, String)> {
+    let mut env = vec![("EMU_PANTHEON_BASE".to_string(), base.display().to_string())];
+    if let Ok(shim) = crate::run::wrappers::shim_dir() {
+        let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
+        env.push((
+            "PATH".to_string(),
+            format!("{}:{path}", shim.join("bin").display()),
+        ));
+    }
+    env
+}
+
+/// `WRAPPER setup_after_reboot` on each of `flow`'s two hosts: (host,
+/// command), the receiver's first.
+pub fn commands(flow: &FlowPlan, dir: &Path) -> Vec<(usize, CommandLine)> {
+    let scheme = flow.pantheon.as_ref().expect("checked: a wrapper");
+    let to = flow.to.expect("checked: a receiver");
+    [
+        (PantheonSide::Receiver, to),
+        (PantheonSide::Sender, flow.from),
+    ]
+    .into_iter()
+    .map(|(side, host)| {
+        let file = |suffix: &str| {
+            dir.join("flows")
+                .join(format!("{}.{}.setup.{suffix}", flow.name, side.name()))
+        };
+        (
+            host,
+            CommandLine {
+                argv: argv(&scheme.wrapper),
+                env: environment(dir, flow),
+                stdout: file("out"),
+                stderr: file("err"),
+            },
+        )
+    })
+    .collect()
+}
+
+fn argv(wrapper: &Path) -> Vec<String> {
+    let mut argv = crate::run::wrappers::command(wrapper)
+        .unwrap_or_else(|_| vec![wrapper.display().to_string()]);
+    argv.push("setup_after_reboot".to_string());
+    argv
+}
+
+/// Runs the setups (each in its namespace) together, each until it ends
+/// or for [`LIMIT`]; how each ended is in its files.
+pub async fn run(setups: Vec<(Arc<NetNs>, CommandLine)>) {
+    let mut running = Vec::new();
+    for (namespace, command) in &setups {
+        if let Ok(child) = crate::run::system::spawn_group(namespace, command) {
+            running.push(child);
+        }
+    }
+    for mut child in running {
+        if tokio::time::timeout(LIMIT, child.wait()).await.is_err() {
+            crate::run::system::stop_group(&mut child).await;
+        }
+    }
+}
+
+/// Each wrapper's `setup_after_reboot` once in a scratch namespace: the
+/// warnings (a setup that failed otherwise), or the refusal naming each
+/// scheme that needs a kernel module this kernel lacks.
+pub fn preflight(wrappers: &[&Path]) -> Result<Vec<String>, String> {
+    if wrappers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let scratch = std::env::temp_dir().join(format!("emu-preflight-{}", std::process::id()));
+    let outcome = preflight_in(wrappers, &scratch);
+    let _ = std::fs::remove_dir_all(&scratch);
+    outcome
+}
+
+fn preflight_in(wrappers: &[&Path], scratch: &Path) -> Result<Vec<String>, String> {
+    let namespace = NetNs::create().map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let mut warnings = Vec::new();
+    let mut refused = Vec::new();
+    for (i, wrapper) in wrappers.iter().enumerate() {
+        let modules = scratch.join(format!("{i}.refused"));
+        let (ok, said) = setup_once(&namespace, wrapper, &scratch.join(i.to_string()), &modules)?;
+        let scheme = super::scheme_of(wrapper);
+        let lacking = std::fs::read_to_string(&modules).unwrap_or_default();
+        let lacking: Vec<&str> = lacking.split_whitespace().collect();
+        if !lacking.is_empty() {
+            refused.push(format!("{scheme} needs {}", lacking.join(" ")));
+        } else if !ok {
+            warnings.push(format!(
+                "{scheme}: setup_after_reboot failed in a scratch namespace (runs go on, as Pantheon's setup does): {said}"
+            ));
+        }
+    }
+    if !refused.is_empty() {
+        return Err(format!(
+            "schemes whose setup_after_reboot needs a kernel module this kernel lacks: {}; emu loads no kernel modules (a module is the machine's, not a namespace's): load them (modprobe) or leave those schemes out",
+            refused.join("; ")
+        ));
+    }
+    Ok(warnings)
+}
+
+/// One `setup_after_reboot` in `namespace`: whether it succeeded, and the
+/// last line of its error output.
+fn setup_once(
+    namespace: &NetNs,
+    wrapper: &Path,
+    base: &Path,
+    modules: &Path,
+) -> Result<(bool, String), String> {
+    let argv = argv(wrapper);
+    let failed =
+        |e: std::io::Error| format!("running {} setup_after_reboot: {e}", wrapper.display());
+    let mut child = namespace
+        .command(&argv[0])
+        .args(&argv[1..])
+        .envs(scheme_environment(base))
+        .env("EMU_PANTHEON_REFUSED", modules)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(failed)?;
+    let started = Instant::now();
+    while child.try_wait().map_err(failed)?.is_none() {
+        if started.elapsed() > LIMIT {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().map_err(failed)?;
+    let text = String::from_utf8_lossy(&output.stderr);
+    // emu's own tools say why; else the wrapper's last word.
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("emu: "))
+        .or_else(|| text.lines().rev().find(|l| !l.trim().is_empty()));
+    Ok((
+        output.status.success(),
+        last.unwrap_or("no error output").trim().to_string(),
+    ))
+}

@@ -1,0 +1,160 @@
+//! Everything `emu run` asks of the operating system itself, in one place:
+//! the flows' processes (spawned in a host's namespace, alone or in a
+//! process group of their own, and stopped with it; what is left in the
+//! hosts killed when a run ends), what the kernel
+//! offers (its congestion controls, read by `endpoints::kernel`), and a Pantheon wrapper's
+//! `run_first` probe. The hosts, links and packets are `shells`'; emu's
+//! congestion controls are `endpoints`'.
+
+use crate::file::{CongestionControls, PantheonSide};
+use crate::run::flows::CommandLine;
+use shells::dumbbell::Host;
+use shells::netns::{self, NetNs};
+use std::path::Path;
+use std::process::Stdio;
+
+/// The congestion controls of this kernel (as `endpoints::kernel` reads
+/// them for loading emu's own).
+pub fn congestion_controls() -> CongestionControls {
+    CongestionControls {
+        available: endpoints::kernel::available(),
+        allowed: endpoints::kernel::allowed(),
+    }
+}
+
+/// Starts `command` inside `namespace`.
+pub fn spawn(namespace: &NetNs, command: &CommandLine) -> Result<tokio::process::Child, String> {
+    spawn_with(namespace, command, false)
+}
+
+/// Starts `command` inside `namespace` in a process group of its own, so
+/// whatever it starts (a scheme's wrapper runs the scheme's binaries) is
+/// stopped with it by `stop_group`. Its stdin is an empty pipe held open
+/// while the child is held: a scheme that reads its stdin (ledbat's
+/// `ucat -l` sends what it reads) would end at /dev/null's end of file.
+pub fn spawn_group(
+    namespace: &NetNs,
+    command: &CommandLine,
+) -> Result<tokio::process::Child, String> {
+    spawn_with(namespace, command, true)
+}
+
+/// Stops a child started by `spawn_group` and everything in its group:
+/// SIGTERM first (a wrapper may clean up), SIGKILL a second later.
+pub async fn stop_group(child: &mut tokio::process::Child) {
+    let Some(pid) = child.id() else { return };
+    // SAFETY: signalling the process group our own child leads.
+    unsafe { libc::kill(-(pid as i32), libc::SIGTERM) };
+    if tokio::time::timeout(std::time::Duration::from_secs(1), child.wait())
+        .await
+        .is_err()
+    {
+        // SAFETY: as above; the leader is not reaped yet, so the group
+        // id is still ours.
+        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+        let _ = child.wait().await;
+    } else {
+        // The leader is gone; what it left in its group goes too.
+        // SAFETY: as above.
+        unsafe { libc::kill(-(pid as i32), libc::SIGKILL) };
+    }
+}
+
+/// Kills a child started by `spawn` (SIGKILL) and reaps it: a receiver
+/// at the run's end, a sender run past its end.
+pub async fn kill(child: &mut tokio::process::Child) {
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+}
+
+/// Kills every process left in the hosts' namespaces: what a run's
+/// programs left behind, whatever happened. Cost: a scan of /proc,
+/// repeated until it finds nobody (see `shells::netns::kill_processes_in`).
+pub fn kill_left_in(hosts: &[Host]) {
+    let identities: Vec<(u64, u64)> = hosts
+        .iter()
+        .filter_map(|h| h.namespace.identity().ok())
+        .collect();
+    netns::kill_processes_in(&identities);
+}
+
+fn spawn_with(
+    namespace: &NetNs,
+    command: &CommandLine,
+    own_group: bool,
+) -> Result<tokio::process::Child, String> {
+    let open = |path: &Path| {
+        std::fs::File::create(path).map_err(|e| format!("creating {}: {e}", path.display()))
+    };
+    let mut std_command = namespace
+        .program(&command.argv[0])
+        .map_err(|e| format!("starting {}: {e}", command.argv[0]))?;
+    std_command
+        .args(&command.argv[1..])
+        .envs(command.env.iter().map(|(k, v)| (k, v)))
+        .stdin(if own_group {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(open(&command.stdout)?)
+        .stderr(open(&command.stderr)?);
+    if own_group {
+        std::os::unix::process::CommandExt::process_group(&mut std_command, 0);
+    }
+    let mut tokio_command = tokio::process::Command::from(std_command);
+    tokio_command.kill_on_drop(true);
+    tokio_command.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            format!(
+                "'{}' was not found: install it (Debian/Ubuntu: apt-get install {})",
+                command.argv[0],
+                match command.argv[0].as_str() {
+                    "ping" => "iputils-ping",
+                    other => other,
+                }
+            )
+        } else {
+            format!("starting {}: {e}", command.argv[0])
+        }
+    })
+}
+
+/// Asks a wrapper which side runs first (`WRAPPER run_first`; a Python
+/// wrapper through [`crate::run::wrappers`], any other as the program it is).
+pub fn run_first(wrapper: &Path) -> Result<PantheonSide, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(wrapper).map_err(|e| format!("{}: {e}", wrapper.display()))?;
+    let python = crate::run::wrappers::is_python(wrapper);
+    if !meta.is_file() || (!python && meta.permissions().mode() & 0o111 == 0) {
+        return Err(format!(
+            "{} is not an executable file: make it one (chmod +x) with a #! line",
+            wrapper.display()
+        ));
+    }
+    let argv = crate::run::wrappers::command(wrapper)?;
+    let output = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .arg("run_first")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("running {} run_first: {e}", wrapper.display()))?;
+    let answer = String::from_utf8_lossy(&output.stdout);
+    match answer.trim() {
+        "receiver" => Ok(PantheonSide::Receiver),
+        "sender" => Ok(PantheonSide::Sender),
+        other => Err(format!(
+            "{} run_first answered '{other}'{}; a Pantheon wrapper prints receiver or sender",
+            wrapper.display(),
+            if output.status.success() {
+                String::new()
+            } else {
+                format!(
+                    " and failed ({}): {}",
+                    output.status,
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )
+            }
+        )),
+    }
+}

@@ -1,0 +1,379 @@
+//! One pass over a bottleneck's log of an experiment's run: per named
+//! flow, what left the bottleneck per interval, the time its packets took
+//! through it and the marks they got; per queue, the queue delay and the
+//! drops and marks per interval.
+//!
+//! A dual queue (a discipline named `dualpi2...` or `twin_codel_af...`)
+//! is shown as its two queues: the log has one queue, so each packet is
+//! put in L or C by its ECN codepoint when it arrived (ECT(1) or CE is L,
+//! as DualPI2 classifies). Memory is bounded by the packets inside the
+//! bottleneck and the number of intervals, not by the log's length.
+
+use crate::experiments::run_flows::{Role, RunFlows};
+use emu_core::flow::FlowTable;
+use emu_core::log::{Direction, Event, LogError, LogReader};
+use emu_core::Nanos;
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+
+/// ECN codepoints (the low two bits of the traffic class).
+const ECT1: u8 = 1;
+const CE: u8 = 3;
+const MARK_CE: u8 = 16;
+const MARK_ECT1: u8 = 17;
+
+/// Whether a queue discipline has an L and a C queue.
+pub fn is_dual(discipline: &str) -> bool {
+    discipline.starts_with("dualpi2") || discipline.starts_with("twin_codel_af")
+}
+
+/// Per-interval values, grown as time goes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Bins(pub Vec<f64>);
+
+impl Bins {
+    fn add(&mut self, bin: usize, value: f64) {
+        if self.0.len() <= bin {
+            self.0.resize(bin + 1, 0.0);
+        }
+        self.0[bin] += value;
+    }
+
+    fn max(&mut self, bin: usize, value: f64) {
+        if self.0.len() <= bin {
+            self.0.resize(bin + 1, 0.0);
+        }
+        self.0[bin] = self.0[bin].max(value);
+    }
+
+    fn get(&self, bin: usize) -> f64 {
+        self.0.get(bin).copied().unwrap_or(0.0)
+    }
+}
+
+/// A named flow's packets at the bottleneck (its data direction).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlowBins {
+    /// The direction its data crossed the bottleneck in (`uplink`).
+    pub direction: Option<String>,
+    pub departed_bytes: Bins,
+    /// Sum of arrival-to-departure times (ms) and their count, per bin.
+    pub transit_ms: Bins,
+    pub transits: Bins,
+    pub ce: Bins,
+    pub ect1: Bins,
+}
+
+/// One queue of one direction.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueueBins {
+    /// `uplink`, or `uplink L` / `uplink C` for a dual queue.
+    pub name: String,
+    pub sojourn_ms: Bins,
+    pub departures: Bins,
+    pub departed_bytes: Bins,
+    pub sojourn_max_ms: Bins,
+    pub drops: Bins,
+    pub ce: Bins,
+    pub ect1: Bins,
+}
+
+/// What the page draws of one bottleneck in one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BottleneckSeries {
+    pub bin_s: f64,
+    pub bins: usize,
+    /// By the index of the flow in [`RunFlows::flows`].
+    pub flows: Vec<FlowBins>,
+    pub queues: Vec<QueueBins>,
+}
+
+impl BottleneckSeries {
+    /// The bins' start times in s.
+    pub fn times(&self) -> Vec<f64> {
+        (0..self.bins).map(|b| b as f64 * self.bin_s).collect()
+    }
+
+    /// Bytes per bin as Mbit/s.
+    pub fn rate_mbps(&self, bytes: &Bins) -> Vec<f64> {
+        (0..self.bins)
+            .map(|b| bytes.get(b) * 8.0 / self.bin_s / 1e6)
+            .collect()
+    }
+
+    /// Per-bin mean of `sum` over `count` (NaN where there is none).
+    pub fn mean(&self, sum: &Bins, count: &Bins) -> Vec<f64> {
+        (0..self.bins)
+            .map(|b| match count.get(b) {
+                n if n > 0.0 => sum.get(b) / n,
+                _ => f64::NAN,
+            })
+            .collect()
+    }
+
+    /// What left the bottleneck in `direction` (every queue of it, every
+    /// flow) over the named flows' active bins (from the earliest bin
+    /// with a departure of theirs to the latest) and over every bin, in
+    /// Mbit/s: `(active, whole)`. None if no named flow went that way.
+    pub fn throughput_mbps(&self, direction: &str) -> Option<(f64, f64)> {
+        let first = |f: &FlowBins| f.departed_bytes.0.iter().position(|&b| b > 0.0);
+        let last = |f: &FlowBins| f.departed_bytes.0.iter().rposition(|&b| b > 0.0);
+        let mine: Vec<&FlowBins> = self
+            .flows
+            .iter()
+            .filter(|f| f.direction.as_deref() == Some(direction))
+            .collect();
+        let from = mine.iter().filter_map(|f| first(f)).min()?;
+        let to = mine.iter().filter_map(|f| last(f)).max()?;
+        let bytes = |range: std::ops::Range<usize>| -> f64 {
+            self.queues
+                .iter()
+                .filter(|q| q.name.split(' ').next() == Some(direction))
+                .map(|q| range.clone().map(|b| q.departed_bytes.get(b)).sum::<f64>())
+                .sum()
+        };
+        let rate = |range: std::ops::Range<usize>| {
+            bytes(range.clone()) * 8.0 / (range.len() as f64 * self.bin_s) / 1e6
+        };
+        Some((rate(from..to + 1), rate(0..self.bins)))
+    }
+
+    /// Per-bin values, 0 where nothing happened.
+    pub fn dense(&self, bins: &Bins) -> Vec<f64> {
+        (0..self.bins).map(|b| bins.get(b)).collect()
+    }
+}
+
+/// A packet inside the bottleneck: when it arrived and its queue.
+type Inside = HashMap<(Direction, u32), VecDeque<(Nanos, usize)>>;
+
+/// Reads the log at `path`; time 0 is the monotonic instant `origin`
+/// (when the flows started), intervals are `bin` ns long. Records from
+/// before `origin` only place packets. `dual`: split each direction's
+/// queue into L and C.
+// Long: one pass over the log, one arm per kind of record (arrive, depart,
+// drop, mark), each adding to the bins it names; the arms share the pass's
+// tables of packets inside and flows' roles.
+pub fn read(
+    path: &Path,
+    flows: &RunFlows,
+    origin: Nanos,
+    bin: Nanos,
+    dual: bool,
+) -> Result<BottleneckSeries, LogError> {
+    let reader = LogReader::open(path)?;
+    let queue_names: Vec<String> = Direction::BOTH
+        .iter()
+        .flat_map(|d| {
+            if dual {
+                vec![format!("{} L", d.name()), format!("{} C", d.name())]
+            } else {
+                vec![d.name().to_string()]
+            }
+        })
+        .collect();
+    let per_direction = if dual { 2 } else { 1 };
+    let queue_of = |d: Direction, ecn: u8| {
+        d as usize * per_direction + usize::from(dual && !(ecn == ECT1 || ecn == CE))
+    };
+    let mut queues: Vec<QueueBins> = queue_names
+        .into_iter()
+        .map(|name| QueueBins {
+            name,
+            ..QueueBins::default()
+        })
+        .collect();
+    let mut flow_bins = vec![FlowBins::default(); flows.flows.len()];
+    let mut names = FlowTable::default();
+    let mut roles: HashMap<(Direction, u32), Option<Role>> = HashMap::new();
+    let mut inside: Inside = HashMap::new();
+    let mut last = 0;
+    for item in reader {
+        let r = item?;
+        if r.event == Event::Flow {
+            names.add(&r);
+            continue;
+        }
+        let key = (r.direction, r.fingerprint);
+        let role = *roles.entry((r.direction, r.flow)).or_insert_with(|| {
+            names
+                .get(r.shell, r.direction, r.flow)
+                .and_then(|t| flows.role(t))
+        });
+        let data = match role {
+            Some(Role::Data(i)) => Some(i),
+            _ => None,
+        };
+        let bin = (r.time >= origin).then(|| ((r.time - origin) / bin) as usize);
+        if let Some(b) = bin {
+            last = last.max(b);
+        }
+        match r.event {
+            Event::Arrive => inside
+                .entry(key)
+                .or_default()
+                .push_back((r.time, queue_of(r.direction, r.ecn))),
+            Event::Depart => {
+                let Some((arrived, q)) = inside.get_mut(&key).and_then(VecDeque::pop_front) else {
+                    continue;
+                };
+                let Some(b) = bin else { continue };
+                let queue = &mut queues[q];
+                let sojourn = r.sojourn as f64 / 1e6;
+                queue.sojourn_ms.add(b, sojourn);
+                queue.departures.add(b, 1.0);
+                queue.departed_bytes.add(b, r.bytes as f64);
+                queue.sojourn_max_ms.max(b, sojourn);
+                if let Some(i) = data {
+                    let f = &mut flow_bins[i];
+                    f.direction
+                        .get_or_insert_with(|| r.direction.name().to_string());
+                    f.departed_bytes.add(b, r.bytes as f64);
+                    f.transit_ms
+                        .add(b, r.time.saturating_sub(arrived) as f64 / 1e6);
+                    f.transits.add(b, 1.0);
+                }
+            }
+            Event::Drop => {
+                let q = inside
+                    .get_mut(&key)
+                    .and_then(VecDeque::pop_front)
+                    .map_or(queue_of(r.direction, r.ecn), |(_, q)| q);
+                if let Some(b) = bin {
+                    queues[q].drops.add(b, 1.0);
+                }
+            }
+            Event::Mark => {
+                let q = inside
+                    .get(&key)
+                    .and_then(|v| v.front())
+                    .map_or(queue_of(r.direction, r.ecn), |&(_, q)| q);
+                let Some(b) = bin else { continue };
+                let (queue, flow) = (&mut queues[q], data.map(|i| &mut flow_bins[i]));
+                match r.detail {
+                    MARK_CE => {
+                        queue.ce.add(b, 1.0);
+                        if let Some(f) = flow {
+                            f.ce.add(b, 1.0);
+                        }
+                    }
+                    MARK_ECT1 => {
+                        queue.ect1.add(b, 1.0);
+                        if let Some(f) = flow {
+                            f.ect1.add(b, 1.0);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Event::Duplicate => {
+                if let Some(&front) = inside.get(&key).and_then(|v| v.front()) {
+                    inside.entry(key).or_default().push_back(front);
+                }
+            }
+            _ => {}
+        }
+    }
+    // Only the queues that carried something.
+    queues
+        .retain(|q| q.departures.0.iter().any(|&n| n > 0.0) || q.drops.0.iter().any(|&n| n > 0.0));
+    Ok(BottleneckSeries {
+        bin_s: bin as f64 / 1e9,
+        bins: last + 1,
+        flows: flow_bins,
+        queues,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use emu_core::flow::FlowTuple;
+    use emu_core::log::{write_log_file, LogHeader, Record};
+
+    const MS: Nanos = 1_000_000;
+
+    /// A classic packet marked CE stays in C (its codepoint on arrival
+    /// decides), an ECT(1) one goes to L; a drop counts in its queue, a
+    /// record before the flows started only places its packet.
+    #[test]
+    fn a_dual_queue_splits_by_the_codepoint_on_arrival() {
+        let dir = std::env::temp_dir().join(format!("emu-bottleneck-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("0-link.emulog");
+        let origin = 1000 * MS;
+        let tuple = FlowTuple {
+            protocol: 17,
+            source: "10.0.0.1".parse().unwrap(),
+            destination: "10.0.0.2".parse().unwrap(),
+            source_port: 1,
+            destination_port: 2,
+        };
+        let (named, n) = tuple.records(0, 5, 0, Direction::Uplink);
+        let r = |t: Nanos, fingerprint, event, detail, ecn| Record {
+            time: origin + t,
+            sojourn: 4 * MS,
+            flow: 5,
+            fingerprint,
+            bytes: 1000,
+            event,
+            detail,
+            ecn,
+            ..Record::default()
+        };
+        let mut records = named[..n].to_vec();
+        records.extend([
+            // Another flow's, arrived before the flows started, departs after.
+            Record {
+                flow: 6,
+                ..r(0, 9, Event::Arrive, 0, 2)
+            },
+            r(50 * MS, 1, Event::Arrive, 0, 2),
+            r(51 * MS, 1, Event::Mark, MARK_CE, 3),
+            r(55 * MS, 1, Event::Depart, 0, 3),
+            r(60 * MS, 2, Event::Arrive, 0, 1),
+            r(65 * MS, 2, Event::Depart, 0, 1),
+            r(70 * MS, 3, Event::Arrive, 0, 1),
+            r(150 * MS, 3, Event::Drop, 3, 1),
+        ]);
+        records[n].time = origin - MS;
+        records.push(Record {
+            flow: 6,
+            ..r(120 * MS, 9, Event::Depart, 0, 2)
+        });
+        records.sort_by_key(|r| r.time);
+        write_log_file(&path, &LogHeader::default(), &records).unwrap();
+        let flows = RunFlows::for_test("bulk", &tuple);
+        let s = read(&path, &flows, origin, 100 * MS, true).unwrap();
+        let names: Vec<&str> = s.queues.iter().map(|q| q.name.as_str()).collect();
+        assert_eq!(names, ["uplink L", "uplink C"]);
+        let (l, c) = (&s.queues[0], &s.queues[1]);
+        assert_eq!((c.ce.get(0), l.ce.get(0)), (1.0, 0.0));
+        assert_eq!((l.departures.get(0), c.departures.get(0)), (1.0, 1.0));
+        assert_eq!(c.departures.get(1), 1.0, "the early packet departs in C");
+        assert_eq!((l.drops.get(1), c.drops.get(1)), (1.0, 0.0));
+        assert_eq!(s.bins, 2);
+        let f = &s.flows[0];
+        assert_eq!(f.departed_bytes.get(0), 2000.0);
+        assert_eq!(f.ce.get(0), 1.0);
+        // 5 ms through the bottleneck each.
+        assert_eq!(s.mean(&f.transit_ms, &f.transits)[0], 5.0);
+        // 2000 bytes in bin 0 and 1000 in bin 1 (the other flow's) over
+        // the named flow's active bin 0 and over both.
+        let (active, whole) = s.throughput_mbps("uplink").unwrap();
+        assert!((active - 0.16).abs() < 1e-9 && (whole - 0.12).abs() < 1e-9);
+        assert_eq!(s.throughput_mbps("downlink"), None);
+        // A single queue is one per direction.
+        let single = read(&path, &flows, origin, 100 * MS, false).unwrap();
+        assert_eq!(single.queues.len(), 1);
+        assert_eq!(single.queues[0].name, "uplink");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn dual_queues_are_known_by_name() {
+        assert!(is_dual("dualpi2"));
+        assert!(is_dual("twin_codel_af"));
+        assert!(!is_dual("fq_codel"));
+    }
+}

@@ -1,0 +1,13 @@
+//! What `emu run` wrote, reported: the results directory found
+//! (`results_dir`), a run's flows and bottleneck series read (`run_flows`,
+//! `bottleneck_series`), the charts and page of each experiment
+//! (`figures`, `page`), a study's index (`study_index`), and the pages laid
+//! out (`report`).
+
+pub mod bottleneck_series;
+pub mod figures;
+pub mod page;
+pub mod report;
+pub mod results_dir;
+pub mod run_flows;
+pub mod study_index;

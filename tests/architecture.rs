@@ -1,0 +1,93 @@
+//! docs/architecture.md's crate graph against the manifests: each crate's
+//! line in its edge list names exactly the workspace crates and the
+//! external crates its Cargo.toml depends on, and every crate of the
+//! workspace has a line.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+const WORKSPACE: [(&str, &str); 9] = [
+    ("emu", "."),
+    ("experiment", "crates/experiment"),
+    ("endpoints", "crates/endpoints"),
+    ("shells", "crates/shells"),
+    ("fabric", "crates/fabric"),
+    ("report", "crates/report"),
+    ("link", "crates/link"),
+    ("aqm", "crates/aqm"),
+    ("emu-core", "crates/emu-core"),
+];
+
+/// A crate's dependencies: (workspace crates, external crates).
+type Uses = (BTreeSet<String>, BTreeSet<String>);
+
+/// The names under `[dependencies]` of the manifest in `dir`.
+fn manifest_uses(dir: &Path) -> Uses {
+    let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let mut in_dependencies = false;
+    let (mut workspace, mut external) = (BTreeSet::new(), BTreeSet::new());
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_dependencies = line == "[dependencies]";
+            continue;
+        }
+        if !in_dependencies || line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let name = line.split(['=', '.', ' ']).next().unwrap().to_string();
+        if WORKSPACE.iter().any(|(crate_name, _)| *crate_name == name) {
+            workspace.insert(name);
+        } else {
+            external.insert(name);
+        }
+    }
+    (workspace, external)
+}
+
+/// The edge list of docs/architecture.md: `    NAME  → a, b  [x, y]`.
+fn documented_uses(text: &str) -> BTreeMap<String, Uses> {
+    let mut edges = BTreeMap::new();
+    for line in text.lines() {
+        let Some((name, rest)) = line.split_once('→') else {
+            continue;
+        };
+        if !line.starts_with("    ") {
+            continue;
+        }
+        let list = |s: &str| -> BTreeSet<String> {
+            s.split(',')
+                .map(|n| n.split(';').next().unwrap().trim().to_string())
+                .filter(|n| !n.is_empty() && n != "none" && n != "(none)")
+                .collect()
+        };
+        let (crates, external) = match rest.split_once('[') {
+            Some((crates, external)) => (crates, external.trim_end().trim_end_matches(']')),
+            None => (rest.split('(').next().unwrap(), ""),
+        };
+        edges.insert(name.trim().to_string(), (list(crates), list(external)));
+    }
+    edges
+}
+
+#[test]
+fn the_documented_crate_graph_is_the_manifests() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let documented = documented_uses(&doc);
+    let mut wrong = Vec::new();
+    for (name, dir) in WORKSPACE {
+        let actual = manifest_uses(&root.join(dir));
+        match documented.get(name) {
+            None => wrong.push(format!("{name}: no line in the edge list")),
+            Some(said) if *said != actual => wrong.push(format!(
+                "{name}: the document says {said:?}, {dir}/Cargo.toml says {actual:?}"
+            )),
+            Some(_) => {}
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md's edge list is not the manifests':\n{}",
+        wrong.join("\n")
+    );
+}
