@@ -337,6 +337,9 @@ pub(crate) fn load_trace(path: &std::path::Path, once: bool) -> Result<Server, U
     })
 }
 
+// Long: one flag of `emu link` after another into its spec, each with the
+// check that names it; split, the parts would pass the spec and the
+// description being built between them.
 fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
     let random = args.dynamics.is_random() || args.mangle.is_random();
     let mut dynamics = args.dynamics.parse(args.once)?;

@@ -298,6 +298,8 @@ pub struct Link {
 
 impl Link {
     /// A model whose trace (if any) starts at `start`.
+    // Long: every part of the model built from its config, one per field,
+    // in the order the struct declares them.
     pub fn new(config: LinkConfig, start: Nanos, log: LogSink) -> Link {
         let dynamics = &config.dynamics;
         let (seed, stream) = (dynamics.seed, dynamics.stream);

@@ -392,6 +392,9 @@ impl LinkOptions {
     }
 
     /// `once`: play a rate schedule once and hold its last rate.
+    // Long: one reading per option of the `link` shell, in the order the
+    // description lists them, each with its own error; split, each part
+    // would take the same words and options back.
     pub fn parse(&self, once: bool) -> Result<LinkDynamics, OptionError> {
         at_most_one(
             &[

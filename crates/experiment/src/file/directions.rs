@@ -13,6 +13,8 @@ use toml::Spanned;
 /// One direction of a link, resolved from its keys (its own, else the
 /// link's): its server, queue, loss and delay, with every path dynamic
 /// read by the shells' own option parsers.
+// Long: one key of a direction after another, read by the shells' own
+// parsers, with the checks between keys beside the keys they join.
 pub(super) fn direction(
     own: &DirectionSection,
     shared: &DirectionSection,

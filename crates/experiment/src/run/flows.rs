@@ -10,14 +10,7 @@ use crate::file::{FlowKind, FlowPlan, PantheonSide, Plan};
 use emu_core::time::NS_PER_SEC;
 use std::path::{Path, PathBuf};
 
-/// A program to run in a host, and where its output goes.
-#[derive(Debug, Clone)]
-pub struct CommandLine {
-    pub argv: Vec<String>,
-    pub env: Vec<(String, String)>,
-    pub stdout: PathBuf,
-    pub stderr: PathBuf,
-}
+pub use super::system::CommandLine;
 
 /// Where a flow's sending program writes its output.
 pub fn output_path(dir: &Path, flow: &FlowPlan) -> PathBuf {

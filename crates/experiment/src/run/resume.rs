@@ -32,6 +32,15 @@ pub(crate) fn kept_result(run_dir: &Path) -> Option<RunResult> {
     serde_json::from_str(&text).ok()
 }
 
+/// Says how many runs of cell `cell` an earlier attempt left that count.
+pub(super) fn say_kept(cell: usize, kept: u32, runs: u32) {
+    if kept > 0 {
+        eprintln!(
+            "emu run: cell {cell}: {kept} of {runs} runs kept from an earlier attempt (--resume)"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

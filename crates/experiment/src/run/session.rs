@@ -182,25 +182,9 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
         return Ok(0);
     }
     shells::privilege::check().map_err(|e| ExperimentError(e.to_string()))?;
-    let wrappers = crate::run::pantheon::wrappers(planned.iter().map(|p| &p.plan));
-    for warning in
-        crate::run::pantheon::after_reboot::preflight(&wrappers).map_err(ExperimentError)?
-    {
-        eprintln!("emu run: warning: {warning}");
-    }
+    pantheon_preflight(&planned)?;
     let first = &planned[0].plan;
-    let root = options
-        .out
-        .clone()
-        .or_else(|| first.run.out.clone())
-        .unwrap_or_else(|| PathBuf::from("runs"))
-        .join(if options.quick {
-            format!("{}-quick", first.name)
-        } else {
-            first.name.clone()
-        });
-    std::fs::create_dir_all(&root)
-        .map_err(|e| ExperimentError(format!("creating {}: {e}", root.display())))?;
+    let root = results_root(options, first)?;
     let selected: Vec<&Planned> = planned
         .iter()
         .filter(|p| options.cell.is_none_or(|k| k == p.cell.index))
@@ -227,23 +211,7 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
         say(&measured::table(&summaries));
         say(&format!("results in {}\n", root.display()));
     }
-    // A flow's `scheme` swept: the comparison of every cell run so far.
-    let compared: Vec<_> = planned
-        .iter()
-        .filter_map(|p| crate::results::schemes::scheme_cell(&p.cell, &p.experiment, &p.plan))
-        .collect();
-    let mut no_data = Vec::new();
-    if !compared.is_empty() {
-        match crate::results::schemes::write(&root, &first.name, &compared) {
-            Ok((text, failures)) => {
-                if !options.json {
-                    say(&text);
-                }
-                no_data = failures;
-            }
-            Err(e) => eprintln!("emu run: {e}"),
-        }
-    }
+    let no_data = compare_schemes(&root, &first.name, &planned, options.json);
     if let Some(failure) = failure {
         return Err(ExperimentError(failure));
     }
@@ -265,6 +233,61 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
         return Ok(130);
     }
     Ok(0)
+}
+
+/// What the Pantheon schemes of the plans need, asked once before any
+/// cell: refused here if they cannot run, warned about if their set-up
+/// fails in part.
+fn pantheon_preflight(planned: &[Planned]) -> Result<(), ExperimentError> {
+    let wrappers = crate::run::pantheon::wrappers(planned.iter().map(|p| &p.plan));
+    for warning in
+        crate::run::pantheon::after_reboot::preflight(&wrappers).map_err(ExperimentError)?
+    {
+        eprintln!("emu run: warning: {warning}");
+    }
+    Ok(())
+}
+
+/// The directory this session's results go to (`--out`, else the file's
+/// `run.out`, else `runs`; then the experiment's name), made.
+fn results_root(options: &Options, first: &Plan) -> Result<PathBuf, ExperimentError> {
+    let root = options
+        .out
+        .clone()
+        .or_else(|| first.run.out.clone())
+        .unwrap_or_else(|| PathBuf::from("runs"))
+        .join(if options.quick {
+            format!("{}-quick", first.name)
+        } else {
+            first.name.clone()
+        });
+    std::fs::create_dir_all(&root)
+        .map_err(|e| ExperimentError(format!("creating {}: {e}", root.display())))?;
+    Ok(root)
+}
+
+/// A flow's `scheme` swept: the comparison of every cell run so far,
+/// printed (unless `json`); the schemes whose runs moved no data.
+fn compare_schemes(root: &Path, name: &str, planned: &[Planned], json: bool) -> Vec<String> {
+    let compared: Vec<_> = planned
+        .iter()
+        .filter_map(|p| crate::results::schemes::scheme_cell(&p.cell, &p.experiment, &p.plan))
+        .collect();
+    if compared.is_empty() {
+        return Vec::new();
+    }
+    match crate::results::schemes::write(root, name, &compared) {
+        Ok((text, failures)) => {
+            if !json {
+                say(&text);
+            }
+            failures
+        }
+        Err(e) => {
+            eprintln!("emu run: {e}");
+            Vec::new()
+        }
+    }
 }
 
 /// Writes `ROOT/summary.json`: the cells just run, with those of the file
@@ -311,8 +334,6 @@ fn run_cells(
         selected.iter().map(|p| &p.plan),
     ))?;
     let run_seconds = |p: &Planned| p.plan.run.duration.0 as f64 / NS_PER_SEC as f64 + 1.5;
-    let total_runs: u32 = selected.iter().map(|p| p.plan.run.runs).sum();
-    let mut done_runs = 0u32;
     let mut later: f64 = selected
         .iter()
         .map(|p| run_seconds(p) * p.plan.run.runs as f64)
@@ -345,7 +366,6 @@ fn run_cells(
             let dir = results_dir::run_dir(root, planned.cell.index, run);
             if let Some(result) = resuming.then(|| super::resume::kept_result(&dir)).flatten() {
                 results.push(result);
-                done_runs += 1;
                 kept += 1;
                 continue;
             }
@@ -355,7 +375,6 @@ fn run_cells(
                 Ok(result) => {
                     keep_result(planned, run, &dir, &result)?;
                     results.push(result);
-                    done_runs += 1;
                 }
                 Err(RunError::Interrupted) => {
                     let _ = std::fs::remove_dir_all(&dir);
@@ -367,12 +386,7 @@ fn run_cells(
                 }
             }
         }
-        if kept > 0 {
-            eprintln!(
-                "emu run: cell {}: {kept} of {} runs kept from an earlier attempt (--resume)",
-                planned.cell.index, planned.plan.run.runs
-            );
-        }
+        super::resume::say_kept(planned.cell.index, kept, planned.plan.run.runs);
         if finished {
             let summary =
                 measured::summarize_cell(planned.cell.index, &planned.cell.label(), &results);
@@ -382,7 +396,6 @@ fn run_cells(
             missing.push(planned.cell.index);
         }
     }
-    let _ = (done_runs, total_runs);
     Ok((summaries, missing, failure))
 }
 

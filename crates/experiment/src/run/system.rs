@@ -7,11 +7,19 @@
 //! congestion controls are `endpoints`'.
 
 use crate::file::{CongestionControls, PantheonSide};
-use crate::run::flows::CommandLine;
 use shells::dumbbell::Host;
 use shells::netns::{self, NetNs};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
+
+/// A program to run in a host, and where its output goes.
+#[derive(Debug, Clone)]
+pub struct CommandLine {
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+}
 
 /// The congestion controls of this kernel (as `endpoints::kernel` reads
 /// them for loading emu's own).

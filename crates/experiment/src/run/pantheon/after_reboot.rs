@@ -22,7 +22,7 @@
 //! more before the scheme's first side (the flow's time runs meanwhile).
 
 use crate::file::{FlowPlan, PantheonSide};
-use crate::run::flows::CommandLine;
+use crate::run::system::CommandLine;
 use shells::netns::NetNs;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
