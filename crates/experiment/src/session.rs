@@ -175,7 +175,8 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
     }
     shells::privilege::check().map_err(|e| ExperimentError(e.to_string()))?;
     let wrappers = crate::pantheon::wrappers(planned.iter().map(|p| &p.plan));
-    for warning in crate::pantheon::after_reboot::preflight(&wrappers).map_err(ExperimentError)? {
+    let preflight = crate::pantheon::after_reboot::preflight(&wrappers).map_err(ExperimentError)?;
+    for warning in &preflight.warnings {
         eprintln!("emu run: warning: {warning}");
     }
     let first = &planned[0].plan;
@@ -200,7 +201,13 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
     // The guardian is forked while this process still has one thread.
     let mut guardian =
         shells::guardian::Guardian::start().map_err(|e| ExperimentError(e.to_string()))?;
-    let outcome = run_cells(&root, &selected, grid.len(), &mut guardian);
+    let outcome = run_cells(
+        &root,
+        &selected,
+        grid.len(),
+        &preflight.congestion_controls,
+        &mut guardian,
+    );
     guardian.release();
     let (summaries, missing, failure) = outcome?;
 
@@ -281,11 +288,17 @@ fn run_cells(
     root: &Path,
     selected: &[&Planned],
     cells: usize,
+    for_schemes: &[&'static str],
     guardian: &mut shells::guardian::Guardian,
 ) -> Result<CellsOutcome, ExperimentError> {
     let mut control = ControlPlane::new().map_err(ExperimentError)?;
-    control.endpoints =
-        crate::congestion::load(&crate::congestion::named(selected.iter().map(|p| &p.plan)))?;
+    let mut names = crate::congestion::named(selected.iter().map(|p| &p.plan));
+    for name in for_schemes {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    control.endpoints = crate::congestion::load(&names)?;
     let run_seconds = |p: &Planned| p.plan.run.duration.0 as f64 / NS_PER_SEC as f64 + 1.5;
     let total_runs: u32 = selected.iter().map(|p| p.plan.run.runs).sum();
     let mut done_runs = 0u32;
