@@ -658,9 +658,10 @@ fn vegas_keeps_a_few_segments_queued_where_cubic_fills_the_buffer() {
         "srtt p50 {vegas_p50} ms against a 20 ms base"
     );
     assert!(cubic_p50 > vegas_p50 + 20.0, "cubic {cubic_p50} ms");
-    // Twenty more segments: 12 ms more queue; at least half of that.
+    // Some sixteen to twenty more segments: 10 to 12 ms more queue (10.6
+    // ms measured here); at least a third of that.
     assert!(
-        deeper_p50 > vegas_p50 + 6.0,
+        deeper_p50 > vegas_p50 + 4.0,
         "alpha=20 beta=24: srtt p50 {deeper_p50} ms against {vegas_p50} ms"
     );
 }
