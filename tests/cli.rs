@@ -263,10 +263,10 @@ fn emu_cc_names_each_setting_and_its_default() {
         assert!(dctcp.contains(line), "{line}: {dctcp}");
     }
     assert!(stdout(&emu(&["cc", "reno-sce"])).contains("takes no settings"));
-    let out = emu(&["cc", "vegas"]);
+    let out = emu(&["cc", "westwood"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("'vegas' is not one of emu's congestion controls"),
+        stderr(&out).contains("'westwood' is not one of emu's congestion controls"),
         "{}",
         stderr(&out)
     );

@@ -616,6 +616,56 @@ fn dctcp_holds_a_step_marking_queue_near_its_threshold() {
     );
 }
 
+/// TCP Vegas (emu's where the kernel has none) through a deep drop-tail
+/// queue keeps only a few segments queued, where CUBIC fills the queue:
+/// the sender's smoothed RTT stays within a few milliseconds of the 20 ms
+/// base while it fills the link. Its module parameters are the flow's:
+/// `alpha=20 beta=24` keeps some twenty segments queued (12 ms) instead.
+#[test]
+fn vegas_keeps_a_few_segments_queued_where_cubic_fills_the_buffer() {
+    let Some(_serial) = start() else { return };
+    let bottleneck = "rate = \"20mbit\"\nqueue = \"droptail packets 300\"";
+    let (vegas, _, said) = run("vegas", &dumbbell("10s", bottleneck, &[("v", "vegas")]));
+    let (cubic, _, _) = run(
+        "vegas-cubic",
+        &dumbbell("10s", bottleneck, &[("c", "cubic")]),
+    );
+    let deeper = dumbbell("10s", bottleneck, &[("d", "vegas alpha=20 beta=24")]);
+    let (deeper, _, _) = run("vegas-deeper", &deeper);
+    let kernel_has_vegas =
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+            .unwrap()
+            .split_whitespace()
+            .any(|a| a == "vegas");
+    if !kernel_has_vegas {
+        assert!(
+            said.contains("emu run: vegas: emu's BPF program, registered for this run"),
+            "{said}"
+        );
+    }
+    assert_eq!(flow(&vegas, "v")["congestion_control"], "vegas");
+    let used = utilization(goodput(&vegas, "v"), 20e6);
+    let (vegas_p50, cubic_p50) = (srtt(&vegas, "v", "p50"), srtt(&cubic, "c", "p50"));
+    let deeper_p50 = srtt(&deeper, "d", "p50");
+    eprintln!(
+        "vegas: utilization {used:.3}, srtt p50 {vegas_p50:.2} ms; with alpha=20 beta=24 \
+         {deeper_p50:.2} ms; cubic: srtt p50 {cubic_p50:.2} ms"
+    );
+    assert!(used >= 0.85, "utilization {used}");
+    // Four segments at 20 Mbit/s queue 2.4 ms; 300 packets queue 180 ms.
+    assert!(
+        vegas_p50 <= 20.0 + 8.0,
+        "srtt p50 {vegas_p50} ms against a 20 ms base"
+    );
+    assert!(cubic_p50 > vegas_p50 + 20.0, "cubic {cubic_p50} ms");
+    // Some sixteen to twenty more segments: 10 to 12 ms more queue (10.6
+    // ms measured here); at least a third of that.
+    assert!(
+        deeper_p50 > vegas_p50 + 4.0,
+        "alpha=20 beta=24: srtt p50 {deeper_p50} ms against {vegas_p50} ms"
+    );
+}
+
 /// Two Cubic-SCE flows of one run, one with the module's defaults and one
 /// with `beta=512 hystart=0 initial_ssthresh=8`, through a classic-ECN
 /// queue: each socket runs its own settings. The set flow starts with

@@ -172,3 +172,24 @@ __u32 emu_alg_dctcp_sce_ssthresh(__u32 ssthresh, __u32 loss_cwnd)
 {
 	return emu_dctcp_sce_threshold(ssthresh, loss_cwnd);
 }
+
+__u32 emu_alg_vegas_sample(__u32 rtt_us)
+{
+	return emu_vegas_sample(rtt_us);
+}
+
+__u32 emu_alg_vegas_diff(__u32 cwnd, __u32 base_rtt, __u32 rtt)
+{
+	return emu_vegas_diff(cwnd, base_rtt, rtt);
+}
+
+__u32 emu_alg_vegas_target_cwnd(__u32 cwnd, __u32 base_rtt, __u32 rtt)
+{
+	return emu_vegas_target_cwnd(cwnd, base_rtt, rtt);
+}
+
+void emu_alg_vegas_round(struct emu_vegas_window *w, __u32 acked, __u32 base_rtt, __u32 rtt,
+			 __u32 alpha, __u32 beta, __u32 gamma, __u32 clamp)
+{
+	emu_vegas_round(w, acked, base_rtt, rtt, alpha, beta, gamma, clamp);
+}

@@ -15,9 +15,11 @@
 #define EMU_CC_DCTCP 1
 #define EMU_CC_PRAGUE 2
 #define EMU_CC_CUBIC_SCE 3
+#define EMU_CC_VEGAS 4
 
 /* The number of values an entry holds; each congestion control documents
- * its own slots (EMU_PRAGUE_P_*, EMU_DCTCP_P_*, EMU_CUBIC_P_*). */
+ * its own slots (EMU_PRAGUE_P_*, EMU_DCTCP_P_*, EMU_CUBIC_P_*,
+ * EMU_VEGAS_P_*). */
 #define EMU_CC_PARAMS 12
 
 struct emu_cc_key {

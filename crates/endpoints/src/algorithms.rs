@@ -69,6 +69,20 @@ mod tests {
         fn emu_alg_dctcp_sce_reduction(sce_bytes: u64, cwnd: u32) -> u64;
         fn emu_alg_dctcp_sce_cut(cwnd: u32, logdiv: u32) -> u32;
         fn emu_alg_dctcp_sce_ssthresh(ssthresh: u32, loss_cwnd: u32) -> u32;
+        fn emu_alg_vegas_sample(rtt_us: u32) -> u32;
+        fn emu_alg_vegas_diff(cwnd: u32, base_rtt: u32, rtt: u32) -> u32;
+        fn emu_alg_vegas_target_cwnd(cwnd: u32, base_rtt: u32, rtt: u32) -> u32;
+        #[allow(clippy::too_many_arguments)]
+        fn emu_alg_vegas_round(
+            w: *mut VegasWindow,
+            acked: u32,
+            base_rtt: u32,
+            rtt: u32,
+            alpha: u32,
+            beta: u32,
+            gamma: u32,
+            clamp: u32,
+        );
     }
 
     const G: f64 = 1.0 / 16.0;
@@ -737,5 +751,130 @@ mod tests {
                 assert!(origin >= wmax, "the origin moves up the curve toward now");
             }
         }
+    }
+
+    /// `struct emu_vegas_window`.
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    struct VegasWindow {
+        cwnd: u32,
+        ssthresh: u32,
+    }
+
+    const VEGAS: (u32, u32, u32) = (2, 4, 1);
+
+    /// One Vegas round of the kernel module, written from its formulas.
+    fn vegas_reference(w: VegasWindow, acked: u32, base: u32, rtt: u32) -> VegasWindow {
+        let (alpha, beta, gamma) = VEGAS;
+        let cwnd = w.cwnd as f64;
+        let diff = (cwnd * (rtt as f64 - base as f64) / base as f64).floor();
+        let target = (cwnd * base as f64 / rtt as f64).floor();
+        let (mut cwnd, mut ssthresh) = (w.cwnd, w.ssthresh);
+        let slow_start = cwnd < ssthresh;
+        if slow_start && diff > gamma as f64 {
+            cwnd = cwnd.min(target as u32 + 1);
+            ssthresh = ssthresh.min(cwnd);
+        } else if slow_start {
+            cwnd = (cwnd + acked).min(ssthresh);
+        } else if diff > beta as f64 {
+            cwnd -= 1;
+            ssthresh = ssthresh.min(cwnd);
+        } else if diff < alpha as f64 {
+            cwnd += 1;
+        }
+        let cwnd = cwnd.clamp(2, 10_000);
+        // tcp_current_ssthresh: half plus a quarter, each rounded down.
+        VegasWindow {
+            cwnd,
+            ssthresh: ssthresh.max(cwnd / 2 + cwnd / 4),
+        }
+    }
+
+    fn vegas_round(mut w: VegasWindow, acked: u32, base: u32, rtt: u32) -> VegasWindow {
+        let (alpha, beta, gamma) = VEGAS;
+        unsafe { emu_alg_vegas_round(&mut w, acked, base, rtt, alpha, beta, gamma, 10_000) };
+        w
+    }
+
+    #[test]
+    fn vegas_diff_is_the_queued_segments() {
+        // 40 segments, 40 ms base, 44 ms now: 10% of the window is queued.
+        assert_eq!(unsafe { emu_alg_vegas_diff(40, 40_000, 44_000) }, 4);
+        assert_eq!(unsafe { emu_alg_vegas_target_cwnd(40, 40_000, 44_000) }, 36);
+        for &(cwnd, base, rtt) in &[(10u32, 1000u32, 1000u32), (100, 80_001, 95_000), (7, 3, 9)] {
+            let want = (cwnd as f64 * (rtt - base) as f64 / base as f64).floor() as u32;
+            assert_eq!(unsafe { emu_alg_vegas_diff(cwnd, base, rtt) }, want);
+            let want = (cwnd as f64 * base as f64 / rtt as f64).floor() as u32;
+            assert_eq!(unsafe { emu_alg_vegas_target_cwnd(cwnd, base, rtt) }, want);
+        }
+        // A sample is never 0, so neither RTT divides by zero.
+        assert_eq!(unsafe { emu_alg_vegas_sample(0) }, 1);
+    }
+
+    #[test]
+    fn vegas_slow_start_ends_at_the_ack_rate_when_a_segment_queues() {
+        let open = VegasWindow {
+            cwnd: 40,
+            ssthresh: u32::MAX / 2,
+        };
+        // No queue: Reno's slow start, by the segments acknowledged.
+        let w = vegas_round(open, 20, 40_000, 40_000);
+        assert_eq!(w.cwnd, 60);
+        // diff 4 > gamma: the window the ACK rate supports, plus one.
+        let w = vegas_round(open, 20, 40_000, 44_000);
+        assert_eq!(
+            w,
+            VegasWindow {
+                cwnd: 37,
+                ssthresh: 37
+            }
+        );
+        assert_eq!(w, vegas_reference(open, 20, 40_000, 44_000));
+        // diff exactly gamma: still slow start.
+        assert_eq!(vegas_round(open, 20, 40_000, 41_000).cwnd, 60);
+    }
+
+    #[test]
+    fn vegas_holds_between_alpha_and_beta_segments_queued() {
+        let base = 40_000;
+        let steady = VegasWindow {
+            cwnd: 100,
+            ssthresh: 50,
+        };
+        assert_eq!(
+            vegas_round(steady, 1, base, base).cwnd,
+            101,
+            "diff 0 < alpha"
+        );
+        assert_eq!(vegas_round(steady, 1, base, 41_200).cwnd, 100, "diff 3");
+        let w = vegas_round(steady, 1, base, 42_000);
+        assert_eq!(w.cwnd, 99, "diff 5 > beta");
+        assert_eq!(w.ssthresh, 49 + 24, "half plus a quarter of the window");
+        // Every queue depth, against the module's formulas.
+        for rtt in (base..base * 2).step_by(97) {
+            for w in [
+                steady,
+                VegasWindow {
+                    cwnd: 3,
+                    ssthresh: 2,
+                },
+                VegasWindow {
+                    cwnd: 8,
+                    ssthresh: 1000,
+                },
+            ] {
+                assert_eq!(
+                    vegas_round(w, 2, base, rtt),
+                    vegas_reference(w, 2, base, rtt),
+                    "rtt {rtt}"
+                );
+            }
+        }
+        // Never below two segments.
+        let small = VegasWindow {
+            cwnd: 2,
+            ssthresh: 2,
+        };
+        assert_eq!(vegas_round(small, 1, base, base * 3).cwnd, 2);
     }
 }

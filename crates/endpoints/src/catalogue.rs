@@ -13,6 +13,16 @@ pub enum Marking {
     /// It reads SCE feedback: its receivers echo ECT(1) arrivals in the
     /// ESCE bit of their ACKs, and its host's ingress helper counts them.
     Sce,
+    /// It needs no ECN: a loss- and delay-based sender, whose packets are
+    /// ECN-capable only where its host asks for ECN itself.
+    None,
+}
+
+impl Marking {
+    /// Whether its sockets need ECN negotiated to behave as themselves.
+    pub fn needs_ecn(self) -> bool {
+        self != Marking::None
+    }
 }
 
 use crate::parameter_tables::{self, Parameter};
@@ -42,7 +52,7 @@ pub struct Endpoint {
 }
 
 /// Everything emu ships.
-pub const ENDPOINTS: [Endpoint; 5] = [
+pub const ENDPOINTS: [Endpoint; 6] = [
     Endpoint {
         name: "dctcp",
         kernel_name: "dctcp",
@@ -94,6 +104,17 @@ pub const ENDPOINTS: [Endpoint; 5] = [
         parameters: &[],
         settings_id: 0,
     },
+    Endpoint {
+        name: "vegas",
+        kernel_name: "vegas",
+        map: "emu_vegas",
+        marking: Marking::None,
+        without_ecn: "Vegas",
+        summary: "TCP Vegas, as the kernel's tcp_vegas: delay-based, 2 to 4 segments queued; \
+                  Reno on loss",
+        parameters: parameter_tables::VEGAS,
+        settings_id: 4,
+    },
 ];
 
 /// The congestion control emu ships under `name`, as users write it or
@@ -137,5 +158,6 @@ mod tests {
             assert_eq!(by_map(e.map), Some(e));
         }
         assert_eq!(find("cubic"), None);
+        assert_eq!(find("vegas").map(|e| e.map), Some("emu_vegas"));
     }
 }

@@ -213,3 +213,31 @@ pub const CUBIC_SCE: &[Parameter] = &[
         meaning: "ACKs at most this far apart make an ACK train",
     },
 ];
+
+/// TCP Vegas's, as the kernel's `tcp_vegas.c` has them.
+pub const VEGAS: &[Parameter] = &[
+    Parameter {
+        name: "alpha",
+        reference: "alpha",
+        slot: 0,
+        kind: Kind::Integer { min: 0, max: 65535 },
+        default: 2,
+        meaning: "below this many segments queued, the window grows a segment a round",
+    },
+    Parameter {
+        name: "beta",
+        reference: "beta",
+        slot: 1,
+        kind: Kind::Integer { min: 0, max: 65535 },
+        default: 4,
+        meaning: "above this many segments queued, the window shrinks a segment a round",
+    },
+    Parameter {
+        name: "gamma",
+        reference: "gamma",
+        slot: 2,
+        kind: Kind::Integer { min: 0, max: 65535 },
+        default: 1,
+        meaning: "above this many segments queued, slow start ends",
+    },
+];

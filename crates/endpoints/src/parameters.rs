@@ -17,7 +17,7 @@
 use crate::catalogue::Endpoint;
 use std::fmt::Write as _;
 
-pub use crate::parameter_tables::{Kind, Parameter, CUBIC_SCE, DCTCP, PRAGUE, SLOTS};
+pub use crate::parameter_tables::{Kind, Parameter, CUBIC_SCE, DCTCP, PRAGUE, SLOTS, VEGAS};
 
 /// One flow's settings of one of emu's congestion controls: every slot,
 /// the defaults where the flow set nothing.

@@ -551,7 +551,7 @@ reverse = { rate = "10mbit" }
     #[test]
     fn a_missing_congestion_control_lists_the_available_ones() {
         let error = plan_of(&format!(
-            "{TWO_HOSTS}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\ncc = \"vegas\"\n"
+            "{TWO_HOSTS}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\ncc = \"westwood\"\n"
         ))
         .unwrap_err()
         .0;

@@ -102,7 +102,7 @@ pub fn load(names: &[&str]) -> Result<Option<Loaded>, ExperimentError> {
 
 /// Host `index`'s sysctls, with what emu's congestion controls need where
 /// they run (`loaded`): the settings of `endpoints::hosts::NAMESPACE`,
-/// ECN asked for by the hosts that send with one of emu's (iperf3 picks a
+/// ECN asked for by the hosts that send with one of emu's that needs it (iperf3 picks a
 /// connection's congestion control after connecting, so its SYN asks for
 /// ECN only when the host does), each unless the host sets it itself.
 pub fn host_sysctls(plan: &Plan, index: usize, loaded: bool) -> Vec<(String, String)> {
@@ -114,7 +114,8 @@ pub fn host_sysctls(plan: &Plan, index: usize, loaded: bool) -> Vec<(String, Str
         f.from == index
             && f.cc
                 .as_deref()
-                .is_some_and(|cc| endpoints::find(cc).is_some())
+                .and_then(endpoints::find)
+                .is_some_and(|e| e.marking.needs_ecn())
     });
     let needed = endpoints::hosts::NAMESPACE
         .iter()
@@ -216,7 +217,7 @@ pub fn fallbacks<'a>(
     planned
         .into_iter()
         .filter_map(|(name, cc)| {
-            let endpoint = endpoints::find(cc?)?;
+            let endpoint = endpoints::find(cc?).filter(|e| e.marking.needs_ecn())?;
             let flow = flows.iter().find(|f| f.name == name)?;
             (flow.ecn == Some(false)).then(|| {
                 format!(

@@ -182,7 +182,7 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
         return Ok(0);
     }
     shells::privilege::check().map_err(|e| ExperimentError(e.to_string()))?;
-    pantheon_preflight(&planned)?;
+    let for_schemes = pantheon_preflight(&planned)?;
     let first = &planned[0].plan;
     let root = results_root(options, first)?;
     let selected: Vec<&Planned> = planned
@@ -194,7 +194,14 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
     // The guardian is forked while this process still has one thread.
     let mut guardian =
         shells::guardian::Guardian::start().map_err(|e| ExperimentError(e.to_string()))?;
-    let outcome = run_cells(&root, &selected, grid.len(), options.resume, &mut guardian);
+    let outcome = run_cells(
+        &root,
+        &selected,
+        grid.len(),
+        options.resume,
+        &for_schemes,
+        &mut guardian,
+    );
     guardian.release();
     let (summaries, missing, failure) = outcome?;
 
@@ -237,15 +244,31 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
 
 /// What the Pantheon schemes of the plans need, asked once before any
 /// cell: refused here if they cannot run, warned about if their set-up
-/// fails in part.
-fn pantheon_preflight(planned: &[Planned]) -> Result<(), ExperimentError> {
+/// fails in part. Returns the congestion controls the schemes' set-up asks for that emu
+/// provides (a `modprobe tcp_vegas` answered by emu's Vegas).
+fn pantheon_preflight(planned: &[Planned]) -> Result<Vec<&'static str>, ExperimentError> {
     let wrappers = crate::run::pantheon::wrappers(planned.iter().map(|p| &p.plan));
-    for warning in
-        crate::run::pantheon::after_reboot::preflight(&wrappers).map_err(ExperimentError)?
-    {
+    let preflight =
+        crate::run::pantheon::after_reboot::preflight(&wrappers).map_err(ExperimentError)?;
+    for warning in &preflight.warnings {
         eprintln!("emu run: warning: {warning}");
     }
-    Ok(())
+    Ok(preflight.congestion_controls)
+}
+
+/// Loads emu's congestion controls that the plans name, and those the
+/// schemes' set-up asks for (`for_schemes`).
+fn load_endpoints(
+    selected: &[&Planned],
+    for_schemes: &[&'static str],
+) -> Result<Option<endpoints::Loaded>, ExperimentError> {
+    let mut names = crate::run::congestion::named(selected.iter().map(|p| &p.plan));
+    for name in for_schemes {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    crate::run::congestion::load(&names)
 }
 
 /// The directory this session's results go to (`--out`, else the file's
@@ -327,12 +350,11 @@ fn run_cells(
     selected: &[&Planned],
     cells: usize,
     resume: bool,
+    for_schemes: &[&'static str],
     guardian: &mut shells::guardian::Guardian,
 ) -> Result<CellsOutcome, ExperimentError> {
     let mut control = ControlPlane::new().map_err(ExperimentError)?;
-    control.endpoints = crate::run::congestion::load(&crate::run::congestion::named(
-        selected.iter().map(|p| &p.plan),
-    ))?;
+    control.endpoints = load_endpoints(selected, for_schemes)?;
     let run_seconds = |p: &Planned| p.plan.run.duration.0 as f64 / NS_PER_SEC as f64 + 1.5;
     let mut later: f64 = selected
         .iter()

@@ -13,11 +13,15 @@
 //! is the machine's: said, left as it is, and the call fails. Its output
 //! goes to `flows/NAME.SIDE.setup.{out,err}`.
 //!
+//! A module `tcp_NAME` where NAME is one of emu's BPF congestion controls
+//! (`vegas`) counts as present: `modprobe` succeeds and names it, and emu
+//! registers its own for the experiment, as it does for a flow's `cc`.
+//!
 //! Before any cell starts, each wrapper's `setup_after_reboot` runs once
 //! in a scratch namespace ([`preflight`]): a kernel module it needs that
-//! the kernel lacks refuses the experiment (without tcp_vegas, `iperf -Z
-//! vegas` runs the default congestion control under vegas' name); any
-//! other failure is a warning, as Pantheon's own setup goes on past it.
+//! neither the kernel nor emu provides refuses the experiment (without
+//! one, `iperf -Z NAME` runs the default congestion control under NAME);
+//! any other failure is a warning, as Pantheon's own setup goes on past it.
 //! Cost: a Python start per wrapper before the cells, and per run two
 //! more before the scheme's first side (the flow's time runs meanwhile).
 
@@ -45,7 +49,10 @@ pub fn base_dir(dir: &Path, flow: &FlowPlan) -> PathBuf {
 }
 
 fn scheme_environment(base: &Path) -> Vec<(String, String)> {
-    let mut env = vec![("EMU_PANTHEON_BASE".to_string(), base.display().to_string())];
+    let mut env = vec![
+        ("EMU_PANTHEON_BASE".to_string(), base.display().to_string()),
+        ("EMU_PANTHEON_PROVIDES".to_string(), provided_modules()),
+    ];
     if let Ok(shim) = crate::run::wrappers::shim_dir() {
         let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into());
         env.push((
@@ -107,12 +114,34 @@ pub async fn run(setups: Vec<(Arc<NetNs>, CommandLine)>) {
     }
 }
 
+/// What emu's `modprobe` may count as present beyond the kernel's: the
+/// names of emu's BPF congestion controls, space-separated (`tcp_NAME`
+/// asks for NAME).
+fn provided_modules() -> String {
+    endpoints::ENDPOINTS
+        .iter()
+        .map(|e| e.kernel_name)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What the setups asked of the machine, learnt before any cell.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Preflight {
+    /// A setup that failed otherwise than for a module, per scheme.
+    pub warnings: Vec<String>,
+    /// emu's congestion controls the setups loaded as kernel modules,
+    /// which the experiment must register (`vegas` for `tcp_vegas`).
+    pub congestion_controls: Vec<&'static str>,
+}
+
 /// Each wrapper's `setup_after_reboot` once in a scratch namespace: the
-/// warnings (a setup that failed otherwise), or the refusal naming each
-/// scheme that needs a kernel module this kernel lacks.
-pub fn preflight(wrappers: &[&Path]) -> Result<Vec<String>, String> {
+/// warnings and emu's congestion controls to register, or the refusal
+/// naming each scheme that needs a kernel module neither this kernel nor
+/// emu provides.
+pub fn preflight(wrappers: &[&Path]) -> Result<Preflight, String> {
     if wrappers.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Preflight::default());
     }
     let scratch = std::env::temp_dir().join(format!("emu-preflight-{}", std::process::id()));
     let outcome = preflight_in(wrappers, &scratch);
@@ -120,32 +149,45 @@ pub fn preflight(wrappers: &[&Path]) -> Result<Vec<String>, String> {
     outcome
 }
 
-fn preflight_in(wrappers: &[&Path], scratch: &Path) -> Result<Vec<String>, String> {
+fn preflight_in(wrappers: &[&Path], scratch: &Path) -> Result<Preflight, String> {
     let namespace = NetNs::create().map_err(|e| e.to_string())?;
     std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
-    let mut warnings = Vec::new();
+    let mut outcome = Preflight::default();
     let mut refused = Vec::new();
     for (i, wrapper) in wrappers.iter().enumerate() {
         let modules = scratch.join(format!("{i}.refused"));
-        let (ok, said) = setup_once(&namespace, wrapper, &scratch.join(i.to_string()), &modules)?;
+        let provided = scratch.join(format!("{i}.provided"));
+        let (ok, said) = setup_once(
+            &namespace,
+            wrapper,
+            &scratch.join(i.to_string()),
+            &modules,
+            &provided,
+        )?;
         let scheme = super::scheme_of(wrapper);
+        let provided = std::fs::read_to_string(&provided).unwrap_or_default();
+        for name in provided.split_whitespace().filter_map(endpoints::find) {
+            if !outcome.congestion_controls.contains(&name.name) {
+                outcome.congestion_controls.push(name.name);
+            }
+        }
         let lacking = std::fs::read_to_string(&modules).unwrap_or_default();
         let lacking: Vec<&str> = lacking.split_whitespace().collect();
         if !lacking.is_empty() {
             refused.push(format!("{scheme} needs {}", lacking.join(" ")));
         } else if !ok {
-            warnings.push(format!(
+            outcome.warnings.push(format!(
                 "{scheme}: setup_after_reboot failed in a scratch namespace (runs go on, as Pantheon's setup does): {said}"
             ));
         }
     }
     if !refused.is_empty() {
         return Err(format!(
-            "schemes whose setup_after_reboot needs a kernel module this kernel lacks: {}; emu loads no kernel modules (a module is the machine's, not a namespace's): load them (modprobe) or leave those schemes out",
+            "schemes whose setup_after_reboot needs a kernel module this kernel lacks: {}; emu loads no kernel modules (a module is the machine's, not a namespace's) and provides none of these as a BPF congestion control: load them (modprobe) or leave those schemes out",
             refused.join("; ")
         ));
     }
-    Ok(warnings)
+    Ok(outcome)
 }
 
 /// One `setup_after_reboot` in `namespace`: whether it succeeded, and the
@@ -155,6 +197,7 @@ fn setup_once(
     wrapper: &Path,
     base: &Path,
     modules: &Path,
+    provided: &Path,
 ) -> Result<(bool, String), String> {
     let argv = argv(wrapper);
     let failed =
@@ -164,6 +207,7 @@ fn setup_once(
         .args(&argv[1..])
         .envs(scheme_environment(base))
         .env("EMU_PANTHEON_REFUSED", modules)
+        .env("EMU_PANTHEON_PROVIDED", provided)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
