@@ -40,18 +40,6 @@ pub fn release() -> String {
         .unwrap_or_else(|_| "unknown".to_string())
 }
 
-/// The kernel's (major, minor) version, from its release.
-pub fn version() -> Option<(u32, u32)> {
-    parse_version(&release())
-}
-
-fn parse_version(release: &str) -> Option<(u32, u32)> {
-    let mut parts = release.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
-}
-
 /// Whether this kernel's TCP negotiates AccECN and lets a congestion
 /// control ask for it (`TCP_CONG_NEEDS_ACCECN`). Both came with the same
 /// change, which also gave request sockets `accecn_ok`; its name in the
@@ -113,13 +101,5 @@ mod tests {
         assert!(btf_has_name(strings, "tcp_sock"));
         assert!(!btf_has_name(strings, "accecn"));
         assert!(!btf_has_name(b"\0accecn_okay\0", "accecn_ok"));
-    }
-
-    #[test]
-    fn versions_come_from_the_release() {
-        assert_eq!(parse_version("6.18.44-fc-v669"), Some((6, 18)));
-        assert_eq!(parse_version("7.0.0-rc1"), Some((7, 0)));
-        assert_eq!(parse_version("5.14.0-427.el9.x86_64"), Some((5, 14)));
-        assert_eq!(parse_version("garbage"), None);
     }
 }
