@@ -101,6 +101,13 @@ pub struct LinkDynamicsArgs {
     /// queue's packets are dropped at each change).
     #[arg(long, value_name = "TIME=QUEUE,...")]
     pub queue_steps: Option<String>,
+    /// Enforce the rate as Linux's htb does on a fast device, not as a
+    /// serializing link: a packet leaves as soon as the token bucket is
+    /// out of debt, with no serialization time, so a burst of BYTES may
+    /// pass at once after an idle moment. "htb" (tc's default burst of
+    /// 1600 bytes) or "htb burst BYTES".
+    #[arg(long, value_name = "htb [burst BYTES]")]
+    pub shaper: Option<String>,
     /// Seed of --onoff-exp, duplication and corruption [default: from the clock, recorded in the log].
     #[arg(long)]
     pub seed: Option<u64>,
@@ -261,6 +268,7 @@ impl LinkDynamicsArgs {
             aggregate: self.aggregate.clone(),
             slot: self.slot.clone(),
             queue_steps: self.queue_steps.clone(),
+            shaper: self.shaper.clone(),
         }
     }
 

@@ -370,6 +370,12 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
         .as_ref()
         .map_or_else(Vec::new, |(_, rest)| rest.clone());
     let (servers, words) = link_servers(&args, &dynamics, &queues)?;
+    if (0..2).any(|d| on.applies(d) && dynamics.shaper_without_rate(&servers[d])) {
+        return Err(UsageError(
+            "link: --shaper shapes a rate: give the link a RATE or a rate schedule, not a trace"
+                .into(),
+        ));
+    }
     if args.once
         && args.uplink_trace.is_none()
         && args.downlink_trace.is_none()
@@ -410,6 +416,7 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
                 },
                 outages: dynamics.outages.clone(),
                 queue_steps: queue_steps.clone(),
+                shaper: dynamics.shaper,
                 duplicate,
                 corrupt,
                 ..Default::default()

@@ -204,3 +204,30 @@ fn netems_jitter_reorders_on_both_directions_of_a_link() {
         }
     }
 }
+
+/// A bottleneck shaped as htb (`shaper = "htb"`, the `link` shell's
+/// `--shaper`): a lone 1500-byte packet at 1.2 Mbit/s arrives after the
+/// delay alone, where the serializing link adds its 10 ms; a shaper on a
+/// direction without a rate is refused on its key.
+#[test]
+fn a_bottleneck_shaped_as_htb_adds_no_serialization_and_needs_a_rate() {
+    let keys = "rate = \"1.2mbit\"\ndelay = \"5ms\"";
+    let plan = plan_of(&a_to_b("", &format!("{keys}\nshaper = \"htb\""))).unwrap();
+    let mut fabric = experiment::run::links::virtual_fabric(&plan, 1, 0).unwrap();
+    assert_eq!(arrival(&mut fabric, 1500, 0), 5 * NS_PER_MS);
+    let plan = plan_of(&a_to_b("", keys)).unwrap();
+    let mut fabric = experiment::run::links::virtual_fabric(&plan, 1, 0).unwrap();
+    assert_eq!(arrival(&mut fabric, 1500, 0), 15 * NS_PER_MS);
+    let error = plan_of(&a_to_b("", "delay = \"5ms\"\nshaper = \"htb\"")).unwrap_err();
+    assert!(
+        error.contains("line 8")
+            && error.contains("shaper")
+            && error.contains("give this direction a rate"),
+        "{error}"
+    );
+    let error = plan_of(&a_to_b("", "rate = \"5mbit\"\nshaper = \"tbf\"")).unwrap_err();
+    assert!(
+        error.contains("line 8") && error.contains("htb burst BYTES"),
+        "{error}"
+    );
+}

@@ -11,7 +11,7 @@
 use crate::outage::OutageCursor;
 use crate::schedule::Cursor;
 use emu_core::time::NS_PER_SEC;
-use emu_core::Nanos;
+use emu_core::{Nanos, Rate};
 
 /// The rate in force over time.
 #[derive(Debug, Clone)]
@@ -44,6 +44,11 @@ pub struct ServiceCurve {
 }
 
 impl ServiceCurve {
+    /// The rate in force at `t` (times must not go backwards).
+    pub fn rate_at(&mut self, t: Nanos) -> Rate {
+        Rate::from_bits_per_sec(self.rate.at(t).0.max(1)).expect("above 0")
+    }
+
     /// The start and finish of sending `bytes`, once the server is free at
     /// `free` (times must not go backwards between calls).
     pub fn serve(

@@ -1,5 +1,6 @@
 //! The path model of one direction of a shell: loss → queue → serialization
-//! at a rate, along a trace or along a rate schedule → propagation delay,
+//! at a rate (or htb's shaping of it), along a trace or along a rate
+//! schedule → propagation delay,
 //! with the dynamics of real paths (jitter, delay schedules, bursty loss,
 //! duplication, corruption, outages, aggregation, netem's slots). It is pure: every call
 //! carries the time, so the same model runs in a live shell, in virtual time
@@ -17,6 +18,7 @@ pub mod outage;
 pub mod propagation;
 pub mod queue_steps;
 pub mod schedule;
+pub mod shaper;
 pub mod slot;
 
 pub use distribution::{Distribution, DistributionError};
@@ -27,4 +29,5 @@ pub use outage::Outages;
 pub use propagation::DelayDynamics;
 pub use queue_steps::QueueStep;
 pub use schedule::Schedule;
+pub use shaper::ShaperSpec;
 pub use slot::{SlotOpening, SlotSpec};

@@ -23,6 +23,7 @@ use crate::outage::{OutageCursor, Outages};
 use crate::propagation::{DelayDynamics, Propagation};
 use crate::queue_steps::{drain, QueueStep};
 use crate::schedule::Schedule;
+use crate::shaper::{ShaperSpec, TokenBucket};
 use crate::slot::SlotGate;
 use aqm::{Outcome, Queue, QueueSpec};
 use emu_core::capture::Fate;
@@ -59,6 +60,9 @@ pub struct Dynamics {
     /// The queue's replacements after the one the link starts with, in
     /// order of time from the start (see [`crate::queue_steps`]).
     pub queue_steps: Vec<QueueStep>,
+    /// The rate enforced as htb enforces it (see [`crate::shaper`]) in
+    /// place of a serializing link; only with a rate or a rate schedule.
+    pub shaper: Option<ShaperSpec>,
     /// Probability that a packet is sent twice.
     pub duplicate: f64,
     /// Probability that one bit of a packet is flipped.
@@ -74,6 +78,7 @@ impl Dynamics {
         self.delay.is_none()
             && self.outages.is_none()
             && self.queue_steps.is_empty()
+            && self.shaper.is_none()
             && self.duplicate <= 0.0
             && self.corrupt <= 0.0
     }
@@ -146,6 +151,8 @@ enum ServerState {
         busy_until: Nanos,
         /// Set when the rate changes over time or the link has outages.
         curve: Option<Box<ServiceCurve>>,
+        /// htb's bucket, when the rate is shaped rather than serialized.
+        shaper: Option<TokenBucket>,
     },
     Trace {
         opportunities: Opportunities,
@@ -162,8 +169,10 @@ impl ServerState {
         start: Nanos,
         (seed, stream): (u64, u64),
         has_outages: bool,
+        shaper: Option<ShaperSpec>,
         changes: &mut ChangeLog,
     ) -> ServerState {
+        let shaper = shaper.map(|spec| TokenBucket::new(spec, start));
         let curve = |rate: RateCurve| Box::new(ServiceCurve { rate });
         match server {
             Server::Unlimited => ServerState::Unlimited,
@@ -171,6 +180,7 @@ impl ServerState {
                 serializer: Serializer::new(rate),
                 busy_until: start,
                 curve: has_outages.then(|| curve(RateCurve::Constant(rate.bits_per_sec()))),
+                shaper,
             },
             Server::Schedule(schedule) => {
                 changes.follow(Change::Rate, schedule.cursor(start, seed, stream));
@@ -181,6 +191,7 @@ impl ServerState {
                     curve: Some(curve(RateCurve::Scheduled(Box::new(
                         schedule.cursor(start, seed, stream),
                     )))),
+                    shaper,
                 }
             }
             Server::Trace { trace, repeat } => ServerState::Trace {
@@ -313,6 +324,7 @@ impl Link {
             start,
             (seed, stream),
             outage.is_some(),
+            dynamics.shaper,
             &mut changes,
         );
         let propagation = (!dynamics.delay.is_none()).then(|| {
@@ -553,7 +565,8 @@ impl Link {
                 serializer,
                 busy_until,
                 curve,
-            } => serve_rate(&mut line, serializer, busy_until, curve, now),
+                shaper,
+            } => serve_rate(&mut line, serializer, busy_until, curve, shaper, now),
             ServerState::Trace {
                 opportunities,
                 transit,
@@ -824,12 +837,14 @@ fn serve_unlimited(line: &mut Line, previous: Nanos, now: Nanos) {
 
 /// A rate, constant or along a curve: each packet starts when the one
 /// before it is serialized (or an outage ends) and leaves when its own
-/// bytes are.
+/// bytes are. Under a shaper, a packet starts when htb's bucket is out of
+/// debt and leaves as it starts; its bytes are the bucket's debt.
 fn serve_rate(
     line: &mut Line,
     serializer: &mut Serializer,
     busy_until: &mut Nanos,
     curve: &mut Option<Box<ServiceCurve>>,
+    shaper: &mut Option<TokenBucket>,
     now: Nanos,
 ) {
     while *busy_until <= now && !line.queue.is_empty() {
@@ -857,9 +872,22 @@ fn serve_rate(
             None => start + serializer.next(bytes),
             Some(curve) => curve.serve(start, bytes, line.outage.as_deref_mut()).1,
         };
-        *busy_until = finish;
         let sojourn = start - packet.enqueued.min(start);
-        line.depart(packet, finish, sojourn);
+        match shaper {
+            None => {
+                *busy_until = finish;
+                line.depart(packet, finish, sojourn);
+            }
+            Some(bucket) => {
+                let rate = match curve.as_deref_mut() {
+                    None => serializer.rate(),
+                    Some(curve) => curve.rate_at(start),
+                };
+                let buffer = rate.transmit_time(bucket.spec().burst_at(rate.bits_per_sec()));
+                *busy_until = bucket.release(start, finish - start, buffer);
+                line.depart(packet, start, sojourn);
+            }
+        }
     }
     if line.queue.is_empty() && *busy_until <= now {
         line.queue.on_idle(*busy_until);

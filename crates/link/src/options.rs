@@ -11,7 +11,7 @@
 
 use crate::{
     DelayDynamics, Distribution, JitterSpec, Outages, Pattern, QueueStep, Schedule, Server,
-    SlotSpec,
+    ShaperSpec, SlotSpec,
 };
 use emu_core::time::{format_duration, parse_duration, Nanos};
 use emu_core::Rate;
@@ -67,6 +67,8 @@ pub struct LinkOptions {
     pub slot: Option<String>,
     /// `TIME=QUEUE,...` from 0s: the queue, replaced at each time.
     pub queue_steps: Option<String>,
+    /// `htb [burst BYTES]`: the rate enforced as htb does, not serialized.
+    pub shaper: Option<String>,
 }
 
 /// The loss model and mangling (the `loss` shell's options beyond PROB).
@@ -364,6 +366,8 @@ pub struct LinkDynamics {
     pub slot: Option<SlotSpec>,
     /// The queue to start with and its replacements (`--queue-steps`).
     pub queue_steps: Option<(aqm::QueueSpec, Vec<QueueStep>)>,
+    /// htb's shaping in place of serialization (`--shaper`).
+    pub shaper: Option<ShaperSpec>,
     pub words: Vec<String>,
 }
 
@@ -382,6 +386,13 @@ impl LinkDynamics {
     /// where there is one, else `own`.
     pub fn server_or(&self, own: Server) -> Server {
         self.server.clone().unwrap_or(own)
+    }
+
+    /// The rule of shapers, for every front end: htb shapes a rate (a
+    /// constant one or a schedule), so a direction with a shaper and a
+    /// trace or no rate at all is refused. True if `server` breaks it.
+    pub fn shaper_without_rate(&self, server: &Server) -> bool {
+        self.shaper.is_some() && !matches!(server, Server::Rate(_) | Server::Schedule(_))
     }
 }
 
@@ -482,12 +493,21 @@ impl LinkOptions {
             }
             None => None,
         };
+        let shaper = match &self.shaper {
+            Some(text) => {
+                let spec = ShaperSpec::parse(text).map_err(|e| err("shaper", e))?;
+                words.push(format!("shaper {spec}"));
+                Some(spec)
+            }
+            None => None,
+        };
         Ok(LinkDynamics {
             server,
             outages,
             aggregate,
             slot,
             queue_steps,
+            shaper,
             words,
         })
     }

@@ -517,3 +517,90 @@ fn a_queue_step_drops_what_the_old_queue_holds_and_the_new_one_takes_over() {
     assert_eq!(replaced, 74, "each dropped packet is logged");
     assert_eq!(steps, [(20 * MS, 1)]);
 }
+
+fn shaped(server: Server, queue: &str, shaper: &str) -> Link {
+    make(
+        server,
+        10 * MS,
+        queue,
+        None,
+        Dynamics {
+            shaper: Some(link::ShaperSpec::parse(shaper).unwrap()),
+            ..Default::default()
+        },
+        LogSink::disabled(),
+    )
+}
+
+/// htb at 5 Mbit/s with tc's 1600-byte burst: after an idle moment two
+/// 1500-byte packets pass at once (the bucket is not yet in debt after
+/// the first), each leaves as it is taken (no serialization time), and a
+/// packet 1.4 ms behind another waits only for the bucket's debt. The
+/// serializing link holds the second of the pair a whole packet time and
+/// delivers each one its packet time later.
+#[test]
+fn an_htb_shaper_passes_a_burst_after_idle_and_delivers_without_serializing() {
+    let rate = Server::Rate(Rate::parse("5mbit").unwrap());
+    let arrivals = || {
+        vec![
+            packet(1500, 0, 0),
+            packet(1500, 0, 1),
+            packet(1500, 0, 2),
+            packet(1500, 100 * MS, 3),
+            packet(1500, 100 * MS + 1400 * US, 4),
+        ]
+    };
+    let cost = 2_400 * US; // 1500 bytes at 5 Mbit/s
+    let buffer = 2_560 * US; // 1600 bytes
+    let out = run(&mut shaped(rate.clone(), "infinite", "htb"), arrivals());
+    let delay = 10 * MS;
+    assert_eq!(
+        out,
+        vec![
+            (delay, 0),
+            (delay, 1),
+            (delay + 2 * cost - buffer, 2),
+            (100 * MS + delay, 3),
+            // The debt after packet 3 is cost - buffer < 0: none.
+            (100 * MS + 1400 * US + delay, 4),
+        ]
+    );
+    let out = run(
+        &mut make(
+            rate,
+            delay,
+            "infinite",
+            None,
+            Dynamics::default(),
+            LogSink::disabled(),
+        ),
+        arrivals(),
+    );
+    assert_eq!(out[1], (delay + 2 * cost, 1));
+    assert_eq!(out[4], (100 * MS + 2 * cost + delay, 4));
+}
+
+/// Shaped, the long-run rate is the rate itself, through a rate step as
+/// through a constant rate.
+#[test]
+fn an_htb_shaper_keeps_the_rate_and_follows_its_steps() {
+    let schedule = Schedule::steps(vec![(0, 50_000_000), (S, 5_000_000)], false, false);
+    let mut link = shaped(Server::Schedule(schedule), "infinite", "htb burst 3000");
+    // 1500-byte packets every 100 µs: 120 Mbit/s offered.
+    let arrivals = (0..25_000)
+        .map(|i| packet(1500, i * 100 * US, i as u16))
+        .collect();
+    let out = run(&mut link, arrivals);
+    let rate =
+        |from, to| delivered_in(&out, from, to, 1500) as f64 * 8.0 / ((to - from) as f64 / 1e9);
+    assert!(
+        (rate(100 * MS, S) / 50e6 - 1.0).abs() < 0.01,
+        "{}",
+        rate(100 * MS, S)
+    );
+    assert!(
+        (rate(S + 100 * MS, 2 * S) / 5e6 - 1.0).abs() < 0.01,
+        "{}",
+        rate(S + 100 * MS, 2 * S)
+    );
+}

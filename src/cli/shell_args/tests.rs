@@ -232,6 +232,12 @@ fn link_dynamics_forms() {
         e.contains("link: --queue-steps: the first time must be 0"),
         "{e}"
     );
+    let s = spec_words(&["link", "5mbit", "--shaper", "htb burst 3000"]).unwrap();
+    let shaper = link::ShaperSpec::parse("htb burst 3000").unwrap();
+    assert_eq!(s.directions[0].dynamics.shaper, Some(shaper));
+    assert_eq!(s.directions[1].dynamics.shaper, Some(shaper), "both ways");
+    let e = spec_words(&["link", "--queue", "cake bandwidth 5mbit", "--shaper", "htb"]);
+    assert!(e.unwrap_err().contains("link: --shaper shapes a rate"));
     let s = spec("link --rate-steps 0s=100mbit,10s=20mbit --once").unwrap();
     assert!(matches!(
         s.directions[0].server,
@@ -259,6 +265,10 @@ fn link_dynamics_forms() {
         (
             "link 10mbit --outage 1s:1s --onoff 1s:1s",
             "cannot be used with",
+        ),
+        (
+            "link 5mbit --shaper tbf",
+            "link: --shaper: 'tbf' is not a shaper",
         ),
     ] {
         let e = spec(bad).unwrap_err();

@@ -61,6 +61,15 @@ pub(super) fn direction(
         ));
     }
     let server = server_dynamics.server_or(server);
+    if let Some(shaper) = keys.shaper.as_ref() {
+        if server_dynamics.shaper_without_rate(&server) {
+            return Err(source.at(
+                shaper,
+                &format!("{key}.shaper"),
+                "a shaper shapes a rate: give this direction a rate or rate_steps, not a trace or none",
+            ));
+        }
+    }
     delay_dynamics.aggregate = server_dynamics.aggregate;
     delay_dynamics.slot = server_dynamics.slot;
     let (queue, queue_steps) = match server_dynamics.queue_steps {
@@ -97,6 +106,7 @@ pub(super) fn direction(
             delay: delay_dynamics,
             outages: server_dynamics.outages,
             queue_steps,
+            shaper: server_dynamics.shaper,
             duplicate: mangling.duplicate,
             corrupt: mangling.corrupt,
             // The link's seed and streams are given where it is built.
@@ -172,6 +182,7 @@ pub(super) fn link_options(keys: &DirectionSection, base: &Path) -> link::option
         aggregate: text(&keys.aggregate),
         slot: text(&keys.slot),
         queue_steps: text(&keys.queue_steps),
+        shaper: text(&keys.shaper),
     }
 }
 
@@ -211,6 +222,7 @@ pub(super) fn spanned_key<'a>(
         "aggregate" => keys.aggregate.as_ref(),
         "slot" => keys.slot.as_ref(),
         "queue_steps" => keys.queue_steps.as_ref(),
+        "shaper" => keys.shaper.as_ref(),
         "gemodel" => keys.gemodel.as_ref(),
         "state" => keys.state.as_ref(),
         "burst" => keys.burst.as_ref(),

@@ -287,6 +287,8 @@ link_tables! {
     /// `TIME=QUEUE,...` from 0s, in place of `queue` (`emu link --queue-steps`).
     #[serde(alias = "queue-steps")]
     queue_steps: Spanned<String>,
+    /// `htb [burst BYTES]`: the rate enforced as htb does (`emu link --shaper`).
+    shaper: Spanned<String>,
     // The loss model and mangling (`emu loss`'s flags; the models' values
     // separated by spaces, as on the command line: gemodel = "1% 30%"):
     gemodel: Spanned<String>,
