@@ -249,6 +249,20 @@ fn delivered_in(out: &[(Nanos, u16)], from: Nanos, to: Nanos, size: u64) -> u64 
     out.iter().filter(|(t, _)| *t >= from && *t < to).count() as u64 * size
 }
 
+/// Offers `count` 1500-byte packets every 100 µs (120 Mbit/s, so a
+/// slower link is always busy) and returns the deliveries.
+fn saturate(link: &mut Link, count: u64) -> Vec<(Nanos, u16)> {
+    let arrivals = (0..count)
+        .map(|i| packet(1500, i * 100 * US, i as u16))
+        .collect();
+    run(link, arrivals)
+}
+
+/// The rate in bit/s of the 1500-byte deliveries in [from, to).
+fn rate_in(out: &[(Nanos, u16)], from: Nanos, to: Nanos) -> f64 {
+    delivered_in(out, from, to, 1500) as f64 * 8.0 / ((to - from) as f64 / 1e9)
+}
+
 #[test]
 fn a_rate_step_changes_the_service_rate_at_its_instant() {
     let schedule = Schedule::steps(
@@ -264,14 +278,8 @@ fn a_rate_step_changes_the_service_rate_at_its_instant() {
         Dynamics::default(),
         LogSink::disabled(),
     );
-    // 1500-byte packets every 100 µs: 120 Mbit/s offered, so the link is
-    // always busy.
-    let arrivals = (0..30_000)
-        .map(|i| packet(1500, i * 100 * US, i as u16))
-        .collect();
-    let out = run(&mut link, arrivals);
-    let rate =
-        |from, to| delivered_in(&out, from, to, 1500) as f64 * 8.0 / ((to - from) as f64 / 1e9);
+    let out = saturate(&mut link, 30_000);
+    let rate = |from, to| rate_in(&out, from, to);
     assert!((rate(100 * MS, S) / 100e6 - 1.0).abs() < 0.01);
     assert!((rate(S + MS, 2 * S) / 20e6 - 1.0).abs() < 0.01);
     assert!((rate(2 * S + MS, 2 * S + 500 * MS) / 100e6 - 1.0).abs() < 0.01);
@@ -586,13 +594,8 @@ fn an_htb_shaper_passes_a_burst_after_idle_and_delivers_without_serializing() {
 fn an_htb_shaper_keeps_the_rate_and_follows_its_steps() {
     let schedule = Schedule::steps(vec![(0, 50_000_000), (S, 5_000_000)], false, false);
     let mut link = shaped(Server::Schedule(schedule), "infinite", "htb burst 3000");
-    // 1500-byte packets every 100 µs: 120 Mbit/s offered.
-    let arrivals = (0..25_000)
-        .map(|i| packet(1500, i * 100 * US, i as u16))
-        .collect();
-    let out = run(&mut link, arrivals);
-    let rate =
-        |from, to| delivered_in(&out, from, to, 1500) as f64 * 8.0 / ((to - from) as f64 / 1e9);
+    let out = saturate(&mut link, 25_000);
+    let rate = |from, to| rate_in(&out, from, to);
     assert!(
         (rate(100 * MS, S) / 50e6 - 1.0).abs() < 0.01,
         "{}",
