@@ -730,8 +730,11 @@ fn tcp_ssthresh(samples: &Path) -> Ssthresh {
     let pairs: Vec<(f64, u64)> = data
         .rows
         .iter()
-        // Established (1): before, the congestion control has not run.
+        // Established (1): before, the congestion control has not run;
+        // and under Cubic-SCE: iperf3 chooses it after connecting, so the
+        // first samples may show the namespace's default.
         .filter(|r| data.get(r, "state") == "1")
+        .filter(|r| data.get(r, "congestion_control") == "cubic_sce")
         .filter_map(|r| {
             Some((
                 data.get(r, "cwnd").parse().ok()?,
