@@ -410,7 +410,7 @@ pub fn experiment(data: &[u8]) {
                 // Trace and wrapper paths resolve under a directory that
                 // does not exist, so a fuzzed path reads nothing real.
                 let base = std::path::Path::new("/nonexistent-emu-fuzz");
-                let run_first = experiment::run::system::run_first;
+                let run_first = experiment::run::wrappers::run_first;
                 if let Err(e) =
                     file::plan(&experiment, &source, "fuzz", base, &controls, &run_first)
                 {

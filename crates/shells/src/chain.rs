@@ -28,7 +28,7 @@ use crate::sys::nat::{self};
 use crate::sys::netns::{self, NetNs};
 use crate::sys::outside::Outside;
 use crate::sys::rootless;
-use crate::sys::{devices, dns, environment, privilege, signals};
+use crate::sys::{devices, dns, environment, privilege, signals, sysctl};
 use emu_core::log::{Direction, LogHeader, LogWriter, WriterTotals};
 use shell::{build_shell, seed_from_clock, Around, RunningShell};
 use std::io::IsTerminal;
@@ -257,7 +257,7 @@ fn build_chain(
 fn prepare_ends(options: &RunOptions, host: &NetNs, chain: &Chain) -> Result<()> {
     let (outermost, innermost) = (chain.outermost(), chain.innermost());
     for (key, value) in &options.command_sysctls {
-        crate::dumbbell::set_sysctl(&innermost.inner, key, value)?;
+        sysctl::set_in(&innermost.inner, key, value)?;
     }
     let Some(attach) = &options.device_helpers else {
         return Ok(());
@@ -392,8 +392,7 @@ fn supervise(
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     // Still not reaped (its exit would have come first), so
                     // the pid is still our child's.
-                    // SAFETY: sending a signal to our own child.
-                    unsafe { libc::kill(child_pid, libc::SIGKILL) };
+                    signals::send(child_pid, libc::SIGKILL);
                     kill_at = None;
                     continue;
                 }
@@ -404,8 +403,7 @@ fn supervise(
             Ok(News::Exited(status)) => break command::status_code(status),
             Ok(News::Signal(libc::SIGINT)) => signals::interrupt(command.namespace, child_pid),
             Ok(News::Signal(signal)) => {
-                // SAFETY: sending a signal to our own child.
-                unsafe { libc::kill(child_pid, signal) };
+                signals::send(child_pid, signal);
                 // emu was told to end: a command that ignores it is
                 // killed after a grace period, or emu would never end
                 // and never clean up. SIGINT (above) is only passed on
@@ -420,8 +418,8 @@ fn supervise(
                     "emu: {}: the trace ended (--once); stopping the command",
                     shells[n].description
                 );
-                // SAFETY: as above; SIGKILL follows if it ignores SIGTERM.
-                unsafe { libc::kill(child_pid, libc::SIGTERM) };
+                // SIGKILL follows if it ignores SIGTERM.
+                signals::send(child_pid, libc::SIGTERM);
                 kill_at = Some(std::time::Instant::now() + STOP_GRACE);
             }
             Ok(News::Pump(_)) => {}

@@ -50,19 +50,19 @@ use crate::datapath::spin::{
 };
 use crate::datapath::wire::{write_due, Reception, MERGED_HEADERS};
 use crate::error::{Result, ShellError};
-use crate::sys::devices;
+use crate::sys::devices::{self, DeviceEnd};
 use crate::sys::epoll::{Epoll, Event, NO_EVENT};
 use crate::sys::guardian::Guardian;
-use crate::sys::netlink::LinkSettings;
 use crate::sys::netns::NetNs;
 use crate::sys::schedstat::runqueue_wait;
 use crate::sys::timer::KeptTimer;
 use crate::sys::tun::Tun;
+use crate::sys::{scheduling, sysctl};
 use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
 use fabric::{Delivery, Fabric, HostId, Side};
 use std::io;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::Ipv4Addr;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -123,33 +123,18 @@ impl Host {
     /// run in it.
     pub fn create(setup: &HostSetup, guardian: &mut Guardian) -> Result<Host> {
         let namespace = devices::new_namespace(guardian)?;
-        let offload = setup.offload;
-        let tun = namespace.run(move || Tun::create(HOST_DEVICE, offload))?;
-        // The experiment is IPv4: no IPv6 housekeeping packets on the path.
-        set_sysctl(
+        let tun = devices::bring_up(
             &namespace,
-            &format!("net.ipv6.conf.{HOST_DEVICE}.disable_ipv6"),
-            "1",
-        )
-        .ok();
-        let mut netlink = namespace.netlink()?;
-        netlink.set_link(
-            HOST_DEVICE,
-            LinkSettings {
-                mtu: Some(setup.mtu),
-                up: true,
-                ..LinkSettings::default()
+            DeviceEnd {
+                name: HOST_DEVICE,
+                mtu: setup.mtu,
+                offload: setup.offload,
+                ipv4: (setup.address, setup.prefix, None),
+                ipv6: None,
             },
         )?;
-        netlink.add_address(
-            HOST_DEVICE,
-            IpAddr::V4(setup.address),
-            setup.prefix,
-            None,
-            false,
-        )?;
         for (key, value) in &setup.sysctls {
-            set_sysctl(&namespace, key, value)
+            sysctl::set_in(&namespace, key, value)
                 .map_err(|e| ShellError::new(format!("host {}: {e}", setup.name)))?;
         }
         Ok(Host {
@@ -159,28 +144,6 @@ impl Host {
             tun,
         })
     }
-}
-
-/// Writes a `net.*` sysctl inside `namespace`. Other sysctls are refused:
-/// they are not per namespace, and setting one would change the machine.
-pub fn set_sysctl(namespace: &NetNs, key: &str, value: &str) -> Result<()> {
-    if !key.starts_with("net.") || key.contains("..") || key.contains('/') {
-        return Err(ShellError::new(format!(
-            "sysctl '{key}': only net.* settings can be given to a host (they belong to its namespace; others would change the whole machine)"
-        )));
-    }
-    let path = format!("/proc/sys/{}", key.replace('.', "/"));
-    let value = value.to_string();
-    let key = key.to_string();
-    namespace.run(move || {
-        if !std::path::Path::new(&path).exists() {
-            return Err(ShellError::new(format!(
-                "sysctl '{key}' does not exist in a network namespace of this kernel"
-            )));
-        }
-        std::fs::write(&path, &value)
-            .map_err(|e| ShellError::os(&format!("setting sysctl {key} = {value}"), e))
-    })
 }
 
 /// What the fabric thread did, read after it stopped.
@@ -384,13 +347,11 @@ fn carry(setup: LaneSetup) -> LaneResult {
         slack,
         side,
     } = setup;
-    // Wake-ups to the nanosecond instead of the default 50 µs slack.
-    // SAFETY: prctl on the calling thread.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    scheduling::precise_timer_slack();
     // Ahead of ordinary threads, as the shells' readers and pumps are: on
     // a busy machine an ordinary thread waits for a core for milliseconds,
     // and every host's deliveries wait with it.
-    crate::datapath::pump::realtime_priority();
+    scheduling::realtime_priority();
     let started = monotonic_now();
     let waited_before = runqueue_wait();
     let hosts = devices.len();

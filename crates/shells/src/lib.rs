@@ -7,7 +7,8 @@
 //!
 //! - `sys`: the operating system's plumbing (devices, namespaces,
 //!   addresses, NAT, privileges, the guardian that cleans up after a
-//!   `kill -9`, signals, the command's process).
+//!   `kill -9`, signals, the command's process, kernel settings, how the
+//!   packet threads are scheduled).
 //! - `accounting`: what is counted and observed (lateness, overload,
 //!   the kernel's and the receivers' drops, the status line, TCP_INFO).
 //! - `datapath`: the threads that move packets (readers, pumps, the

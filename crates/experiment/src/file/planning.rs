@@ -18,7 +18,7 @@ use toml::Spanned;
 /// specs, traces) and resolves every default. `base` is the directory
 /// relative paths are read from; `controls` the kernel's congestion
 /// controls; `run_first` puts the question to a Pantheon wrapper
-/// (`WRAPPER run_first`, `system::run_first`). What the machine says is
+/// (`WRAPPER run_first`, `run::wrappers::run_first`). What the machine says is
 /// given, asked before the checks, not inside them.
 pub fn plan(
     experiment: &Experiment,
@@ -401,7 +401,7 @@ mod tests {
             "x",
             Path::new("."),
             controls,
-            &crate::run::system::run_first,
+            &crate::run::wrappers::run_first,
         )
     }
 

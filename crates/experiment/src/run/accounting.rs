@@ -6,6 +6,7 @@ use super::repetition::{io_error, RunError};
 use crate::file::Plan;
 use emu_core::log::{Direction, DropReason};
 use emu_core::Nanos;
+use report::experiments::results_dir;
 use shells::dumbbell::Host;
 use shells::receiver_drops::udp_buffer_drops;
 use std::path::Path;
@@ -58,7 +59,7 @@ pub(super) fn write_accounting(
         "accounting_holds": ok,
         "links": entries,
     });
-    let path = dir.join("links.json");
+    let path = dir.join(results_dir::LINKS);
     std::fs::write(&path, format!("{json:#}\n")).map_err(io_error("writing", &path))?;
     Ok(ok)
 }

@@ -8,6 +8,7 @@ use crate::file::{FlowKind, PantheonSide, Plan};
 use crate::results::measured::FlowResult;
 use crate::run::flows;
 use emu_core::time::{monotonic_now, NS_PER_SEC};
+use report::experiments::results_dir;
 use shells::dumbbell::Host;
 use shells::netns;
 use shells::tcp_info::{DiagSocket, TcpSample};
@@ -90,7 +91,7 @@ pub(super) async fn run_flows(
     let t0 = tokio::time::Instant::now();
     let t0_mono = monotonic_now();
     shells::tcp_info::write_clock(dir, t0_mono)
-        .map_err(io_error("writing", &dir.join("clock.json")))?;
+        .map_err(io_error("writing", &dir.join(results_dir::CLOCK)))?;
     let mut tasks = start_senders(plan, dir, hosts, t0);
     let (mut states, mut sockets) = open_samples(plan, dir, hosts)?;
     let mut ticker = tokio::time::interval(Duration::from_nanos(plan.run.sample_interval.0));
@@ -273,7 +274,9 @@ pub(super) fn open_samples(
     let mut states: Vec<Option<FlowState>> = Vec::new();
     for flow in &plan.flows {
         if samples_tcp(flow.kind) {
-            let path = dir.join("tcp").join(format!("{}.csv", flow.name));
+            let path = dir
+                .join(results_dir::TCP_DIR)
+                .join(format!("{}.csv", flow.name));
             let mut csv = std::io::BufWriter::new(
                 std::fs::File::create(&path).map_err(io_error("creating", &path))?,
             );

@@ -8,6 +8,7 @@
 
 use crate::file::{FlowKind, FlowPlan, PantheonSide, Plan};
 use emu_core::time::NS_PER_SEC;
+use report::experiments::results_dir;
 use std::path::{Path, PathBuf};
 
 pub use super::system::CommandLine;
@@ -19,7 +20,8 @@ pub fn output_path(dir: &Path, flow: &FlowPlan) -> PathBuf {
         FlowKind::Ping | FlowKind::Command => "out",
         FlowKind::Pantheon => "sender.out",
     };
-    dir.join("flows").join(format!("{}.{extension}", flow.name))
+    dir.join(results_dir::FLOWS_DIR)
+        .join(format!("{}.{extension}", flow.name))
 }
 
 /// One side of a Pantheon flow: the host it runs on and its program
@@ -48,7 +50,7 @@ pub fn pantheon_side(
     }
     argv.push(flow.port.to_string());
     let file = |suffix: &str| {
-        dir.join("flows")
+        dir.join(results_dir::FLOWS_DIR)
             .join(format!("{}.{}.{suffix}", flow.name, side.name()))
     };
     (
@@ -73,7 +75,10 @@ pub fn receiver(plan: &Plan, flow: &FlowPlan, dir: &Path) -> Option<CommandLine>
         return None;
     }
     let to = plan.hosts[flow.to?].address.to_string();
-    let file = |suffix: &str| dir.join("flows").join(format!("{}.{suffix}", flow.name));
+    let file = |suffix: &str| {
+        dir.join(results_dir::FLOWS_DIR)
+            .join(format!("{}.{suffix}", flow.name))
+    };
     Some(CommandLine {
         argv: [
             "iperf3",
@@ -99,7 +104,9 @@ pub fn sender(plan: &Plan, flow: &FlowPlan, dir: &Path) -> CommandLine {
     let from = plan.hosts[flow.from].address.to_string();
     let to = flow.to.map(|t| plan.hosts[t].address.to_string());
     let stdout = output_path(dir, flow);
-    let stderr = dir.join("flows").join(format!("{}.err", flow.name));
+    let stderr = dir
+        .join(results_dir::FLOWS_DIR)
+        .join(format!("{}.err", flow.name));
     let mut argv: Vec<String> = Vec::new();
     let mut env = Vec::new();
     match flow.kind {

@@ -9,6 +9,7 @@ use emu_core::time::{monotonic_now, realtime_now};
 use emu_core::Nanos;
 use fabric::{Fabric, Topology};
 use link::Link;
+use report::experiments::results_dir;
 use shells::links::{copy_traces, LinkSetup};
 use std::path::{Path, PathBuf};
 
@@ -127,7 +128,7 @@ pub(super) fn build_links(plan: &Plan, dir: &Path, seed: u64) -> Result<Links, R
         .collect();
     let mut names = Vec::new();
     for link in planned_links(plan) {
-        let link_dir = dir.join("links").join(&link.name);
+        let link_dir = dir.join(results_dir::LINKS_DIR).join(&link.name);
         std::fs::create_dir_all(&link_dir).map_err(io_error("creating", &link_dir))?;
         let directions = link.directions.map(Clone::clone);
         let setup = link.setup(plan, &directions, seed, start);
@@ -160,5 +161,7 @@ pub(super) fn build_links(plan: &Plan, dir: &Path, seed: u64) -> Result<Links, R
 
 /// Where the packet log of link `name` of a run in `dir` goes.
 pub(super) fn link_log(dir: &Path, name: &str) -> PathBuf {
-    dir.join("links").join(name).join("0-link.emulog")
+    dir.join(results_dir::LINKS_DIR)
+        .join(name)
+        .join("0-link.emulog")
 }

@@ -8,6 +8,7 @@
 //! is removed and run again.
 
 use crate::results::measured::RunResult;
+use report::experiments::results_dir;
 use std::path::Path;
 
 /// The resolved experiment of a cell as `experiment.toml` holds it,
@@ -22,13 +23,13 @@ fn body(text: &str) -> String {
 /// Whether `cell_dir` holds the results of a cell whose resolved
 /// experiment is `resolved` (as the cell's `experiment.toml` writes it).
 pub(crate) fn same_cell(cell_dir: &Path, resolved: &str) -> bool {
-    std::fs::read_to_string(cell_dir.join("experiment.toml"))
+    std::fs::read_to_string(cell_dir.join(results_dir::EXPERIMENT))
         .is_ok_and(|kept| body(&kept) == body(resolved))
 }
 
 /// The result of a repetition that ended, if `run_dir` holds one.
 pub(crate) fn kept_result(run_dir: &Path) -> Option<RunResult> {
-    let text = std::fs::read_to_string(run_dir.join("result.json")).ok()?;
+    let text = std::fs::read_to_string(run_dir.join(results_dir::RESULT)).ok()?;
     serde_json::from_str(&text).ok()
 }
 

@@ -18,6 +18,7 @@ use crate::file::{Plan, Side};
 use crate::results::measured::RunResult;
 use crate::run::timing;
 use fabric::Fabric;
+use report::experiments::results_dir;
 use shells::dumbbell::{FabricThread, Host, HostSetup};
 use shells::guardian::Guardian;
 use std::path::Path;
@@ -31,7 +32,11 @@ pub fn run_once(
     guardian: &mut Guardian,
     control: &mut ControlPlane,
 ) -> Result<RunResult, RunError> {
-    for sub in ["links", "flows", "tcp"] {
+    for sub in [
+        results_dir::LINKS_DIR,
+        results_dir::FLOWS_DIR,
+        results_dir::TCP_DIR,
+    ] {
         let path = dir.join(sub);
         std::fs::create_dir_all(&path).map_err(io_error("creating", &path))?;
     }

@@ -84,7 +84,7 @@ fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
             &stem,
             &base,
             &available,
-            &crate::run::system::run_first,
+            &crate::run::wrappers::run_first,
         )
         .map_err(|e| in_cell(e, &cell, &grid))?;
         crate::run::congestion::to_kernel_names(&mut plan);
@@ -322,7 +322,7 @@ fn write_summary(
     summaries: &[CellSummary],
 ) -> Result<(), ExperimentError> {
     let mut all: Vec<CellSummary> = Vec::new();
-    let summary_path = root.join("summary.json");
+    let summary_path = root.join(results_dir::SUMMARY);
     // Cells run elsewhere (--cell on other machines) or earlier are kept.
     if let Ok(text) = std::fs::read_to_string(&summary_path) {
         if let Ok(old) = serde_json::from_str::<serde_json::Value>(&text) {
@@ -412,7 +412,7 @@ fn run_cells(
         if finished {
             let summary =
                 measured::summarize_cell(planned.cell.index, &planned.cell.label(), &results);
-            write_json(&cell_dir.join("summary.json"), &summary)?;
+            write_json(&cell_dir.join(results_dir::SUMMARY), &summary)?;
             summaries.push(summary);
         } else {
             missing.push(planned.cell.index);
@@ -432,11 +432,11 @@ fn keep_result(
     result: &RunResult,
 ) -> Result<(), ExperimentError> {
     let cell = planned.cell.index;
-    write_json(&dir.join("result.json"), result)?;
+    write_json(&dir.join(results_dir::RESULT), result)?;
     if !result.accounting_ok {
         eprintln!(
             "emu run: warning: cell {cell} run {run}: a link's packet accounting does not add up; see {}",
-            dir.join("links.json").display()
+            dir.join(results_dir::LINKS).display()
         );
     }
     for flow in result.flows.iter().filter(|f| !flows::ended_well(&f.ended)) {
@@ -444,7 +444,7 @@ fn keep_result(
             "emu run: warning: cell {cell} run {run}: flow {} ended with {}; see {}",
             flow.name,
             flow.ended,
-            dir.join("flows").display()
+            dir.join(results_dir::FLOWS_DIR).display()
         );
     }
     let planned_cc = planned
@@ -518,11 +518,7 @@ fn write_meta(
         "variant": selected.first().and_then(|p| p.plan.run.variant.clone()),
         "started_unix_ns": emu_core::time::realtime_now(),
     });
-    let name = match options.cell {
-        Some(k) => format!("meta-cell-{k}.json"),
-        None => "meta.json".to_string(),
-    };
-    let path = root.join(name);
+    let path = root.join(results_dir::meta_file(options.cell));
     std::fs::write(&path, format!("{meta:#}\n"))
         .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))
 }
@@ -540,7 +536,7 @@ fn write_cell_files(dir: &Path, planned: &Planned) -> Result<(), ExperimentError
     std::fs::create_dir_all(dir)
         .map_err(|e| ExperimentError(format!("creating {}: {e}", dir.display())))?;
     let toml = resolved(planned)?;
-    let path = dir.join("experiment.toml");
+    let path = dir.join(results_dir::EXPERIMENT);
     let header = format!(
         "# cell {}: {}\n# emu {}, kernel {}\n",
         planned.cell.index,
@@ -550,7 +546,7 @@ fn write_cell_files(dir: &Path, planned: &Planned) -> Result<(), ExperimentError
     );
     std::fs::write(&path, header + &toml)
         .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))?;
-    let path = dir.join("plan.json");
+    let path = dir.join(results_dir::PLAN);
     let json = plan_json(&planned.plan);
     std::fs::write(&path, format!("{json:#}\n"))
         .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))

@@ -2,15 +2,21 @@
 //! the flows' processes (spawned in a host's namespace, alone or in a
 //! process group of their own, and stopped with it; what is left in the
 //! hosts killed when a run ends), what the kernel
-//! offers (its congestion controls, read by `endpoints::kernel`), and a Pantheon wrapper's
-//! `run_first` probe. The hosts, links and packets are `shells`'; emu's
-//! congestion controls are `endpoints`'.
+//! offers (its congestion controls, read by `endpoints::kernel`), and the
+//! short programs asked before and between runs (a Pantheon wrapper's
+//! `run_first`, `deps` and `setup_after_reboot`, dpkg-query), each run to
+//! its end or stopped at a limit; what they answer is read by their
+//! callers. The hosts, links and packets are
+//! `shells`'; emu's congestion controls are `endpoints`'. Rule: no other
+//! module of `experiment` starts, signals or kills a process; cost: a
+//! caller that wants a new way of running one adds it here.
 
-use crate::file::{CongestionControls, PantheonSide};
+use crate::file::CongestionControls;
 use shells::dumbbell::Host;
 use shells::netns::{self, NetNs};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// A program to run in a host, and where its output goes.
 #[derive(Debug, Clone)]
@@ -128,41 +134,49 @@ fn spawn_with(
     })
 }
 
-/// Asks a wrapper which side runs first (`WRAPPER run_first`; a Python
-/// wrapper through [`crate::run::wrappers`], any other as the program it is).
-pub fn run_first(wrapper: &Path) -> Result<PantheonSide, String> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(wrapper).map_err(|e| format!("{}: {e}", wrapper.display()))?;
-    let python = crate::run::wrappers::is_python(wrapper);
-    if !meta.is_file() || (!python && meta.permissions().mode() & 0o111 == 0) {
-        return Err(format!(
-            "{} is not an executable file: make it one (chmod +x) with a #! line",
-            wrapper.display()
-        ));
-    }
-    let argv = crate::run::wrappers::command(wrapper)?;
-    let output = std::process::Command::new(&argv[0])
+/// Runs `argv` and then `args` outside the hosts, nothing on its stdin,
+/// to its end: what it printed and how it ended. For short questions (a
+/// wrapper's `run_first` or `deps`, dpkg-query), never a flow.
+pub fn ask(argv: &[String], args: &[&str]) -> std::io::Result<Output> {
+    std::process::Command::new(&argv[0])
         .args(&argv[1..])
-        .arg("run_first")
-        .stdin(std::process::Stdio::null())
+        .args(args)
+        .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("running {} run_first: {e}", wrapper.display()))?;
-    let answer = String::from_utf8_lossy(&output.stdout);
-    match answer.trim() {
-        "receiver" => Ok(PantheonSide::Receiver),
-        "sender" => Ok(PantheonSide::Sender),
-        other => Err(format!(
-            "{} run_first answered '{other}'{}; a Pantheon wrapper prints receiver or sender",
-            wrapper.display(),
-            if output.status.success() {
-                String::new()
-            } else {
-                format!(
-                    " and failed ({}): {}",
-                    output.status,
-                    String::from_utf8_lossy(&output.stderr).trim()
-                )
-            }
-        )),
+}
+
+/// Runs `argv` with `env` inside `namespace` until it ends, or for
+/// `limit` and then kills it (SIGKILL): how it ended and its error output
+/// (its standard output is dropped). Blocks the calling thread, polling
+/// every 20 ms; for a set-up run before any cell, never a flow.
+pub fn run_in_for(
+    namespace: &NetNs,
+    argv: &[String],
+    env: &[(String, String)],
+    limit: Duration,
+) -> std::io::Result<Output> {
+    let mut child = namespace
+        .command(&argv[0])
+        .args(&argv[1..])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let started = Instant::now();
+    while child.try_wait()?.is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
+    child.wait_with_output()
+}
+
+/// The user emu runs as (its effective user id), which names its own
+/// scratch directories.
+pub fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
 }

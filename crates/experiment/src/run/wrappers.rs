@@ -19,6 +19,7 @@
 //! user's own under the temporary directory (refused if someone else owns
 //! it or may write to it, since its code runs as the user).
 
+use crate::file::PantheonSide;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -60,12 +61,46 @@ pub fn command(wrapper: &Path) -> Result<Vec<String>, String> {
     ])
 }
 
+/// Asks a wrapper which side runs first (`WRAPPER run_first`; a Python
+/// wrapper through the launcher, any other as the program it is).
+pub fn run_first(wrapper: &Path) -> Result<PantheonSide, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(wrapper).map_err(|e| format!("{}: {e}", wrapper.display()))?;
+    let python = is_python(wrapper);
+    if !meta.is_file() || (!python && meta.permissions().mode() & 0o111 == 0) {
+        return Err(format!(
+            "{} is not an executable file: make it one (chmod +x) with a #! line",
+            wrapper.display()
+        ));
+    }
+    let argv = command(wrapper)?;
+    let output = crate::run::system::ask(&argv, &["run_first"])
+        .map_err(|e| format!("running {} run_first: {e}", wrapper.display()))?;
+    let answer = String::from_utf8_lossy(&output.stdout);
+    match answer.trim() {
+        "receiver" => Ok(PantheonSide::Receiver),
+        "sender" => Ok(PantheonSide::Sender),
+        other => Err(format!(
+            "{} run_first answered '{other}'{}; a Pantheon wrapper prints receiver or sender",
+            wrapper.display(),
+            if output.status.success() {
+                String::new()
+            } else {
+                format!(
+                    " and failed ({}): {}",
+                    output.status,
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )
+            }
+        )),
+    }
+}
+
 /// The directory with the launcher and emu's modules, made on first use.
 pub fn shim_dir() -> Result<&'static Path, String> {
     static DIR: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     DIR.get_or_init(|| {
-        // SAFETY: geteuid has no preconditions.
-        let uid = unsafe { libc::geteuid() };
+        let uid = crate::run::system::effective_uid();
         let dir = std::env::temp_dir().join(format!("emu-pantheon-{uid}"));
         install(&dir, uid)
             .map(|()| dir.clone())

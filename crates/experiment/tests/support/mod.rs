@@ -14,7 +14,7 @@ pub fn plan_of(file: &str, text: &str) -> Result<file::Plan, String> {
         file.trim_end_matches(".toml"),
         Path::new("."),
         &CongestionControls::default(),
-        &experiment::run::system::run_first,
+        &experiment::run::wrappers::run_first,
     )
     .map_err(|e| e.0)
 }

@@ -8,6 +8,32 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The files of a results directory, by name. `emu run` writes them by
+/// these names and every reader finds them by them:
+/// `NAME/meta.json` (or `meta-cell-K.json`, see [`meta_file`]) and
+/// `NAME/summary.json`; per cell `cell-K/experiment.toml`, `plan.json`
+/// and `summary.json`; per run `run-R/result.json`, `links.json`,
+/// `clock.json`, with the links' logs in `links/`, the flows' files in
+/// `flows/` and their TCP_INFO samples in `tcp/`.
+pub const RESULT: &str = "result.json";
+pub const LINKS: &str = "links.json";
+pub const CLOCK: &str = "clock.json";
+pub const PLAN: &str = "plan.json";
+pub const EXPERIMENT: &str = "experiment.toml";
+pub const SUMMARY: &str = "summary.json";
+pub const LINKS_DIR: &str = "links";
+pub const FLOWS_DIR: &str = "flows";
+pub const TCP_DIR: &str = "tcp";
+
+/// The experiment's `meta.json`, or `meta-cell-K.json` for a run of one
+/// cell (`--cell K`: cells run on several machines, merged afterwards).
+pub fn meta_file(cell: Option<usize>) -> String {
+    match cell {
+        Some(k) => format!("meta-cell-{k}.json"),
+        None => "meta.json".to_string(),
+    }
+}
+
 /// How deep under a given directory experiments are looked for: a study's
 /// output holds `STUDY/EXPERIMENT/cell-K/`, a parent of studies one more.
 const MAX_DEPTH: usize = 3;
@@ -99,7 +125,7 @@ pub fn cell_dir(out: &Path, cell: usize) -> PathBuf {
 pub fn cell_results(cell_dir: &Path) -> Vec<PathBuf> {
     run_dirs(cell_dir)
         .into_iter()
-        .map(|(_, dir)| dir.join("result.json"))
+        .map(|(_, dir)| dir.join(RESULT))
         .collect()
 }
 
@@ -120,11 +146,10 @@ pub fn find_results(dir: &Path) -> Vec<PathBuf> {
         for entry in entries.flatten() {
             let path = entry.path();
             if path.is_dir() {
-                if depth < RESULTS_DEPTH && path.file_name().is_none_or(|n| n != "links") {
+                if depth < RESULTS_DEPTH && path.file_name().is_none_or(|n| n != LINKS_DIR) {
                     stack.push((path, depth + 1));
                 }
-            } else if path.file_name().is_some_and(|n| n == "result.json")
-                && dir.join("links").is_dir()
+            } else if path.file_name().is_some_and(|n| n == RESULT) && dir.join(LINKS_DIR).is_dir()
             {
                 found.push(path);
             }
@@ -159,7 +184,7 @@ pub fn cells_in_grid(root: &Path) -> Option<usize> {
 
 /// The runs a cell's plan asked for (`cell-K/plan.json`).
 pub fn runs_planned(cell_dir: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(cell_dir.join("plan.json")).ok()?;
+    let text = std::fs::read_to_string(cell_dir.join(PLAN)).ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     json["runs"].as_u64().map(|n| n as u32)
 }
@@ -200,7 +225,7 @@ fn cell_dirs(dir: &Path) -> Vec<(u64, PathBuf)> {
 fn run_dirs(cell: &Path) -> Vec<(u64, PathBuf)> {
     numbered(cell, "run-")
         .into_iter()
-        .filter(|(_, d)| d.join("result.json").is_file())
+        .filter(|(_, d)| d.join(RESULT).is_file())
         .collect()
 }
 
@@ -220,7 +245,7 @@ fn experiment_dirs(path: &Path) -> Vec<PathBuf> {
             for entry in entries.flatten() {
                 let p = entry.path();
                 let name = entry.file_name();
-                if p.is_dir() && name != "links" && name != "report" {
+                if p.is_dir() && name != LINKS_DIR && name != "report" {
                     stack.push((p, depth + 1));
                 }
             }
@@ -235,7 +260,7 @@ fn experiment_dirs(path: &Path) -> Vec<PathBuf> {
 /// `discipline`, `kind` or `type` field or its one key) and its rates
 /// (`server`: `50000000 bit/s`).
 fn bottlenecks(cell: &Path) -> (Vec<String>, Vec<[Option<f64>; 2]>) {
-    let plan = read_json(&cell.join("plan.json")).unwrap_or_default();
+    let plan = read_json(&cell.join(PLAN)).unwrap_or_default();
     let all = plan["bottlenecks"].as_array().cloned().unwrap_or_default();
     let rate = |d: &serde_json::Value| {
         d["server"]
@@ -335,7 +360,7 @@ fn parts(path: &Path) -> Vec<Part> {
             run: None,
         }];
     }
-    let run = number(path, "run-").filter(|_| path.join("result.json").is_file());
+    let run = number(path, "run-").filter(|_| path.join(RESULT).is_file());
     match (run, path.parent().and_then(cell_of)) {
         (Some(run), Some((root, cell))) => vec![Part {
             root,
@@ -406,7 +431,7 @@ fn add_cells(experiment: &mut ExperimentDir, part: &Part) {
             .into_iter()
             .filter(|(r, _)| part.run.is_none_or(|run| run == *r))
             .filter_map(|(run, dir)| {
-                let result = read_json(&dir.join("result.json"))?;
+                let result = read_json(&dir.join(RESULT))?;
                 Some(RunDir { run, dir, result })
             })
             .collect();

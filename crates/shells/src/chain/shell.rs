@@ -8,12 +8,13 @@ use crate::error::{Result, ShellError};
 use crate::links::{copy_traces, LinkSetup};
 use crate::spec::{RunOptions, ShellSpec};
 use crate::sys::addressing::{self, AddressPair};
+use crate::sys::devices::{self, DeviceEnd};
 use crate::sys::guardian::Guardian;
 use crate::sys::nat::{self, NatRule};
 use crate::sys::netlink::default_route;
 use crate::sys::netns::NetNs;
+use crate::sys::privilege;
 use crate::sys::tun::Tun;
-use crate::sys::{devices, privilege};
 use emu_core::capture::CaptureHeader;
 use emu_core::log::{Direction, LogSink, LogWriter};
 use emu_core::time::{monotonic_now, realtime_now};
@@ -134,22 +135,26 @@ pub(super) fn bring_up_link(
 ) -> Result<(Tun, Arc<NetNs>, Tun)> {
     let mtu = options.mtu;
     let name = format!("emu{position}-{}", std::process::id());
-    let outer_tun = devices::bring_up_end(
+    let outer_tun = devices::bring_up(
         outer,
-        &name,
-        mtu,
-        (pair.outer4, pair.outer6),
-        pair.inner4,
-        options.offload,
+        DeviceEnd {
+            name: &name,
+            mtu,
+            offload: options.offload,
+            ipv4: (pair.outer4, 32, Some(pair.inner4)),
+            ipv6: Some(pair.outer6),
+        },
     )?;
     let inner = devices::new_namespace(guardian)?;
-    let inner_tun = devices::bring_up_end(
+    let inner_tun = devices::bring_up(
         &inner,
-        devices::INNER_DEVICE,
-        mtu,
-        (pair.inner4, pair.inner6),
-        pair.outer4,
-        options.offload,
+        DeviceEnd {
+            name: devices::INNER_DEVICE,
+            mtu,
+            offload: options.offload,
+            ipv4: (pair.inner4, 32, Some(pair.outer4)),
+            ipv6: Some(pair.inner6),
+        },
     )?;
     let mut netlink = inner.netlink()?;
     for via in [IpAddr::V4(pair.outer4), IpAddr::V6(pair.outer6)] {

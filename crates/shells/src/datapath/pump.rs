@@ -44,8 +44,8 @@ use crate::datapath::spin::{
     Plan, Spacing, Spin, SpinBudget, Tick, CALIBRATION_SLEEP, CALIBRATION_SLEEPS,
 };
 use crate::datapath::wire::MERGED_HEADERS;
-use crate::sys::poll;
 use crate::sys::timer::KeptTimer;
+use crate::sys::{poll, scheduling};
 use emu_core::ring::spsc;
 use emu_core::time::{monotonic_now, Nanos};
 use emu_core::Packet;
@@ -475,11 +475,9 @@ impl Waiting {
     /// Readies the calling thread (its timer slack, its scheduling class)
     /// and calibrates the spin on a few short sleeps, unless it is fixed.
     fn start(shared: &Shared, timing: Timing) -> Waiting {
-        // Ask for wakeups to the nanosecond instead of the default 50 µs slack.
-        // SAFETY: prctl on the calling thread.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        scheduling::precise_timer_slack();
         if !timing.busy_poll {
-            realtime_priority();
+            scheduling::realtime_priority();
         }
         // Busy polling spins through every wait: a fixed spin without end, so
         // it never calibrates, probes or sleeps on a timer.
@@ -746,23 +744,6 @@ fn calibration_sleeps(shared: &Shared) -> Vec<Nanos> {
             }
         })
         .collect()
-}
-
-/// Puts the calling thread in the lowest real-time class (SCHED_FIFO,
-/// priority 1), so that when it wakes for a packet it runs at once instead
-/// of waiting for the command's threads to use up their time slice: on a
-/// loaded machine that wait, not the model, is what makes packets late
-/// (milliseconds at the 99th percentile with both cores busy). The thread
-/// sleeps whenever it has nothing due, and spins at most `--spin` before a
-/// departure, so it takes little from the command; the kernel's real-time
-/// throttling (sched_rt_runtime_us) bounds it in any case. Not for
-/// `--busy-poll`, whose threads never sleep. Where the class is refused
-/// (rootless, a container without CAP_SYS_NICE) the thread keeps its
-/// ordinary class.
-pub(crate) fn realtime_priority() {
-    let param = libc::sched_param { sched_priority: 1 };
-    // SAFETY: changes the calling thread's (pid 0) policy with a valid param.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
 }
 
 /// Sleeps until the monotonic time `until` or until `wake` rings. A ring

@@ -45,10 +45,11 @@
 
 use crate::datapath::direction::Waits;
 use crate::datapath::input::{Input, Reading};
-use crate::datapath::pump::{realtime_priority, Timing};
+use crate::datapath::pump::Timing;
 use crate::datapath::spin::{Plan, Spin};
 use crate::sys::epoll::{Epoll, Event, NO_EVENT};
 use crate::sys::poll::readable;
+use crate::sys::scheduling::realtime_priority;
 use emu_core::time::{monotonic_now, Nanos};
 use nix::sys::eventfd::{EfdFlags, EventFd};
 use std::io;

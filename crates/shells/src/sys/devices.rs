@@ -1,12 +1,13 @@
-//! Bringing up one end of a shell's point-to-point link: a TUN device in a
-//! namespace, with its MTU, its IPv4 peer address and IPv6 address, and
-//! the kernel's own IPv6 chatter turned off; the namespaces such devices
-//! go into, and the routes through them.
+//! Bringing up a TUN device emu reads, the one way for a shell's two ends
+//! and an experiment's hosts: in a namespace, with its MTU, its ring, its
+//! addresses, and no IPv6 chatter of the kernel's own; and the namespaces
+//! such devices go into.
 
-use crate::error::{Result, ShellError};
+use crate::error::Result;
 use crate::sys::guardian::Guardian;
 use crate::sys::netlink::{LinkSettings, Netlink};
 use crate::sys::netns::NetNs;
+use crate::sys::sysctl;
 use crate::sys::tun::Tun;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
@@ -15,11 +16,18 @@ use std::sync::Arc;
 pub(crate) const INNER_DEVICE: &str = "ingress";
 
 /// Packets a TUN device holds for emu to read (its `txqueuelen`, the size
-/// of the ring `tun_net_xmit` fills). The kernel's 500 is 6 ms of
-/// MTU-sized packets at 1 Gbit/s; a reader that loses the core for longer
-/// (2 cores shared by the command, emu and the kernel) would see the
-/// kernel drop what it had not read yet. The ring only fills while emu is
-/// behind, so the larger size costs nothing otherwise.
+/// of the ring `tun_net_xmit` fills; past it the kernel drops, counting
+/// the device's `tx_dropped`), on a shell's devices and an experiment's
+/// hosts' alike. The kernel's 500 is 6 ms of MTU-sized packets at
+/// 1 Gbit/s and 0.6 ms at 10 Gbit/s: a reader that loses the core for
+/// longer (2 cores shared by the programs, emu and the kernel) sees the
+/// kernel drop what it had not read yet, a loss the path never modelled.
+/// Measured on an experiment's hosts (4 cubic flows through a 10 Gbit/s
+/// bottleneck on a 2-core machine, see docs/performance-history.md):
+/// with 500 the receivers' devices dropped hundreds to two thousand ACKs
+/// a run, with 8192 none; at 1 Gbit/s neither dropped. The ring only
+/// fills while emu is behind, so the larger size costs nothing otherwise
+/// (8192 pointers of memory per device).
 pub(crate) const TUN_QUEUE_PACKETS: u32 = 8192;
 
 /// A fresh network namespace with its loopback up, known to the guardian
@@ -37,37 +45,58 @@ pub(crate) fn new_namespace(guardian: &mut Guardian) -> Result<Arc<NetNs>> {
     Ok(namespace)
 }
 
-/// One end of a shell's point-to-point link: a TUN device in `ns`, up,
-/// holding the `local` IPv4 and IPv6 addresses and facing `peer`. The
-/// device, its settings and addresses are made on one thread in `ns`.
-pub(crate) fn bring_up_end(
-    ns: &NetNs,
-    device: &str,
-    mtu: u32,
-    local: (Ipv4Addr, Ipv6Addr),
-    peer: Ipv4Addr,
-    offload: bool,
-) -> Result<Tun> {
+/// A TUN device as a shell's end of its link or an experiment's host
+/// wants it.
+pub(crate) struct DeviceEnd<'a> {
+    pub name: &'a str,
+    pub mtu: u32,
+    /// TCP super-packets handed over (see [`Tun::create`]).
+    pub offload: bool,
+    /// Its IPv4 address, the prefix length, and the peer of a
+    /// point-to-point link.
+    pub ipv4: (Ipv4Addr, u8, Option<Ipv4Addr>),
+    /// Its IPv6 address (a /64); None turns IPv6 off on the device (an
+    /// experiment's IPv4-only host).
+    pub ipv6: Option<Ipv6Addr>,
+}
+
+/// Brings up `end` in `ns`, the one bring-up of every TUN device emu
+/// reads: created, the kernel's own IPv6 chatter stopped (or IPv6 turned
+/// off), its MTU and [`TUN_QUEUE_PACKETS`] set, up, its addresses added.
+/// All on one thread in `ns`.
+pub(crate) fn bring_up(ns: &NetNs, end: DeviceEnd) -> Result<Tun> {
     ns.run(|| {
-        let tun = Tun::create(device, offload)?;
-        quiet_ipv6(device)?;
+        let device = end.name;
+        let tun = Tun::create(device, end.offload)?;
+        match end.ipv6 {
+            Some(_) => quiet_ipv6(device)?,
+            // An IPv4 host: no IPv6 housekeeping packets on the path. A
+            // kernel that refuses it sends none it would stop.
+            None => {
+                let _ =
+                    sysctl::write_if_present(&format!("net.ipv6.conf.{device}.disable_ipv6"), "1");
+            }
+        }
         let mut netlink = Netlink::open()?;
         netlink.set_link(
             device,
             LinkSettings {
-                mtu: Some(mtu),
+                mtu: Some(end.mtu),
                 txqueuelen: Some(TUN_QUEUE_PACKETS),
                 up: true,
             },
         )?;
+        let (address, prefix, peer) = end.ipv4;
         netlink.add_address(
             device,
-            IpAddr::V4(local.0),
-            32,
-            Some(IpAddr::V4(peer)),
+            IpAddr::V4(address),
+            prefix,
+            peer.map(IpAddr::V4),
             false,
         )?;
-        netlink.add_address(device, IpAddr::V6(local.1), 64, None, true)?;
+        if let Some(address) = end.ipv6 {
+            netlink.add_address(device, IpAddr::V6(address), 64, None, true)?;
+        }
         Ok(tun)
     })
 }
@@ -83,12 +112,8 @@ fn quiet_ipv6(device: &str) -> Result<()> {
         ("router_solicitations", "0"),
         ("accept_ra", "0"),
     ] {
-        let path = format!("/proc/sys/net/ipv6/conf/{device}/{setting}");
         // A kernel without IPv6 has none of these: nothing to quieten.
-        if std::path::Path::new(&path).exists() {
-            std::fs::write(&path, value)
-                .map_err(|e| ShellError::os(&format!("writing {path}"), e))?;
-        }
+        sysctl::write_if_present(&format!("net.ipv6.conf.{device}.{setting}"), value)?;
     }
     Ok(())
 }

@@ -5,6 +5,7 @@
 
 use crate::error::Result;
 use crate::sys::netns::NetNs;
+use crate::sys::sysctl;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -115,19 +116,14 @@ pub fn sweep_stale(ns: &NetNs) {
 /// host it would stop the host from accepting router advertisements.
 pub fn enable_forwarding(ns: &NetNs, ipv6: bool) -> Result<()> {
     ns.run(move || {
-        let mut settings = vec!["/proc/sys/net/ipv4/ip_forward"];
+        let mut settings = vec!["net.ipv4.ip_forward"];
         if ipv6 {
-            settings.push("/proc/sys/net/ipv6/conf/all/forwarding");
+            settings.push("net.ipv6.conf.all.forwarding");
         }
-        for path in settings {
-            if std::fs::read_to_string(path)
-                .map(|v| v.trim() == "1")
-                .unwrap_or(false)
-            {
-                continue;
+        for key in settings {
+            if !sysctl::reads(key, "1") {
+                sysctl::write(key, "1")?;
             }
-            std::fs::write(path, "1")
-                .map_err(|e| crate::error::ShellError::os(&format!("writing {path}"), e))?;
         }
         Ok(())
     })

@@ -78,6 +78,15 @@ pub(crate) fn interrupt(namespace: Option<(u64, u64)>, command: i32) {
     }
 }
 
+/// Sends `signal` to the command, emu's own child `pid`, not yet reaped
+/// (so the pid is still the command's); a signal number kill() refuses is
+/// not sent.
+pub(crate) fn send(pid: i32, signal: i32) {
+    if let Ok(signal) = Signal::try_from(signal) {
+        let _ = kill(Pid::from_raw(pid), signal);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,12 +26,12 @@
 //! more before the scheme's first side (the flow's time runs meanwhile).
 
 use crate::file::{FlowPlan, PantheonSide};
-use crate::run::system::CommandLine;
+use crate::run::system::{self, CommandLine};
+use report::experiments::results_dir;
 use shells::netns::NetNs;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a `setup_after_reboot` may take before it is stopped.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -45,7 +45,8 @@ pub fn environment(dir: &Path, flow: &FlowPlan) -> Vec<(String, String)> {
 
 /// Pantheon's base directory for `flow` in a run: `flows/NAME.pantheon`.
 pub fn base_dir(dir: &Path, flow: &FlowPlan) -> PathBuf {
-    dir.join("flows").join(format!("{}.pantheon", flow.name))
+    dir.join(results_dir::FLOWS_DIR)
+        .join(format!("{}.pantheon", flow.name))
 }
 
 fn scheme_environment(base: &Path) -> Vec<(String, String)> {
@@ -75,8 +76,11 @@ pub fn commands(flow: &FlowPlan, dir: &Path) -> Vec<(usize, CommandLine)> {
     .into_iter()
     .map(|(side, host)| {
         let file = |suffix: &str| {
-            dir.join("flows")
-                .join(format!("{}.{}.setup.{suffix}", flow.name, side.name()))
+            dir.join(results_dir::FLOWS_DIR).join(format!(
+                "{}.{}.setup.{suffix}",
+                flow.name,
+                side.name()
+            ))
         };
         (
             host,
@@ -103,13 +107,13 @@ fn argv(wrapper: &Path) -> Vec<String> {
 pub async fn run(setups: Vec<(Arc<NetNs>, CommandLine)>) {
     let mut running = Vec::new();
     for (namespace, command) in &setups {
-        if let Ok(child) = crate::run::system::spawn_group(namespace, command) {
+        if let Ok(child) = system::spawn_group(namespace, command) {
             running.push(child);
         }
     }
     for mut child in running {
         if tokio::time::timeout(LIMIT, child.wait()).await.is_err() {
-            crate::run::system::stop_group(&mut child).await;
+            system::stop_group(&mut child).await;
         }
     }
 }
@@ -200,28 +204,17 @@ fn setup_once(
     provided: &Path,
 ) -> Result<(bool, String), String> {
     let argv = argv(wrapper);
-    let failed =
-        |e: std::io::Error| format!("running {} setup_after_reboot: {e}", wrapper.display());
-    let mut child = namespace
-        .command(&argv[0])
-        .args(&argv[1..])
-        .envs(scheme_environment(base))
-        .env("EMU_PANTHEON_REFUSED", modules)
-        .env("EMU_PANTHEON_PROVIDED", provided)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(failed)?;
-    let started = Instant::now();
-    while child.try_wait().map_err(failed)?.is_none() {
-        if started.elapsed() > LIMIT {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let output = child.wait_with_output().map_err(failed)?;
+    let mut env = scheme_environment(base);
+    env.push((
+        "EMU_PANTHEON_REFUSED".to_string(),
+        modules.display().to_string(),
+    ));
+    env.push((
+        "EMU_PANTHEON_PROVIDED".to_string(),
+        provided.display().to_string(),
+    ));
+    let output = system::run_in_for(namespace, &argv, &env, LIMIT)
+        .map_err(|e| format!("running {} setup_after_reboot: {e}", wrapper.display()))?;
     let text = String::from_utf8_lossy(&output.stderr);
     // emu's own tools say why; else the wrapper's last word.
     let last = text

@@ -7,8 +7,8 @@
 //! installs them all. Without dpkg-query (not Debian or Ubuntu) nothing is
 //! checked. Cost: a Python start per wrapper and a dpkg-query per package.
 
+use crate::run::system;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// Refuses the experiment, naming each scheme whose dependencies are not
 /// installed and what to install.
@@ -34,11 +34,7 @@ pub fn check(wrappers: &[&Path]) -> Result<(), String> {
 /// nothing).
 fn listed(wrapper: &Path) -> Result<Vec<String>, String> {
     let argv = crate::run::wrappers::command(wrapper)?;
-    let output = Command::new(&argv[0])
-        .args(&argv[1..])
-        .arg("deps")
-        .stdin(Stdio::null())
-        .output()
+    let output = system::ask(&argv, &["deps"])
         .map_err(|e| format!("running {} deps: {e}", wrapper.display()))?;
     if !output.status.success() {
         return Err(format!(
@@ -58,12 +54,11 @@ pub fn packages(answer: &str) -> Vec<String> {
 
 /// Whether dpkg lists `package` as installed; None without dpkg-query.
 fn installed(package: &str) -> Option<bool> {
-    let output = Command::new("dpkg-query")
-        .args(["-W", "-f=${Status}", package])
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
+    let output = system::ask(
+        &["dpkg-query".to_string()],
+        &["-W", "-f=${Status}", package],
+    )
+    .ok()?;
     Some(String::from_utf8_lossy(&output.stdout).contains("install ok installed"))
 }
 
