@@ -406,6 +406,7 @@ fn run_cells(
         let mut kept = 0;
         let mut results: Vec<RunResult> = Vec::new();
         let mut finished = true;
+        let failed_before = failure.is_some();
         for run in 0..planned.plan.run.runs {
             if control.interrupted() || failure.is_some() {
                 finished = false;
@@ -455,7 +456,9 @@ fn run_cells(
             }
         }
         super::resume::say_kept(planned.cell.index, kept, planned.plan.run.runs);
-        if finished || failure.is_some() {
+        // Done: finished, or failed here (the cells after a failure are
+        // not run, and stay to do).
+        if finished || (failure.is_some() && !failed_before) {
             progress.borrow_mut().cell_done();
             if per_cell_line {
                 eprintln!("emu run: {}", progress.borrow().line());
