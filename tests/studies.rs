@@ -1,7 +1,8 @@
 //! The studies shipped in experiments/: each runs as shipped, in its quick
 //! form, through `emu run DIR --quick` as a user would start it; every
 //! flow of every file moves data and ends well, the variants' metadata is
-//! where `emu report` pairs them, and nothing is left behind.
+//! where `emu report` pairs them, the study's progress is said once a cell,
+//! and nothing is left behind.
 //!
 //! Needs root and iperf3 and bpftool, as the other experiment tests
 //! (EMU_SKIP_PRIVILEGED=1 opts out; CI never sets it).
@@ -66,6 +67,16 @@ fn every_scenario_of_the_bakeoff_runs_in_its_quick_form() {
     eprintln!("{stderr}");
     assert!(run.status.success(), "emu run --quick failed:\n{stderr}");
     nothing_left();
+    // Off a terminal, the study's progress is said once a cell, counting
+    // every file's cells.
+    let all = files.len();
+    for done in 1..all {
+        assert!(
+            stderr.contains(&format!("emu run: {done} of {all} cells done, about ")),
+            "no progress line for cell {done} of {all}"
+        );
+    }
+    assert!(stderr.contains(&format!("emu run: {all} of {all} cells done, none left")));
 
     let root = out.join("sce-l4s-quick");
     let mut variants: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -4,7 +4,12 @@
 
 use super::output::UsageError;
 use clap::Args;
+use experiment::file::ExperimentError;
+use experiment::run::progress::Progress;
+use experiment::run::session::{Options, Workload};
+use std::cell::RefCell;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 #[derive(Args)]
 #[command(
@@ -62,7 +67,7 @@ pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
     if cli.file.is_dir() {
         return study(cli);
     }
-    let options = experiment::run::session::Options {
+    let options = Options {
         file: cli.file,
         sets: cli.sets,
         runs: cli.runs,
@@ -72,6 +77,7 @@ pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
         json: cli.json,
         quick: cli.quick,
         resume: cli.resume,
+        progress: None,
     };
     match experiment::run::session::execute(&options) {
         Ok(code) => Ok(code),
@@ -93,19 +99,7 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
             cli.file.display()
         )));
     }
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&cli.file)
-        .map_err(|e| UsageError(format!("{}: {e}", cli.file.display())))?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(UsageError(format!(
-            "{}: no experiment files (*.toml) in this directory",
-            cli.file.display()
-        )));
-    }
+    let files = study_files(&cli.file)?;
     let name = std::fs::canonicalize(&cli.file)
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -120,7 +114,7 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("runs"))
         .join(name);
-    let options = |file: &PathBuf, list_cells: bool| experiment::run::session::Options {
+    let options = |file: &PathBuf, list_cells: bool| Options {
         file: file.clone(),
         sets: cli.sets.clone(),
         runs: cli.runs,
@@ -130,15 +124,20 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
         json: cli.json,
         quick: cli.quick,
         resume: cli.resume,
+        progress: None,
     };
+    let mut whole = Workload::default();
     if !cli.list_cells {
-        for file in &files {
-            if let Err(error) = experiment::run::session::check(&options(file, false)) {
+        match workload(&files, &options) {
+            Ok(work) => whole = work,
+            Err(error) => {
                 eprintln!("emu run: {error}");
                 return Ok(1);
             }
         }
     }
+    // One progress for the whole study: its cells done of all of them.
+    let progress = Rc::new(RefCell::new(Progress::new(whole.cells, whole.seconds)));
     let mut failed = Vec::new();
     for file in &files {
         if cli.list_cells {
@@ -146,7 +145,11 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
         } else {
             eprintln!("emu run: {}", file.display());
         }
-        match experiment::run::session::execute(&options(file, cli.list_cells)) {
+        let options = Options {
+            progress: Some(progress.clone()),
+            ..options(file, cli.list_cells)
+        };
+        match experiment::run::session::execute(&options) {
             Ok(0) => {}
             Ok(130) => return Ok(130),
             Ok(_) => failed.push(file.display().to_string()),
@@ -165,4 +168,38 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
         eprintln!("emu run: these experiments failed: {}", failed.join(", "));
         Ok(1)
     }
+}
+
+/// The experiment files of a study's directory (`*.toml`), in name order.
+fn study_files(dir: &std::path::Path) -> Result<Vec<PathBuf>, UsageError> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| UsageError(format!("{}: {e}", dir.display())))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(UsageError(format!(
+            "{}: no experiment files (*.toml) in this directory",
+            dir.display()
+        )));
+    }
+    Ok(files)
+}
+
+/// Plans every file of a study (`options` for each), running nothing, and
+/// adds up the cells and planned seconds they will run; the first file
+/// that does not plan is the error.
+fn workload(
+    files: &[PathBuf],
+    options: &dyn Fn(&PathBuf, bool) -> Options,
+) -> Result<Workload, ExperimentError> {
+    let mut whole = Workload::default();
+    for file in files {
+        let work = experiment::run::session::check(&options(file, false))?;
+        whole.cells += work.cells;
+        whole.seconds += work.seconds;
+    }
+    Ok(whole)
 }

@@ -2,12 +2,14 @@
 //! scenario in two variants (SCE through a single queue, L4S through
 //! DualPI2), each a sweep of two cells. Every flow is named as the
 //! experiment named it (never by its 5-tuple), every chart is drawn, the
-//! dual queue shows its L and C queues, and the index pairs the two
+//! dual queue shows its L and C queues, the moments the path changed (the
+//! L4S variant's rate step and queue replacement) are marked on the time
+//! axis of its flows' and queues' charts, and the index pairs the two
 //! variants of each cell, linking both pages.
 //! Needs `chromium` (scripts/install-deps installs it).
 
 use emu_core::flow::FlowTuple;
-use emu_core::log::{write_log_file, Direction, Event, LogHeader, Record};
+use emu_core::log::{write_log_file, Change, Direction, Event, LogHeader, Record};
 use emu_core::Nanos;
 use report::draw::render::FigureFormat;
 use report::experiments::page::PageOptions;
@@ -47,7 +49,9 @@ fn reversed(t: &FlowTuple) -> FlowTuple {
 /// The bottleneck's log: 2 s of both flows (from 0.5 s after the flows
 /// started; before it, an idle link), the packets ECT(0) but for the L4S
 /// variant's first flow (ECT(1)), every 10th marked (CE, or ECT(1) for
-/// SCE), every 50th dropped; ACKs the other way.
+/// SCE), every 50th dropped; ACKs the other way. The L4S variant's link
+/// steps its rate to 40 Mbit/s at 1 s and replaces its queue at 1.5 s
+/// (both directions log both).
 fn bottleneck_log(path: &Path, l4s: bool) {
     let mut records = Vec::new();
     for (f, (_, port)) in FLOWS.iter().enumerate() {
@@ -100,6 +104,19 @@ fn bottleneck_log(path: &Path, l4s: bool) {
         records.push(ack(t + 10 * MS, Event::Arrive));
         records.push(ack(t + 10 * MS, Event::Enqueue));
         records.push(ack(t + 12 * MS, Event::Depart));
+    }
+    for direction in Direction::BOTH.into_iter().filter(|_| l4s) {
+        let change = |time, what: Change, value| Record {
+            time,
+            sojourn: value,
+            direction,
+            event: Event::Change,
+            detail: what as u8,
+            ..Record::default()
+        };
+        records.push(change(START - 1000 * MS, Change::Rate, 50_000_000));
+        records.push(change(START + 1000 * MS, Change::Rate, 40_000_000));
+        records.push(change(START + 1500 * MS, Change::Queue, 1));
     }
     records.sort_by_key(|r| r.time);
     let header = LogHeader {
@@ -311,6 +328,19 @@ fn the_study_pages_name_the_flows_draw_every_chart_and_pair_the_variants() {
             variant == "sce",
             "{variant}: single queue"
         );
+        // The L4S variant's rate step and queue replacement are marked on
+        // every chart's time axis (each once, though both directions
+        // logged them); the SCE variant's path never changed.
+        for chart in &charts {
+            let markers = chart.matches("class=\"marker\"").count();
+            if variant == "l4s" {
+                assert_eq!(markers, 2, "{variant}: {chart}");
+                assert!(chart.contains(">rate 40 Mbit/s</text>"), "{chart}");
+                assert!(chart.contains(">queue step 1</text>"), "{chart}");
+            } else {
+                assert_eq!(markers, 0, "{variant}: {chart}");
+            }
+        }
     }
 
     // The index pairs the variants cell by cell: one row per cell with a

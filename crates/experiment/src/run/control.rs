@@ -422,15 +422,16 @@ pub(super) fn progress_line(
     }
     let left = (total - elapsed).max(0.0) + info.later_seconds;
     format!(
-        "cell {}/{} run {}/{}  {:.0}/{:.0} s  {} Mbit/s  ~{:.0} s left",
-        info.cell + 1,
-        info.cells,
+        "{} of {} cells done  cell {} run {}/{}  {:.0}/{:.0} s  {} Mbit/s  about {} left",
+        info.cells_done,
+        info.cells_all,
+        info.cell,
         info.run + 1,
         info.runs,
         elapsed.min(total),
         total,
         rates.join("  "),
-        left
+        crate::run::progress::duration_text(left)
     )
 }
 
@@ -440,7 +441,7 @@ mod tests {
 
     #[test]
     fn the_progress_line_fits_the_terminal() {
-        let line = "cell 1/45 run 1/1  12/30 s  cubic 24.1  prague 25.3 Mbit/s  ~1380 s left";
+        let line = "3 of 123 cells done  cell 1 run 1/1  12/30 s  cubic 24.1  prague 25.3 Mbit/s  about 2 h 58 min left";
         assert_eq!(fit_to_width(line, 200), line);
         let cut = fit_to_width(line, 40);
         assert_eq!(cut.chars().count(), 39);

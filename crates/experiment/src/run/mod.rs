@@ -5,7 +5,8 @@
 //! each kind of flow (`flows`, `wrappers`); emu's congestion controls in
 //! the hosts (`congestion`); each link's accounting (`accounting`); the
 //! flows' figures taken after the run (`measure`); whether it kept time
-//! (`timing`); and the one place that spawns, signals and kills (`system`).
+//! (`timing`); how far the session is and the time left (`progress`); and
+//! the one place that spawns, signals and kills (`system`).
 
 mod accounting;
 pub mod congestion;
@@ -14,6 +15,7 @@ pub mod flows;
 pub mod links;
 mod measure;
 pub mod pantheon;
+pub mod progress;
 pub mod repetition;
 mod resume;
 pub mod runner;

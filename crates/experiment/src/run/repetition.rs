@@ -6,12 +6,16 @@ use std::path::Path;
 #[derive(Debug, Clone)]
 pub struct RunInfo {
     pub cell: usize,
-    pub cells: usize,
     pub cell_label: String,
     pub run: u32,
     pub runs: u32,
     pub seed: u64,
-    /// Seconds the runs still to come after this one will take.
+    /// The session's cells done so far and all of them (a study's, for
+    /// `emu run DIR`).
+    pub cells_done: usize,
+    pub cells_all: usize,
+    /// Seconds the runs still to come after this one will take
+    /// (estimated: see [`super::progress`]).
     pub later_seconds: f64,
 }
 

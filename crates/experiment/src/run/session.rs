@@ -10,11 +10,16 @@ use crate::file::{self, Experiment, ExperimentError, Plan, Source};
 use crate::results::measured::{self, CellSummary, RunResult};
 use crate::run::control::ControlPlane;
 use crate::run::flows;
+use crate::run::progress::Progress;
 use crate::run::repetition::{RunError, RunInfo};
 use crate::run::runner;
 use emu_core::time::NS_PER_SEC;
 use report::experiments::results_dir;
+use std::cell::RefCell;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Instant;
 
 /// What the command line asked for.
 #[derive(Debug, Clone, Default)]
@@ -32,6 +37,17 @@ pub struct Options {
     /// Keep the repetitions an earlier attempt finished (see
     /// [`super::resume`]); run the rest.
     pub resume: bool,
+    /// The progress of the whole session this file is part of (a study's,
+    /// shared by its files); None: this file's own.
+    pub progress: Option<Rc<RefCell<Progress>>>,
+}
+
+/// What a file's session will run: its cells (those `--cell` selects) and
+/// their runs' planned seconds, for a study's progress.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Workload {
+    pub cells: usize,
+    pub seconds: f64,
 }
 
 /// A cell, read and planned.
@@ -169,9 +185,24 @@ fn in_cell(error: ExperimentError, cell: &Cell, grid: &Grid) -> ExperimentError 
 }
 
 /// Reads and plans every cell, running nothing: a study checks all its
-/// files before the first runs.
-pub fn check(options: &Options) -> Result<(), ExperimentError> {
-    prepare(options).map(|_| ())
+/// files before the first runs, and adds up what they will run.
+pub fn check(options: &Options) -> Result<Workload, ExperimentError> {
+    let (_, planned) = prepare(options)?;
+    let selected: Vec<&Planned> = planned
+        .iter()
+        .filter(|p| options.cell.is_none_or(|k| k == p.cell.index))
+        .collect();
+    Ok(workload(&selected))
+}
+
+fn workload(selected: &[&Planned]) -> Workload {
+    Workload {
+        cells: selected.len(),
+        seconds: selected
+            .iter()
+            .map(|p| Progress::planned_run(p.plan.run.duration.0) * p.plan.run.runs as f64)
+            .sum(),
+    }
 }
 
 /// Runs the command; returns the exit status.
@@ -194,10 +225,14 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
     // The guardian is forked while this process still has one thread.
     let mut guardian =
         shells::guardian::Guardian::start().map_err(|e| ExperimentError(e.to_string()))?;
+    let progress = options.progress.clone().unwrap_or_else(|| {
+        let work = workload(&selected);
+        Rc::new(RefCell::new(Progress::new(work.cells, work.seconds)))
+    });
     let outcome = run_cells(
         &root,
         &selected,
-        grid.len(),
+        &progress,
         options.resume,
         &for_schemes,
         &mut guardian,
@@ -345,21 +380,22 @@ fn write_summary(
 
 type CellsOutcome = (Vec<CellSummary>, Vec<usize>, Option<String>);
 
+/// Runs each selected cell's repetitions in turn, keeping `progress`
+/// (said once a cell, where stderr is not a terminal; on one, the running
+/// flows' line carries it).
+// Long: per cell, per run, the decisions between keeping a finished run,
+// running it, stopping on an interruption or a failure, and counting it.
 fn run_cells(
     root: &Path,
     selected: &[&Planned],
-    cells: usize,
+    progress: &RefCell<Progress>,
     resume: bool,
     for_schemes: &[&'static str],
     guardian: &mut shells::guardian::Guardian,
 ) -> Result<CellsOutcome, ExperimentError> {
     let mut control = ControlPlane::new().map_err(ExperimentError)?;
     control.endpoints = load_endpoints(selected, for_schemes)?;
-    let run_seconds = |p: &Planned| p.plan.run.duration.0 as f64 / NS_PER_SEC as f64 + 1.5;
-    let mut later: f64 = selected
-        .iter()
-        .map(|p| run_seconds(p) * p.plan.run.runs as f64)
-        .sum();
+    let per_cell_line = !std::io::stderr().is_terminal();
     let mut summaries = Vec::new();
     let mut missing = Vec::new();
     let mut failure = None;
@@ -370,30 +406,41 @@ fn run_cells(
         let mut kept = 0;
         let mut results: Vec<RunResult> = Vec::new();
         let mut finished = true;
+        let failed_before = failure.is_some();
         for run in 0..planned.plan.run.runs {
             if control.interrupted() || failure.is_some() {
                 finished = false;
                 break;
             }
-            later -= run_seconds(planned);
-            let info = RunInfo {
-                cell: planned.cell.index,
-                cells,
-                cell_label: planned.cell.label(),
-                run,
-                runs: planned.plan.run.runs,
-                seed: planned.plan.run.seed.wrapping_add(run as u64),
-                later_seconds: later.max(0.0),
+            let planned_run = Progress::planned_run(planned.plan.run.duration.0);
+            let info = {
+                let p = progress.borrow();
+                RunInfo {
+                    cell: planned.cell.index,
+                    cell_label: planned.cell.label(),
+                    run,
+                    runs: planned.plan.run.runs,
+                    seed: planned.plan.run.seed.wrapping_add(run as u64),
+                    cells_done: p.done(),
+                    cells_all: p.cells(),
+                    later_seconds: p.seconds_left_besides(planned_run),
+                }
             };
             let dir = results_dir::run_dir(root, planned.cell.index, run);
             if let Some(result) = resuming.then(|| super::resume::kept_result(&dir)).flatten() {
                 results.push(result);
                 kept += 1;
+                progress.borrow_mut().run_done(planned_run, None);
                 continue;
             }
             // A directory left by an earlier, interrupted attempt goes.
             let _ = std::fs::remove_dir_all(&dir);
-            match runner::run_once(&planned.plan, &dir, &info, guardian, &mut control) {
+            let started = Instant::now();
+            let outcome = runner::run_once(&planned.plan, &dir, &info, guardian, &mut control);
+            progress
+                .borrow_mut()
+                .run_done(planned_run, Some(started.elapsed().as_secs_f64()));
+            match outcome {
                 Ok(result) => {
                     keep_result(planned, run, &dir, &result)?;
                     results.push(result);
@@ -409,6 +456,14 @@ fn run_cells(
             }
         }
         super::resume::say_kept(planned.cell.index, kept, planned.plan.run.runs);
+        // Done: finished, or failed here (the cells after a failure are
+        // not run, and stay to do).
+        if finished || (failure.is_some() && !failed_before) {
+            progress.borrow_mut().cell_done();
+            if per_cell_line {
+                eprintln!("emu run: {}", progress.borrow().line());
+            }
+        }
         if finished {
             let summary =
                 measured::summarize_cell(planned.cell.index, &planned.cell.label(), &results);

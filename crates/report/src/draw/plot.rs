@@ -70,6 +70,16 @@ pub struct Chart {
     /// Series read against a second y axis on the right, from 0 (a delivery
     /// rate's chart with its round trip).
     pub right: Option<RightAxis>,
+    /// Moments marked on the time axis: a dashed vertical line at each x,
+    /// labelled (a rate step, a queue replaced).
+    pub markers: Vec<Marker>,
+}
+
+/// A moment marked on a chart's x axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marker {
+    pub x: f64,
+    pub label: String,
 }
 
 /// A chart's second y axis: its label and the series drawn against it.
@@ -129,6 +139,7 @@ impl Chart {
             x_range: None,
             x_reversed: false,
             right: None,
+            markers: Vec::new(),
         }
     }
 
@@ -287,6 +298,7 @@ impl Chart {
                 draw(&mut svg, s, &sx, &ry, ry(r0));
             }
         }
+        self.draw_markers(&mut svg, (x0, x1), &sx);
         // Legend under the axis label, up to three to a row: fewer when
         // the names are long (flows named by their 5-tuples).
         for (i, s) in self.all_series().enumerate() {
@@ -326,6 +338,25 @@ impl Chart {
 }
 
 impl Chart {
+    /// Each marker within the x range: a dashed grey line across the plot
+    /// and its label at the top, left-aligned beside the line.
+    fn draw_markers(&self, svg: &mut String, (x0, x1): (f64, f64), sx: &dyn Fn(f64) -> f64) {
+        let (low, high) = (x0.min(x1), x0.max(x1));
+        for m in self.markers.iter().filter(|m| (low..=high).contains(&m.x)) {
+            let x = sx(m.x);
+            let _ = writeln!(
+                svg,
+                "<line class=\"marker\" x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\" \
+                 stroke=\"#555\" stroke-width=\"1\" stroke-dasharray=\"2 3\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"#555\">{}</text>",
+                TOP + PLOT_HEIGHT,
+                x + 3.0,
+                TOP + 11.0,
+                escape(&m.label)
+            );
+        }
+    }
+
     /// Legend entries per row: three short names, two of up to 36
     /// characters (a 5-tuple), else one.
     fn legend_columns(&self) -> usize {
@@ -427,6 +458,33 @@ fn draw(svg: &mut String, s: &Series, sx: &dyn Fn(f64) -> f64, sy: &dyn Fn(f64) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A marker inside the x range is a dashed line with its label; one
+    /// outside is left out.
+    #[test]
+    fn markers_are_drawn_on_the_time_axis() {
+        let mut chart = Chart::new("t", "time (s)", "y");
+        chart
+            .series
+            .push(Series::line("a", color(0), vec![(0.0, 1.0), (60.0, 2.0)]));
+        chart.markers = vec![
+            Marker {
+                x: 20.0,
+                label: "queue step 1".into(),
+            },
+            Marker {
+                x: 90.0,
+                label: "rate 50 Mbit/s".into(),
+            },
+        ];
+        let svg = chart.svg();
+        assert_eq!(svg.matches("class=\"marker\"").count(), 1, "{svg}");
+        assert!(svg.contains(">queue step 1</text>"), "{svg}");
+        assert!(!svg.contains("rate 50 Mbit/s"), "{svg}");
+        // At a third of the plot's width: 20 s of 0 to 60 s.
+        let x = LEFT + (WIDTH - LEFT - RIGHT) / 3.0;
+        assert!(svg.contains(&format!("x1=\"{x:.1}\"")), "{svg}");
+    }
 
     #[test]
     fn ticks_are_round_and_cover_the_range() {

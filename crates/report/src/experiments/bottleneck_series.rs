@@ -1,7 +1,8 @@
 //! One pass over a bottleneck's log of an experiment's run: per named
 //! flow, what left the bottleneck per interval, the time its packets took
 //! through it and the marks they got; per queue, the queue delay and the
-//! drops and marks per interval.
+//! drops and marks per interval; and the moments the path changed (a
+//! rate step, a queue replaced), for the charts' time axis.
 //!
 //! A dual queue (a discipline named `dualpi2...` or `twin_codel_af...`)
 //! is shown as its two queues: the log has one queue, so each packet is
@@ -11,7 +12,7 @@
 
 use crate::experiments::run_flows::{Role, RunFlows};
 use emu_core::flow::FlowTable;
-use emu_core::log::{Direction, Event, LogError, LogReader};
+use emu_core::log::{Change, Direction, Event, LogError, LogReader, Record};
 use emu_core::Nanos;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
@@ -86,6 +87,42 @@ pub struct BottleneckSeries {
     /// By the index of the flow in [`RunFlows::flows`].
     pub flows: Vec<FlowBins>,
     pub queues: Vec<QueueBins>,
+    /// The rate steps and queue replacements after the flows started, in
+    /// time order, once each (both directions log the same change).
+    pub changes: Vec<PathChange>,
+}
+
+/// A moment the path changed, in s from when the flows started, and what
+/// it changed to (`rate 40 Mbit/s`, `queue step 1`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathChange {
+    pub time_s: f64,
+    pub what: String,
+}
+
+/// What a change record says, for the changes a chart marks: the rate
+/// and the queue (a delay that walks or jitters would mark every instant).
+fn change_text(record: &Record) -> Option<String> {
+    match Change::from_u8(record.detail)? {
+        Change::Rate => Some(format!("rate {} Mbit/s", record.sojourn as f64 / 1e6)),
+        Change::Queue => Some(format!("queue step {}", record.sojourn)),
+        _ => None,
+    }
+}
+
+/// Adds the change `record` makes after `origin`, unless the same change
+/// is there already at the same instant (the other direction's).
+fn add_change(changes: &mut Vec<PathChange>, record: &Record, origin: Nanos) {
+    let Some(what) = change_text(record).filter(|_| record.time > origin) else {
+        return;
+    };
+    let time_s = (record.time - origin) as f64 / 1e9;
+    if !changes
+        .iter()
+        .any(|c| c.what == what && (c.time_s - time_s).abs() < 1e-3)
+    {
+        changes.push(PathChange { time_s, what });
+    }
 }
 
 impl BottleneckSeries {
@@ -188,10 +225,15 @@ pub fn read(
     let mut roles: HashMap<(Direction, u32), Option<Role>> = HashMap::new();
     let mut inside: Inside = HashMap::new();
     let mut last = 0;
+    let mut changes = Vec::new();
     for item in reader {
         let r = item?;
         if r.event == Event::Flow {
             names.add(&r);
+            continue;
+        }
+        if r.event == Event::Change {
+            add_change(&mut changes, &r, origin);
             continue;
         }
         let key = (r.direction, r.fingerprint);
@@ -277,11 +319,13 @@ pub fn read(
     // Only the queues that carried something.
     queues
         .retain(|q| q.departures.0.iter().any(|&n| n > 0.0) || q.drops.0.iter().any(|&n| n > 0.0));
+    changes.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
     Ok(BottleneckSeries {
         bin_s: bin as f64 / 1e9,
         bins: last + 1,
         flows: flow_bins,
         queues,
+        changes,
     })
 }
 
@@ -367,6 +411,52 @@ mod tests {
         let single = read(&path, &flows, origin, 100 * MS, false).unwrap();
         assert_eq!(single.queues.len(), 1);
         assert_eq!(single.queues[0].name, "uplink");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Rate steps and queue replacements after the flows started are the
+    /// changes, once each though both directions log them; the rate the
+    /// link starts with (before the flows) and delay changes are not.
+    #[test]
+    fn the_path_changes_are_its_rate_steps_and_queue_replacements() {
+        let dir = std::env::temp_dir().join(format!("emu-changes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("0-link.emulog");
+        let origin = 1000 * MS;
+        let change = |t: Nanos, what: Change, value: u64, direction| Record {
+            time: t,
+            sojourn: value,
+            event: Event::Change,
+            detail: what as u8,
+            direction,
+            ..Record::default()
+        };
+        let mut records = Vec::new();
+        for d in Direction::BOTH {
+            records.extend([
+                change(0, Change::Rate, 50_000_000, d),
+                change(origin + 2000 * MS, Change::Rate, 5_000_000, d),
+                change(origin + 2500 * MS, Change::Delay, 3 * MS, d),
+                change(origin + 4000 * MS, Change::Queue, 1, d),
+            ]);
+        }
+        records.sort_by_key(|r| r.time);
+        write_log_file(&path, &LogHeader::default(), &records).unwrap();
+        let tuple = FlowTuple {
+            protocol: 6,
+            source: "10.0.0.1".parse().unwrap(),
+            destination: "10.0.0.2".parse().unwrap(),
+            source_port: 1,
+            destination_port: 2,
+        };
+        let flows = RunFlows::for_test("bulk", &tuple);
+        let s = read(&path, &flows, origin, 100 * MS, false).unwrap();
+        let seen: Vec<(f64, &str)> = s
+            .changes
+            .iter()
+            .map(|c| (c.time_s, c.what.as_str()))
+            .collect();
+        assert_eq!(seen, [(2.0, "rate 5 Mbit/s"), (4.0, "queue step 1")]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

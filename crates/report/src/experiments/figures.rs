@@ -1,10 +1,12 @@
 //! The charts of one run of an experiment: per flow, by its name, the
 //! delivery rate with its round trip on a second axis, the congestion
 //! window and the marks per interval; per bottleneck queue, the queue
-//! delay and the drops and marks per interval.
+//! delay and the drops and marks per interval. The moments the path
+//! changed (a rate step, a queue replaced) are marked on each chart's
+//! time axis.
 
-use crate::draw::plot::{color, Chart, RightAxis, Series, Style};
-use crate::experiments::bottleneck_series::BottleneckSeries;
+use crate::draw::plot::{color, Chart, Marker, RightAxis, Series, Style};
+use crate::experiments::bottleneck_series::{BottleneckSeries, PathChange};
 use crate::experiments::run_flows::RunFlows;
 use crate::pages::figures::Figure;
 
@@ -22,9 +24,18 @@ fn dashed(name: String, color: &str, points: Vec<(f64, f64)>, width: f64) -> Ser
     }
 }
 
-/// A chart over the run's time, titled `TITLE: WHAT`.
-fn chart(title: &str, what: &str, y_label: &str) -> Chart {
-    Chart::new(&format!("{title}: {what}"), TIME, y_label)
+/// A chart over the run's time, titled `TITLE: WHAT`, with the path's
+/// `changes` marked.
+fn chart(title: &str, what: &str, y_label: &str, changes: &[PathChange]) -> Chart {
+    let mut chart = Chart::new(&format!("{title}: {what}"), TIME, y_label);
+    chart.markers = changes
+        .iter()
+        .map(|c| Marker {
+            x: c.time_s,
+            label: c.what.clone(),
+        })
+        .collect();
+    chart
 }
 
 fn xy(times: &[f64], values: Vec<f64>) -> Vec<(f64, f64)> {
@@ -32,19 +43,31 @@ fn xy(times: &[f64], values: Vec<f64>) -> Vec<(f64, f64)> {
 }
 
 /// The flows' charts, drawn from TCP's samples and the first bottleneck's
-/// log (`series`, None without one); `title` prefixes each title, `stem`
-/// each file name.
+/// log (`series`, None without one), with the path's `changes` (every
+/// bottleneck's) marked; `title` prefixes each title, `stem` each file
+/// name.
 pub fn flow_figures(
     flows: &RunFlows,
     series: Option<&BottleneckSeries>,
+    changes: &[PathChange],
     title: &str,
     stem: &str,
 ) -> Vec<Figure> {
     let times = series.map(BottleneckSeries::times).unwrap_or_default();
-    let mut delivery = chart(title, "delivery rate with RTT", "delivery rate (Mbit/s)");
+    let mut delivery = chart(
+        title,
+        "delivery rate with RTT",
+        "delivery rate (Mbit/s)",
+        changes,
+    );
     let mut rtt = Vec::new();
-    let mut cwnd = chart(title, "congestion window", "cwnd (packets)");
-    let mut marks = chart(title, "marks per interval", "marks per interval (packets)");
+    let mut cwnd = chart(title, "congestion window", "cwnd (packets)", changes);
+    let mut marks = chart(
+        title,
+        "marks per interval",
+        "marks per interval (packets)",
+        changes,
+    );
     for (i, flow) in flows.flows.iter().enumerate() {
         let c = color(i);
         let bins = series.and_then(|s| s.flows.get(i).map(|f| (s, f)));
@@ -118,11 +141,13 @@ fn drawn<const N: usize>(stem: &str, charts: [(&str, Chart); N]) -> Vec<Figure> 
 /// per interval) and its drops and marks per interval.
 pub fn queue_figures(series: &BottleneckSeries, title: &str, stem: &str) -> Vec<Figure> {
     let times = series.times();
-    let mut delay = chart(title, "queue delay", "queue delay (ms)");
+    let changes = &series.changes;
+    let mut delay = chart(title, "queue delay", "queue delay (ms)", changes);
     let mut signals = chart(
         title,
         "drops and marks per interval",
         "packets per interval",
+        changes,
     );
     for (i, q) in series.queues.iter().enumerate() {
         let c = color(i);

@@ -346,7 +346,16 @@ fn run_figures(
     }
     let stem = format!("cell-{}-run-{}", cell.cell, run.run);
     let title = format!("cell {}, run {}", cell.cell, run.run);
-    let mut figures = flow_figures(&flows, series.first().map(|(_, s)| s), &title, &stem);
+    // Every bottleneck's changes, once each, in time order.
+    let mut changes: Vec<bottleneck_series::PathChange> = Vec::new();
+    for change in series.iter().flat_map(|(_, s)| &s.changes) {
+        if !changes.contains(change) {
+            changes.push(change.clone());
+        }
+    }
+    changes.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
+    let first = series.first().map(|(_, s)| s);
+    let mut figures = flow_figures(&flows, first, &changes, &title, &stem);
     for (link, s) in &series {
         figures.extend(queue_figures(
             s,

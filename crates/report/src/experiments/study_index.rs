@@ -3,9 +3,9 @@
 //! cell of the grid, the variants side by side (one column each: the SCE
 //! and the L4S variant of a scenario cell next to each other), each
 //! linking to its section of that experiment's page with its headline
-//! numbers and its first run's delivery chart. Cells pair when their
-//! sweep assignments are equal; experiments without a scenario are
-//! listed alone.
+//! numbers and its first run's delivery chart. Cells pair on the swept
+//! keys the variants share (see [`pairing_keys`]); experiments without a
+//! scenario are listed alone.
 
 use crate::draw::plot::escape;
 use crate::experiments::page::{cell_anchor, cell_title};
@@ -31,7 +31,7 @@ pub fn page(title: &str, entries: &[Entry]) -> String {
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n\
          <title>{0}</title>\n{STYLE}</head><body>\n<h1>{0}</h1>\n\
          <p>{1} experiments. Each scenario's variants side by side, cell by cell \
-         (cells pair where their sweep assignments are equal).</p>\n",
+         (cells pair where they agree on the swept keys the variants share).</p>\n",
         escape(title),
         entries.len()
     );
@@ -79,12 +79,14 @@ fn scenario_table(scenario: &str, entries: &[&Entry]) -> String {
     let mut variants: Vec<String> = entries.iter().map(|e| variant(e)).collect();
     variants.sort();
     variants.dedup();
-    // Rows: the cells' assignments, in the order first seen.
+    let keys = pairing_keys(entries);
+    // Rows: the cells' values of those keys, in the order first seen.
     let mut rows: Vec<String> = Vec::new();
     for e in entries {
         for c in &e.experiment.cells {
-            if !rows.contains(&c.label) {
-                rows.push(c.label.clone());
+            let row = row_of(c, &keys);
+            if !rows.contains(&row) {
+                rows.push(row);
             }
         }
     }
@@ -97,29 +99,72 @@ fn scenario_table(scenario: &str, entries: &[&Entry]) -> String {
         let _ = write!(html, "<th>{}</th>", escape(v));
     }
     html += "</tr>\n";
-    for label in &rows {
-        let mut title = None;
+    for row in &rows {
         let mut cells = String::new();
         for v in &variants {
-            let found = entries.iter().filter(|e| variant(e) == *v).find_map(|e| {
-                let c = e.experiment.cells.iter().find(|c| c.label == *label)?;
-                Some((e, c))
-            });
-            match found {
-                Some((e, c)) => {
-                    title.get_or_insert_with(|| cell_title(c));
-                    cells += &format!("<td class=\"pair\">{}</td>", pair_cell(e, c));
-                }
-                None => cells += "<td>–</td>",
+            // A variant may have several cells in a row (a key only it
+            // sweeps): one under the other.
+            let found: Vec<String> = entries
+                .iter()
+                .filter(|e| variant(e) == *v)
+                .flat_map(|e| {
+                    e.experiment
+                        .cells
+                        .iter()
+                        .filter(|c| row_of(c, &keys) == *row)
+                        .map(move |c| pair_cell(e, c))
+                })
+                .collect();
+            if found.is_empty() {
+                cells += "<td>–</td>";
+            } else {
+                cells += &format!("<td class=\"pair\">{}</td>", found.join("<hr>"));
             }
         }
-        let _ = writeln!(
-            html,
-            "<tr><td>{}</td>{cells}</tr>",
-            escape(title.as_deref().unwrap_or(label))
-        );
+        let _ = writeln!(html, "<tr><td>{}</td>{cells}</tr>", escape(row));
     }
     html + "</table>\n"
+}
+
+/// The swept keys a scenario's cells pair on: those every variant sweeps
+/// and that take a value common to all of them (the RTT, the rate). A key
+/// one variant alone sweeps (the SCE flow's TOS), or whose values differ
+/// between the variants (their own queues), does not split a row. Without
+/// any such key, cells pair on all their assignments.
+fn pairing_keys(entries: &[&Entry]) -> Option<Vec<String>> {
+    let variants: Vec<Vec<(String, String)>> = entries
+        .iter()
+        .map(|e| e.experiment.cells.iter().flat_map(CellDir::axes).collect())
+        .collect();
+    shared_keys(&variants)
+}
+
+/// [`pairing_keys`] over each variant's assignments (all its cells').
+fn shared_keys(variants: &[Vec<(String, String)>]) -> Option<Vec<String>> {
+    let has = |axes: &[(String, String)], key: &str, value: &str| {
+        axes.iter().any(|(k, v)| k == key && v == value)
+    };
+    let mut keys: Vec<String> = Vec::new();
+    for (key, value) in variants.first()? {
+        if !keys.contains(key) && variants.iter().all(|axes| has(axes, key, value)) {
+            keys.push(key.clone());
+        }
+    }
+    (!keys.is_empty()).then_some(keys)
+}
+
+/// A cell's row: its values of the pairing keys (`key = value · ...`), or
+/// its whole title without them.
+fn row_of(cell: &CellDir, keys: &Option<Vec<String>>) -> String {
+    let Some(keys) = keys else {
+        return cell_title(cell);
+    };
+    cell.axes()
+        .into_iter()
+        .filter(|(k, _)| keys.contains(k))
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 /// One variant's cell: a link to its section, its flows' goodputs and
@@ -174,4 +219,51 @@ fn pair_cell(e: &Entry, c: &CellDir) -> String {
         );
     }
     html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shared_keys;
+
+    fn axes(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// The bakeoff's pairs: the RTT and rate both sweep pair; the SCE
+    /// flow's TOS (SCE's alone) and the queues each variant has its own
+    /// of do not; a queue both have (pie) makes the queue a pairing key.
+    #[test]
+    fn cells_pair_on_the_keys_the_variants_share() {
+        let sce = axes(&[
+            ("bottleneck.delay", "10ms"),
+            ("bottleneck.rate", "5mbit"),
+            ("bottleneck.queue", "twin_codel_af bandwidth 5Mbit"),
+            ("flows.0.tos", "16"),
+            ("bottleneck.delay", "40ms"),
+        ]);
+        let l4s = axes(&[
+            ("bottleneck.delay", "40ms"),
+            ("bottleneck.rate", "5mbit"),
+            ("bottleneck.queue", "dualpi2"),
+        ]);
+        let mut keys = shared_keys(&[sce.clone(), l4s.clone()]).unwrap();
+        keys.sort();
+        assert_eq!(keys, ["bottleneck.delay", "bottleneck.rate"]);
+        let mut l4s_pie = l4s;
+        l4s_pie.push(("bottleneck.queue".into(), "pie ecn".into()));
+        let mut sce_pie = sce;
+        sce_pie.push(("bottleneck.queue".into(), "pie ecn".into()));
+        assert_eq!(
+            shared_keys(&[sce_pie, l4s_pie]).unwrap().len(),
+            3,
+            "a queue both variants run pairs"
+        );
+        assert_eq!(
+            shared_keys(&[axes(&[("a.b", "1")]), axes(&[("a.c", "1")])]),
+            None
+        );
+    }
 }
