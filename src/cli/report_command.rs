@@ -6,6 +6,7 @@ use super::output::UsageError;
 use clap::{Args, ValueEnum};
 use emu_core::time::parse_duration;
 use report::draw::render::FigureFormat;
+use report::experiments::grid_tables::{self, Difference, Metric, TableSpec};
 use report::{FlowMatch, FlowSelection, Options};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -62,6 +63,25 @@ pub struct ReportArgs {
     /// (vector), each next to its SVG.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "svg")]
     format: Vec<Format>,
+    /// For directories of `emu run`: tables of one swept axis (--rows) by
+    /// another (--cols), one per value of the other axes and per flow, of
+    /// each METRIC: throughput (Mbit/s, each flow's mean over its whole
+    /// life), utilization (that over the bottleneck's rate), rtt (mean TCP
+    /// RTT over the flow's life, ms), jain (Jain's index). Printed, shown
+    /// on the page and written into tables/ as Markdown and CSV.
+    #[arg(long, value_name = "METRIC", value_delimiter = ',', value_parser = metric, requires_all = ["rows", "cols"])]
+    table: Vec<Metric>,
+    /// The axis of the tables' rows: a swept key, or its last part where
+    /// one key ends so (`rate` for `bottleneck.rate`).
+    #[arg(long, value_name = "AXIS", requires = "table")]
+    rows: Option<String>,
+    /// The axis of the tables' columns.
+    #[arg(long, value_name = "AXIS", requires = "table")]
+    cols: Option<String>,
+    /// With --table: also the tables of A minus B, two values of AXIS
+    /// (e.g. `--diff cc=reno-sce,reno`); may be given again.
+    #[arg(long, value_name = "AXIS=A,B", value_parser = difference, requires = "table")]
+    diff: Vec<Difference>,
     /// For directories of `emu run`: exit 0 though cells of the grid are
     /// missing or have fewer runs than planned (without it: status 3,
     /// after writing the report of what is there).
@@ -88,6 +108,14 @@ impl From<Format> for FigureFormat {
             Format::Pdf => FigureFormat::Pdf,
         }
     }
+}
+
+fn metric(text: &str) -> Result<Metric, String> {
+    Metric::parse(text.trim())
+}
+
+fn difference(text: &str) -> Result<Difference, String> {
+    Difference::parse(text)
 }
 
 fn duration(text: &str) -> Result<u64, String> {
@@ -161,6 +189,11 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
             )));
         }
         return experiments(&cli);
+    }
+    if !cli.table.is_empty() {
+        return Err(UsageError(
+            "--table lays out the cells of a sweep: give the directories emu run wrote (runs/NAME/)".into(),
+        ));
     }
     let options = Options {
         bin: cli.bin,
@@ -268,6 +301,16 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
         }).collect::<Vec<_>>() }),
     };
     let json = serde_json::to_string_pretty(&summary).map_err(|e| UsageError(e.to_string()))?;
+    let spec = table_spec(cli);
+    if let Some(spec) = &spec {
+        match tables_text(&found, spec) {
+            Ok(tables) => text += &tables,
+            Err(e) => {
+                eprintln!("emu report: --table: {e}");
+                return Ok(1);
+            }
+        }
+    }
     // Whole, or accepted as it is: 0; else `INCOMPLETE`, said last.
     let status = || {
         if shortfalls.is_empty() || cli.partial {
@@ -302,6 +345,7 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
     let options = report::experiments::page::PageOptions {
         bin: cli.bin,
         formats: cli.format.iter().map(|f| (*f).into()).collect(),
+        tables: spec,
     };
     let title = cli.runs[0]
         .canonicalize()
@@ -329,6 +373,46 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
             Ok(1)
         }
     }
+}
+
+/// What --table, --rows, --cols and --diff ask for, if anything.
+fn table_spec(cli: &ReportArgs) -> Option<TableSpec> {
+    Some(TableSpec {
+        metrics: (!cli.table.is_empty()).then(|| cli.table.clone())?,
+        rows: cli.rows.clone()?,
+        cols: cli.cols.clone()?,
+        differences: cli.diff.clone(),
+    })
+}
+
+/// Every experiment's tables in Markdown, each experiment under its name
+/// in a study; an experiment without the axes is passed over with a note,
+/// and if none has them, the first one's reason is the error.
+fn tables_text(
+    found: &[report::experiments::results_dir::ExperimentDir],
+    spec: &TableSpec,
+) -> Result<String, String> {
+    let mut text = String::new();
+    let mut reasons = Vec::new();
+    for e in found {
+        match grid_tables::build(e, spec) {
+            Ok(tables) => {
+                text += &format!("\n## {}\n\n", e.name);
+                for table in &tables {
+                    text += &report::experiments::table_formats::markdown(table);
+                    text += "\n";
+                }
+            }
+            Err(why) => reasons.push(format!("{}: {why}", e.name)),
+        }
+    }
+    if text.is_empty() {
+        return Err(reasons.into_iter().next().unwrap_or_default());
+    }
+    for why in reasons {
+        eprintln!("emu report: no tables for {why}");
+    }
+    Ok(text)
 }
 
 /// One line per run and direction, the figures most people look at first:
@@ -492,6 +576,93 @@ mod tests {
         // The report directory is not taken for results the next time.
         let cli = Cli::try_parse_from(["report", dir.join("exp").to_str().unwrap()]).unwrap();
         assert_eq!(run_report(cli.report), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `--table` on a sweep of two axes: the tables printed, on the page
+    /// and in tables/; an axis the sweep lacks fails with its name; on
+    /// logs (not a sweep) it is refused.
+    #[test]
+    fn tables_go_to_the_page_and_files() {
+        let dir = std::env::temp_dir().join(format!("emu-report-tables-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (cell, (rate, delay)) in [("5mbit", "0ms"), ("5mbit", "10ms"), ("50mbit", "0ms")]
+            .into_iter()
+            .enumerate()
+        {
+            let run = dir.join(format!("exp/cell-{cell}/run-0"));
+            std::fs::create_dir_all(run.join("links")).unwrap();
+            let result = serde_json::json!({"cell": cell, "run": 0, "seed": 1,
+                "cell_label": format!("bottleneck.rate={rate} bottleneck.delay={delay}"),
+                "flows": [{"name": "bulk", "kind": "tcp", "from": "a", "to": "b", "ended": "exit 0",
+                           "whole_flow": {"throughput_bps": 4.0e6 + cell as f64 * 1e6,
+                                          "srtt_mean_ms": 20.0 + cell as f64, "samples": 3}}],
+                "jain_index": null, "accounting_ok": true});
+            std::fs::write(run.join("result.json"), result.to_string()).unwrap();
+        }
+        let exp = dir.join("exp");
+        let args = |extra: &[&str]| {
+            let mut argv = vec!["report", exp.to_str().unwrap()];
+            argv.extend(extra);
+            Cli::try_parse_from(argv).unwrap().report
+        };
+        let table = [
+            "--table",
+            "throughput,rtt",
+            "--rows",
+            "rate",
+            "--cols",
+            "delay",
+        ];
+        assert_eq!(run_report(args(&table)), 0);
+        let md = std::fs::read_to_string(exp.join("report/tables/tables.md")).unwrap();
+        assert!(md.contains("### mean TCP RTT (ms), flow bulk\n"), "{md}");
+        assert!(md.contains("| 50mbit "), "{md}");
+        let csv =
+            std::fs::read_to_string(exp.join("report/tables/02-mean_TCP_RTT__ms___flow_bulk.csv"))
+                .unwrap();
+        assert_eq!(
+            csv,
+            "bottleneck.rate \\ bottleneck.delay,0ms,10ms\n5mbit,20.0,21.0\n50mbit,22.0,\n"
+        );
+        let page = std::fs::read_to_string(exp.join("report/index.html")).unwrap();
+        assert!(page.contains("<h2 id=\"tables\">"), "{page}");
+        assert!(page.contains("<td>6.00</td>"), "{page}");
+        // An axis the sweep lacks: status 1, nothing more written.
+        std::fs::remove_dir_all(exp.join("report")).unwrap();
+        assert_eq!(
+            run_report(args(&[
+                "--table", "rtt", "--rows", "queue", "--cols", "delay"
+            ])),
+            1
+        );
+        assert!(!exp.join("report").exists());
+        // --rows without --table, and a bad metric, are usage errors.
+        assert!(Cli::try_parse_from(["report", "x", "--rows", "rate"]).is_err());
+        assert!(Cli::try_parse_from([
+            "report", "x", "--table", "goodput", "--rows", "a", "--cols", "b"
+        ])
+        .is_err());
+        let not_sweep = dir.join("logs");
+        std::fs::create_dir_all(&not_sweep).unwrap();
+        let argv = [
+            "report",
+            not_sweep.to_str().unwrap(),
+            "--table",
+            "rtt",
+            "--rows",
+            "a",
+            "--cols",
+            "b",
+        ];
+        let error = run(Cli::try_parse_from(argv).unwrap().report)
+            .err()
+            .unwrap();
+        assert!(
+            error.0.contains("--table lays out the cells of a sweep"),
+            "{}",
+            error.0
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

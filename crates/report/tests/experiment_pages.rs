@@ -251,6 +251,7 @@ fn the_study_pages_name_the_flows_draw_every_chart_and_pair_the_variants() {
     let options = PageOptions {
         bin: 100 * MS,
         formats: vec![FigureFormat::Svg],
+        tables: None,
     };
     let written =
         report::experiments::report::write(&found, &tables, &out, "bakeoff", &options).unwrap();

@@ -81,6 +81,22 @@ impl Spread {
     }
 }
 
+/// A TCP flow over its whole life, start-up included whatever its `omit`
+/// says: the "mean TCP throughput" and "mean TCP RTT" of the SCE one- and
+/// two-flow tests (draft-heist-tsvwg-sce-one-and-two-flow-tests), which
+/// `emu report --table` lays out. Taken from the TCP_INFO samples of the
+/// flow's data socket, so its resolution is the run's `sample_interval`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WholeFlow {
+    /// Mean of the sender's smoothed RTT over every sample, in ms.
+    pub srtt_mean_ms: f64,
+    /// Bits the sender saw acknowledged from the flow's start to its last
+    /// sample, over that time (None if no sample came after its start).
+    pub throughput_bps: Option<f64>,
+    /// How many samples the mean takes.
+    pub samples: usize,
+}
+
 /// What TCP Prague's classic-ECN detection concluded for one flow.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ClassicEcn {
@@ -107,6 +123,10 @@ pub struct FlowResult {
     /// The sender's smoothed RTT over the samples, in milliseconds (TCP),
     /// past the start-up the flow's `omit` leaves out.
     pub srtt_ms: Option<Distribution>,
+    /// The flow over its whole life, start-up included (TCP; see
+    /// [`WholeFlow`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole_flow: Option<WholeFlow>,
     /// The kernel's minimum RTT at the end, in milliseconds (TCP).
     pub min_rtt_ms: Option<f64>,
     pub retransmits: Option<u64>,

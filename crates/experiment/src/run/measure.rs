@@ -7,7 +7,7 @@ use super::repetition::RunError;
 use crate::file::{kind_name, FlowKind, FlowPlan, Plan};
 use crate::results::flow_paths::{self, FlowClaim};
 use crate::results::marks::{self, FlowEnds};
-use crate::results::measured::{Distribution, FlowResult};
+use crate::results::measured::{Distribution, FlowResult, WholeFlow};
 use crate::run::flows;
 use emu_core::time::NS_PER_SEC;
 use emu_core::Nanos;
@@ -152,6 +152,21 @@ pub(super) fn steady_srtts(timed: &[&(f64, TcpSample)], start: Nanos, omit: Nano
     past
 }
 
+/// The flow's whole life from the samples `timed` (seconds into the run)
+/// of its data socket: the mean of every smoothed RTT, start-up included,
+/// and the bytes acknowledged by its last sample over the time from its
+/// `start` to that sample. None without samples.
+pub(super) fn whole_flow(timed: &[&(f64, TcpSample)], start: Nanos) -> Option<WholeFlow> {
+    let (last_time, last) = timed.last()?;
+    let srtts: Vec<f64> = timed.iter().map(|(_, s)| s.srtt_us as f64 / 1e3).collect();
+    let lived = last_time - start as f64 / NS_PER_SEC as f64;
+    Some(WholeFlow {
+        srtt_mean_ms: srtts.iter().sum::<f64>() / srtts.len() as f64,
+        throughput_bps: (lived > 0.0).then(|| last.bytes_acked as f64 * 8.0 / lived),
+        samples: srtts.len(),
+    })
+}
+
 pub(super) fn flow_result(
     plan: &Plan,
     flow: &FlowPlan,
@@ -204,6 +219,7 @@ pub(super) fn flow_result(
                 }
             }
             result.srtt_ms = Distribution::of(&srtts);
+            result.whole_flow = whole_flow(&timed, flow.start);
             if let Some(last) = own.last() {
                 result.min_rtt_ms = Some(last.min_rtt_us as f64 / 1e3);
                 result.ece_acked = Some(last.delivered_ce as u64);
@@ -218,7 +234,7 @@ pub(super) fn flow_result(
 
 #[cfg(test)]
 mod tests {
-    use super::{connection_counts, steady_srtts};
+    use super::{connection_counts, steady_srtts, whole_flow};
     use shells::tcp_info::TcpSample;
 
     /// A flow started 1 s into the run with 3 s omitted: its srtt is taken
@@ -244,6 +260,43 @@ mod tests {
         assert_eq!(steady_srtts(&timed, s, 3 * s), vec![21.0, 22.0]);
         assert_eq!(steady_srtts(&timed, s, 0), vec![80.0, 60.0, 21.0, 22.0]);
         assert_eq!(steady_srtts(&timed[..2], s, 3 * s), vec![80.0, 60.0]);
+    }
+
+    /// The whole flow keeps the start-up that `omit` leaves out of
+    /// `srtt_ms`: a flow started 1 s into the run, sampled at 1.5, 2, 3
+    /// and 5 s with 500 kB acknowledged by the last, averages all four
+    /// RTTs and moved 4 Mbit over its 4 s.
+    #[test]
+    fn the_whole_flow_keeps_its_start_up() {
+        let samples: Vec<(f64, TcpSample)> = [
+            (1.5, 80_000, 10_000),
+            (2.0, 40_000, 100_000),
+            (3.0, 20_000, 300_000),
+            (5.0, 20_000, 500_000),
+        ]
+        .into_iter()
+        .map(|(time, srtt_us, bytes_acked)| {
+            (
+                time,
+                TcpSample {
+                    srtt_us,
+                    bytes_acked,
+                    ..TcpSample::default()
+                },
+            )
+        })
+        .collect();
+        let timed: Vec<&(f64, TcpSample)> = samples.iter().collect();
+        let s = 1_000_000_000;
+        let whole = whole_flow(&timed, s).unwrap();
+        assert_eq!(whole.srtt_mean_ms, 40.0);
+        assert_eq!(whole.samples, 4);
+        assert_eq!(whole.throughput_bps, Some(1e6));
+        // The steady figure, past 3 s omitted, is another one.
+        assert_eq!(steady_srtts(&timed, s, 2 * s), vec![20.0, 20.0]);
+        // No time past the start: no rate.
+        assert_eq!(whole_flow(&timed[..1], 2 * s).unwrap().throughput_bps, None);
+        assert_eq!(whole_flow(&[], s), None);
     }
 
     /// A flow's SCE counts are those of its own namespace's connection,

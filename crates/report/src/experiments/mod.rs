@@ -1,13 +1,16 @@
 //! What `emu run` wrote, reported: the results directory found
 //! (`results_dir`), a run's flows and bottleneck series read (`run_flows`,
 //! `bottleneck_series`), the charts and page of each experiment
-//! (`figures`, `page`), a study's index (`study_index`), and the pages laid
-//! out (`report`).
+//! (`figures`, `page`), a sweep's figures laid out as tables of one axis
+//! by another (`grid_tables`, written by `table_formats`), a study's index
+//! (`study_index`), and the pages laid out (`report`).
 
 pub mod bottleneck_series;
 pub mod figures;
+pub mod grid_tables;
 pub mod page;
 pub mod report;
 pub mod results_dir;
 pub mod run_flows;
 pub mod study_index;
+pub mod table_formats;

@@ -12,8 +12,10 @@ use crate::draw::plot::escape;
 use crate::draw::render::{FigureFormat, Renderer};
 use crate::experiments::bottleneck_series::{self, BottleneckSeries};
 use crate::experiments::figures::{flow_figures, queue_figures};
+use crate::experiments::grid_tables::{self, TableSpec};
 use crate::experiments::results_dir::{CellDir, ExperimentDir, RunDir};
 use crate::experiments::run_flows;
+use crate::experiments::table_formats;
 use crate::pages::figures::Figure;
 use crate::pages::output::{figures_html, write_figure, STYLE};
 use emu_core::Nanos;
@@ -29,6 +31,9 @@ pub struct PageOptions {
     pub bin: Nanos,
     /// Formats of the figure files besides the SVG the page inlines.
     pub formats: Vec<FigureFormat>,
+    /// Tables of one swept axis by another, shown first and written into
+    /// `tables/` (an experiment that lacks the axes gets none).
+    pub tables: Option<TableSpec>,
 }
 
 /// What writing a page gave: its path and what could not be drawn.
@@ -55,6 +60,14 @@ pub fn write(
         .then(Renderer::new);
     let mut warnings = Vec::new();
     let mut html = header(experiment);
+    if let Some(tables) = options
+        .tables
+        .as_ref()
+        .and_then(|spec| grid_tables::build(experiment, spec).ok())
+    {
+        table_formats::write(&tables, dir)?;
+        html += &table_formats::html(&tables);
+    }
     if let Some(schemes) = compared_schemes(experiment) {
         let figure = crate::pages::figures::Figure {
             stem: "schemes".into(),

@@ -65,7 +65,9 @@ pub struct CellDir {
     /// The bottlenecks' queue disciplines, from `plan.json` (`dualpi2`).
     pub queues: Vec<String>,
     /// The bottlenecks' rates in bit/s, uplink (forward) and downlink
-    /// (reverse); None for a trace or a schedule.
+    /// (reverse): the lower of the link's rate and its queue's shaper
+    /// (cake's `bandwidth`); None for a trace or a schedule without a
+    /// shaper.
     pub rates: Vec<[Option<f64>; 2]>,
     pub runs: Vec<RunDir>,
 }
@@ -258,17 +260,24 @@ fn experiment_dirs(path: &Path) -> Vec<PathBuf> {
 /// The bottlenecks of a cell's `plan.json`: each one's queue discipline
 /// (`bottlenecks[].forward.queue`, a name or an object named by its
 /// `discipline`, `kind` or `type` field or its one key) and its rates
-/// (`server`: `50000000 bit/s`).
+/// (`server`: `50000000 bit/s`, or the queue's `bandwidth` in bytes per
+/// second where lower or the link has none).
 fn bottlenecks(cell: &Path) -> (Vec<String>, Vec<[Option<f64>; 2]>) {
     let plan = read_json(&cell.join(PLAN)).unwrap_or_default();
     let all = plan["bottlenecks"].as_array().cloned().unwrap_or_default();
     let rate = |d: &serde_json::Value| {
-        d["server"]
-            .as_str()?
-            .strip_suffix(" bit/s")?
-            .trim()
-            .parse::<f64>()
-            .ok()
+        let link = d["server"]
+            .as_str()
+            .and_then(|s| s.strip_suffix(" bit/s"))
+            .and_then(|s| s.trim().parse::<f64>().ok());
+        let shaper = d["queue"]["bandwidth"]
+            .as_f64()
+            .filter(|b| *b > 0.0)
+            .map(|b| b * 8.0);
+        match (link, shaper) {
+            (Some(l), Some(s)) => Some(l.min(s)),
+            (l, s) => l.or(s),
+        }
     };
     let queues = all
         .iter()
