@@ -99,6 +99,13 @@ fn hop(d: &DirectionPlan) -> Option<Hop> {
             adds: d.dynamics.delay.clone(),
         });
     }
+    // The batch shaped with htb or with the queue itself, never by a
+    // serializing link: a link rate here is htb's.
+    assert!(
+        matches!(d.server, Server::Unlimited) || d.dynamics.shaper.is_some(),
+        "a link rate without `shaper = \"htb\"`: {:?}",
+        d.server
+    );
     let rates = rates(d);
     let mut queues = vec![(0, d.queue.clone())];
     queues.extend(
@@ -187,7 +194,7 @@ fn planned_cells() -> Vec<Cell> {
                 "cell",
                 &study(),
                 &controls(),
-                &experiment::run::system::run_first,
+                &experiment::run::wrappers::run_first,
             )
             .unwrap_or_else(|e| panic!("{e}"));
             cells.push(planned_cell(&plan));
