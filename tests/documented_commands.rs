@@ -195,11 +195,12 @@ fn check(documented: &Documented, dir: &Path) -> Result<(), String> {
     args.retain(|a| a != "$flags");
     for arg in &mut args {
         // A cluster job's variables (a whole-study task's file and cell
-        // in it: the study's first), and a container's absolute paths to
+        // in it: the study's first; a study file's name), and a container's absolute paths to
         // the repository's files.
         *arg = arg
             .replace("$SLURM_ARRAY_TASK_ID", "0")
             .replace("$file", "experiments/sce-l4s/1-one-flow-l4s.toml")
+            .replace("$family", "1-one-flow")
             .replace("$k", "0")
             .replace("$out", &dir.join("out").display().to_string());
         if let Some(inside) = arg.strip_prefix("/experiments/") {

@@ -190,7 +190,8 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
         }
         return experiments(&cli);
     }
-    if !cli.table.is_empty() {
+    // Missing directories are reported as such below, not as a misuse.
+    if !cli.table.is_empty() && cli.runs.iter().all(|p| p.exists()) {
         return Err(UsageError(
             "--table lays out the cells of a sweep: give the directories emu run wrote (runs/NAME/)".into(),
         ));
