@@ -6,7 +6,8 @@ use super::output::UsageError;
 use clap::{Args, ValueEnum};
 use emu_core::time::parse_duration;
 use report::draw::render::FigureFormat;
-use report::experiments::grid_tables::{self, Difference, Metric, TableSpec};
+use report::experiments::grid_tables::{Difference, Metric, TableSpec};
+use report::experiments::table_formats;
 use report::{FlowMatch, FlowSelection, Options};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -304,8 +305,13 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
     let json = serde_json::to_string_pretty(&summary).map_err(|e| UsageError(e.to_string()))?;
     let spec = table_spec(cli);
     if let Some(spec) = &spec {
-        match tables_text(&found, spec) {
-            Ok(tables) => text += &tables,
+        match table_formats::markdown_of_experiments(&found, spec) {
+            Ok((tables, passed_over)) => {
+                text += &tables;
+                for why in passed_over {
+                    eprintln!("emu report: no tables for {why}");
+                }
+            }
             Err(e) => {
                 eprintln!("emu report: --table: {e}");
                 return Ok(1);
@@ -384,36 +390,6 @@ fn table_spec(cli: &ReportArgs) -> Option<TableSpec> {
         cols: cli.cols.clone()?,
         differences: cli.diff.clone(),
     })
-}
-
-/// Every experiment's tables in Markdown, each experiment under its name
-/// in a study; an experiment without the axes is passed over with a note,
-/// and if none has them, the first one's reason is the error.
-fn tables_text(
-    found: &[report::experiments::results_dir::ExperimentDir],
-    spec: &TableSpec,
-) -> Result<String, String> {
-    let mut text = String::new();
-    let mut reasons = Vec::new();
-    for e in found {
-        match grid_tables::build(e, spec) {
-            Ok(tables) => {
-                text += &format!("\n## {}\n\n", e.name);
-                for table in &tables {
-                    text += &report::experiments::table_formats::markdown(table);
-                    text += "\n";
-                }
-            }
-            Err(why) => reasons.push(format!("{}: {why}", e.name)),
-        }
-    }
-    if text.is_empty() {
-        return Err(reasons.into_iter().next().unwrap_or_default());
-    }
-    for why in reasons {
-        eprintln!("emu report: no tables for {why}");
-    }
-    Ok(text)
 }
 
 /// One line per run and direction, the figures most people look at first:

@@ -3,7 +3,8 @@
 //! file per table) and as HTML (a section of the experiment's page).
 
 use crate::draw::plot::escape;
-use crate::experiments::grid_tables::GridTable;
+use crate::experiments::grid_tables::{self, GridTable, TableSpec};
+use crate::experiments::results_dir::ExperimentDir;
 use crate::pages::figures::slug;
 use std::fmt::Write as _;
 use std::io;
@@ -82,6 +83,34 @@ fn field(text: &str) -> String {
     } else {
         text.to_string()
     }
+}
+
+/// Every experiment's tables in Markdown, each under its name (a study's
+/// experiments one after another), and the experiments passed over for
+/// lacking the axes, each with its reason. If none has them, the first
+/// reason is the error.
+pub fn markdown_of_experiments(
+    found: &[ExperimentDir],
+    spec: &TableSpec,
+) -> Result<(String, Vec<String>), String> {
+    let mut text = String::new();
+    let mut passed_over = Vec::new();
+    for experiment in found {
+        match grid_tables::build(experiment, spec) {
+            Ok(tables) => {
+                text += &format!("\n## {}\n\n", experiment.name);
+                for table in &tables {
+                    text += &markdown(table);
+                    text += "\n";
+                }
+            }
+            Err(why) => passed_over.push(format!("{}: {why}", experiment.name)),
+        }
+    }
+    if text.is_empty() {
+        return Err(passed_over.into_iter().next().unwrap_or_default());
+    }
+    Ok((text, passed_over))
 }
 
 /// The table as CSV: the header (the corner names both axes), then one
