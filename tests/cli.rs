@@ -498,7 +498,7 @@ fn report_shows_progress_on_large_inputs() {
 }
 
 /// Output into a pipe whose reader has gone (`emu --help | true`,
-/// `emu log dump FILE | head`) ends emu quietly with status 0: no panic, no
+/// `emu log dump FILE | head`, `emu run DIR --list-cells | head`) ends emu quietly with status 0: no panic, no
 /// backtrace, and no failure for a script under `set -o pipefail`.
 #[test]
 fn a_closed_pipe_on_stdout_ends_emu_quietly_and_well() {
@@ -507,7 +507,9 @@ fn a_closed_pipe_on_stdout_ends_emu_quietly_and_well() {
     let log = dir.join("0-link.emulog");
     write_synthetic_log(&log);
     let log = log.display().to_string();
+    let study = concat!(env!("CARGO_MANIFEST_DIR"), "/experiments/sce-draft");
     for args in [
+        vec!["run", study, "--list-cells"],
         vec!["queues"],
         vec!["--help"],
         vec!["completions", "zsh"],

@@ -141,7 +141,7 @@ fn study(cli: RunArgs) -> Result<i32, UsageError> {
     let mut failed = Vec::new();
     for file in &files {
         if cli.list_cells {
-            println!("# {}", file.display());
+            super::output::print_out(format_args!("# {}\n", file.display()));
         } else {
             eprintln!("emu run: {}", file.display());
         }
