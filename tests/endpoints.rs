@@ -532,20 +532,39 @@ fn prague_classic_ecn_detection_is_per_flow_and_tells_the_queues_apart() {
     assert!(f1 < f0, "the flow that fell back took {f1}, the other {f0}");
 
     let l4s = "rate = \"50mbit\"\nqueue = \"dualpi2\"";
-    let (result, _, _) = run(
-        "praguel4s",
-        &dumbbell("12s", l4s, &[("f1", "prague ecn_fallback=1")]),
-    );
-    eprintln!("through dualpi2: classic_ecn {}", score(&result, "f1"));
     // The classic queue drives the score to its ceiling (17). Through
     // DualPI2 it stayed at 0 to 5.6 on an idle machine, and reached 8.06
-    // to 8.40 (just over the fallback's 8) in runs where the fabric's lane
-    // waited over 140 ms for a CPU (the run's timing warnings): such a
-    // stall is a classic queue's delay to the detector. Half-way to the
-    // ceiling tells the two queues apart either way.
+    // to 8.40 (just over the fallback's 8), and once 17, in runs where the
+    // fabric's lanes waited 130 to 210 ms for a CPU (the run's timing
+    // warnings): such a stall is a classic queue's delay to the detector,
+    // and the run did not emulate DualPI2. So a run whose lanes waited
+    // for a CPU is run once more, and the second is asserted whatever it
+    // says. Half-way to the ceiling tells the two queues apart.
+    let mut attempt = 0;
+    let result = loop {
+        let (result, _, _) = run(
+            &format!("praguel4s{attempt}"),
+            &dumbbell("12s", l4s, &[("f1", "prague ecn_fallback=1")]),
+        );
+        eprintln!("through dualpi2: classic_ecn {}", score(&result, "f1"));
+        attempt += 1;
+        if attempt == 2 || !lanes_waited_for_a_cpu(&result) {
+            break result;
+        }
+        eprintln!("the fabric's lanes waited for a CPU: once more");
+    };
     let dual = score(&result, "f1")["score_max"].as_f64().unwrap();
     assert!(dual < 12.0, "score {dual} through dualpi2: {result}");
     assert!(utilization(goodput(&result, "f1"), 50e6) >= 0.9, "{result}");
+}
+
+/// Whether a run's timing warnings say the fabric's lanes waited for a
+/// CPU while they had packets to carry.
+fn lanes_waited_for_a_cpu(result: &serde_json::Value) -> bool {
+    result["timing_warnings"].as_array().is_some_and(|w| {
+        w.iter()
+            .any(|w| w.as_str().is_some_and(|w| w.contains("for a CPU")))
+    })
 }
 
 /// Prague against CUBIC: through DualPI2 the coupling gives each a share;
