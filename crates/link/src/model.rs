@@ -883,7 +883,7 @@ fn serve_rate(
                     None => serializer.rate(),
                     Some(curve) => curve.rate_at(start),
                 };
-                let buffer = rate.transmit_time(bucket.spec().burst_at(rate.bits_per_sec()));
+                let buffer = bucket.buffer_at(rate);
                 *busy_until = bucket.release(start, finish - start, buffer);
                 line.depart(packet, start, sojourn);
             }

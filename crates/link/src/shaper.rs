@@ -30,7 +30,7 @@
 //! Cost: a subtraction and a comparison a packet; nothing without it.
 
 use emu_core::size::parse_size;
-use emu_core::Nanos;
+use emu_core::{Nanos, Rate};
 use std::fmt;
 
 /// tc's `mtu` when a class gives none, the fixed part of its default burst.
@@ -86,6 +86,9 @@ pub struct TokenBucket {
     /// Sending time credited (positive) or owed (negative) at `checked`.
     tokens: i128,
     checked: Nanos,
+    /// The bucket's size in time at the last rate asked for: (bit/s, ns),
+    /// so a constant rate divides once, not once a packet.
+    buffer: (u64, Nanos),
 }
 
 impl TokenBucket {
@@ -95,7 +98,17 @@ impl TokenBucket {
             spec,
             tokens: i128::MAX,
             checked: start,
+            buffer: (0, 0),
         }
+    }
+
+    /// The burst's sending time at `rate`.
+    pub fn buffer_at(&mut self, rate: Rate) -> Nanos {
+        let bps = rate.bits_per_sec();
+        if self.buffer.0 != bps {
+            self.buffer = (bps, rate.transmit_time(self.spec.burst_at(bps)));
+        }
+        self.buffer.1
     }
 
     pub fn spec(&self) -> ShaperSpec {
