@@ -170,13 +170,38 @@ fn flow_match(item: &str) -> Result<FlowMatch, String> {
         })
 }
 
+/// `emu report`: results of `emu run` go to [`experiments`]; logs are
+/// loaded, their problems printed, and their pages written.
 pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
+    check_window(&cli)?;
+    if let Some(k) = dispatch(&cli)? {
+        return Ok(k);
+    }
+    let Some(mut runs) = load_logs(&cli) else {
+        return Ok(1);
+    };
+    name_apart(&mut runs);
+    let damaged = print_problems(&runs);
+    if !write_outputs(&cli, &runs)? {
+        return Ok(1);
+    }
+    Ok(if damaged { 1 } else { 0 })
+}
+
+fn check_window(cli: &ReportArgs) -> Result<(), UsageError> {
     if cli.bin == 0 {
         return Err(UsageError("--bin must be longer than 0".into()));
     }
     if cli.to.is_some_and(|to| to <= cli.from) {
         return Err(UsageError("--to must be later than --from".into()));
     }
+    Ok(())
+}
+
+/// Results directories of `emu run` are reported by [`experiments`] (its
+/// exit code returned); a mix of them and logs, or `--table` on logs, is
+/// a misuse; `None` leaves the logs to [`run`].
+fn dispatch(cli: &ReportArgs) -> Result<Option<i32>, UsageError> {
     let results: Vec<bool> = cli
         .runs
         .iter()
@@ -189,19 +214,24 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
                 cli.runs[k].display()
             )));
         }
-        return experiments(&cli);
+        return experiments(cli).map(Some);
     }
-    // Missing directories are reported as such below, not as a misuse.
+    // Missing directories are reported as such when loaded, not as a misuse.
     if !cli.table.is_empty() && cli.runs.iter().all(|p| p.exists()) {
         return Err(UsageError(
             "--table lays out the cells of a sweep: give the directories emu run wrote (runs/NAME/)".into(),
         ));
     }
+    Ok(None)
+}
+
+/// Every log given, or `None` once one fails to load (the error printed).
+fn load_logs(cli: &ReportArgs) -> Option<Vec<report::Run>> {
     let options = Options {
         bin: cli.bin,
         from: cli.from,
         to: cli.to,
-        flows: cli.flows,
+        flows: cli.flows.clone(),
     };
     let mut progress = Progress::start(&cli.runs);
     let mut runs = Vec::new();
@@ -211,23 +241,30 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
             Err(e) => {
                 progress.finish();
                 eprintln!("emu report: {e}");
-                return Ok(1);
+                return None;
             }
         }
     }
     progress.finish();
-    // Two runs with one name (run1/log, run2/log) would overwrite each
-    // other's plots.
+    Some(runs)
+}
+
+/// Two runs with one name (run1/log, run2/log) would overwrite each
+/// other's plots: the second and later get " (N)".
+fn name_apart(runs: &mut [report::Run]) {
     let mut seen = std::collections::HashMap::new();
-    for run in &mut runs {
+    for run in runs {
         let n = seen.entry(run.summary.name.clone()).or_insert(0);
         *n += 1;
         if *n > 1 {
             run.summary.name = format!("{} ({})", run.summary.name, n);
         }
     }
-    let damaged = runs.iter().any(|r| !r.summary.errors.is_empty());
-    for run in &runs {
+}
+
+/// Prints each run's errors and warnings; true when a run had an error.
+fn print_problems(runs: &[report::Run]) -> bool {
+    for run in runs {
         for e in &run.summary.errors {
             eprintln!("emu report: {e}");
         }
@@ -235,25 +272,30 @@ pub fn run(cli: ReportArgs) -> Result<i32, UsageError> {
             eprintln!("emu report: warning: {w}");
         }
     }
+    runs.iter().any(|r| !r.summary.errors.is_empty())
+}
+
+/// `--json` prints the summary; `--out` (or no `--json`) writes the
+/// pages. False when the pages could not be written (the error printed).
+fn write_outputs(cli: &ReportArgs, runs: &[report::Run]) -> Result<bool, UsageError> {
     if cli.json {
-        let text = serde_json::to_string_pretty(&report::pages::output::summary_json(&runs))
+        let text = serde_json::to_string_pretty(&report::pages::output::summary_json(runs))
             .map_err(|e| UsageError(e.to_string()))?;
         super::output::print_out(format_args!("{text}\n"));
     }
-    // --json alone prints and writes nothing; --out (or no --json) writes.
     if !cli.json || cli.out.is_some() {
-        let out = cli.out.unwrap_or_else(|| PathBuf::from("report"));
+        let out = cli.out.clone().unwrap_or_else(|| PathBuf::from("report"));
         let formats: Vec<FigureFormat> = cli.format.iter().map(|f| (*f).into()).collect();
-        if let Err(e) = report::pages::output::write_figures_as(&runs, &out, &formats) {
+        if let Err(e) = report::pages::output::write_figures_as(runs, &out, &formats) {
             eprintln!("emu report: writing the report into {}: {e}", out.display());
-            return Ok(1);
+            return Ok(false);
         }
         if !cli.json {
-            print_brief(&runs);
+            print_brief(runs);
         }
         eprintln!("emu report: wrote {}", out.join("index.html").display());
     }
-    Ok(if damaged { 1 } else { 0 })
+    Ok(true)
 }
 
 /// `emu report` on directories `emu run` wrote: each experiment's cells
