@@ -1,7 +1,8 @@
 //! docs/architecture.md's crate graph against the manifests: each crate's
 //! line in its edge list names exactly the workspace crates and the
 //! external crates its Cargo.toml depends on, and every crate of the
-//! workspace has a line.
+//! workspace has a line. And no source file is longer than the house
+//! limit.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -89,5 +90,51 @@ fn the_documented_crate_graph_is_the_manifests() {
         wrong.is_empty(),
         "docs/architecture.md's edge list is not the manifests':\n{}",
         wrong.join("\n")
+    );
+}
+
+/// The longest a source file may be, its test module left out: past it a
+/// file holds more than one job (split it by role, as `link/src/server.rs`
+/// was split from `model.rs`).
+const LONGEST_FILE: usize = 900;
+
+/// Every `.rs` file under `dir`, test files (`tests.rs`, a `tests/`
+/// folder) left out.
+fn source_files(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_dir() {
+            if name != "tests" {
+                source_files(&path, found);
+            }
+        } else if name.ends_with(".rs") && name != "tests.rs" {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_source_file_is_longer_than_the_house_limit() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for (_, dir) in WORKSPACE {
+        source_files(&root.join(dir).join("src"), &mut files);
+    }
+    assert!(files.len() > 100, "found only {} source files", files.len());
+    let too_long: Vec<String> = files
+        .iter()
+        .filter_map(|path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            let lines = text
+                .lines()
+                .take_while(|line| !line.starts_with("#[cfg(test)]"))
+                .count();
+            (lines > LONGEST_FILE).then(|| format!("{} ({lines} lines)", path.display()))
+        })
+        .collect();
+    assert!(
+        too_long.is_empty(),
+        "over {LONGEST_FILE} lines without their tests: {too_long:?}"
     );
 }

@@ -18,6 +18,7 @@ pub mod outage;
 pub mod propagation;
 pub mod queue_steps;
 pub mod schedule;
+mod server;
 pub mod shaper;
 pub mod slot;
 
