@@ -34,10 +34,10 @@ mod spec;
 mod summary;
 mod sys;
 
-pub use accounting::status::terminal_size;
 pub use accounting::{receiver_drops, tcp_info};
 pub use chain::run;
 pub use datapath::pump::{Timing, DEFAULT_SLACK};
 pub use error::ShellError;
 pub use spec::{DeviceHelpers, DirectionSpec, DnsRoute, Finished, Pcap, RunOptions, ShellSpec};
+pub use sys::terminal::terminal_size;
 pub use sys::{dns, guardian, netns, privilege};

@@ -7,6 +7,7 @@ use crate::accounting::overload::LATE_P99_LIMIT;
 use crate::accounting::receiver_drops::ReceiverDrops;
 use crate::datapath::pump::DirectionResult;
 use crate::spec::ShellSpec;
+use crate::sys::usage::{self, OwnUsage};
 use emu_core::log::Direction;
 
 /// The accounting of a run, as text for the terminal and JSON for the log
@@ -42,7 +43,7 @@ pub(crate) fn summarize(
         user,
         system,
         sleeps,
-    } = own_usage();
+    } = usage::own_usage();
     text += &format!(
         "emu: CPU used by emu itself: {user:.2} s user + {system:.2} s system over {wall:.2} s ({:.0}% of one core); its threads slept and woke {sleeps} times\n",
         (user + system) / wall * 100.0
@@ -224,31 +225,6 @@ fn receivers_line(receivers: Option<ReceiverDrops>) -> String {
         "emu: receiving sockets dropped {} UDP datagrams after emu delivered them, their buffers full ({inside} inside the shell, {outside} outside it, where other programs count too): lost past the emulated path, not on it\n",
         inside + outside
     )
-}
-
-/// What emu's own threads (not the command's) used, from getrusage.
-struct OwnUsage {
-    user: f64,
-    system: f64,
-    /// Voluntary context switches: each a sleep, and the wake-up that
-    /// ended it. On a virtual machine a wake-up costs tens of µs of CPU, so
-    /// this count, per packet, says much of what the data path costs.
-    sleeps: i64,
-}
-
-fn own_usage() -> OwnUsage {
-    // SAFETY: getrusage fills the struct we pass.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
-        usage
-    };
-    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    OwnUsage {
-        user: seconds(usage.ru_utime),
-        system: seconds(usage.ru_stime),
-        sleeps: usage.ru_nvcsw,
-    }
 }
 
 #[cfg(test)]

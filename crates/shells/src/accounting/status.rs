@@ -7,6 +7,7 @@
 //! redirected) each refresh is printed as ordinary lines.
 
 use crate::accounting::live::{LiveCounters, Snapshot};
+use crate::sys::terminal::terminal_size;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -196,18 +197,6 @@ impl Screen {
 /// One write, so a refresh is never split by other output on stderr.
 fn write_stderr(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
-}
-
-/// Rows and columns of the terminal on stderr (24 x 80 if unknown).
-pub fn terminal_size() -> (usize, usize) {
-    // SAFETY: TIOCGWINSZ fills the winsize we pass.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
-    if ok && size.ws_row > 0 && size.ws_col > 0 {
-        (size.ws_row as usize, size.ws_col as usize)
-    } else {
-        (24, 80)
-    }
 }
 
 #[cfg(test)]

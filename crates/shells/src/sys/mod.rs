@@ -22,6 +22,8 @@ pub mod schedstat;
 pub mod scheduling;
 pub mod signals;
 pub mod sysctl;
+pub mod terminal;
 pub mod timer;
 pub mod tools;
 pub mod tun;
+pub mod usage;
