@@ -179,15 +179,45 @@ impl Merged {
     }
 }
 
-/// Cell numbers as a list: `1, 3`.
+/// Cell numbers in order as a list, a run of consecutive ones as a range:
+/// `1, 3, 5-119`. A study's partial grid misses hundreds of cells in a
+/// few runs; the list stays a line.
 fn listed(cells: &[usize]) -> String {
-    let numbers: Vec<String> = cells.iter().map(|k| k.to_string()).collect();
-    numbers.join(", ")
+    let mut sorted = cells.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < sorted.len() {
+        let first = sorted[k];
+        let mut last = first;
+        while k + 1 < sorted.len() && sorted[k + 1] == last + 1 {
+            k += 1;
+            last = sorted[k];
+        }
+        parts.push(if last == first {
+            first.to_string()
+        } else {
+            format!("{first}-{last}")
+        });
+        k += 1;
+    }
+    parts.join(", ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missing_cells_are_listed_with_their_runs_as_ranges() {
+        assert_eq!(listed(&[]), "");
+        assert_eq!(listed(&[4]), "4");
+        assert_eq!(listed(&[1, 3]), "1, 3");
+        assert_eq!(listed(&[7, 0, 1, 2, 5, 6, 9]), "0-2, 5-7, 9");
+        let study: Vec<usize> = (0..120).chain(125..140).collect();
+        assert_eq!(listed(&study), "0-119, 125-139");
+    }
     use crate::results::measured::FlowResult;
     use report::experiments::results_dir::is_result_dir;
 
