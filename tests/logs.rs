@@ -162,6 +162,33 @@ fn datagrams_a_full_receiver_drops_are_counted_past_the_path() {
     drop(receiver);
 }
 
+/// A chain of shells whose command sends nothing carries nothing: the
+/// kernel's own packets stay off the path, even where the namespace
+/// between two shells turns IPv6 forwarding on (which joins the
+/// all-routers groups, and would announce them with MLD reports).
+#[test]
+fn a_chain_of_shells_carries_only_the_commands_packets() {
+    let Some(_serial) = start() else { return };
+    let dir = temp_dir("quiet");
+    let d = dir.display().to_string();
+    let out = run(&[
+        "--log", &d, "delay", "1", "--", "delay", "1", "--", "sleep", "3",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary-0.json")).unwrap())
+            .unwrap();
+    let directions = summary["directions"].as_array().unwrap();
+    assert_eq!(directions.len(), 4, "{summary}");
+    for entry in directions {
+        assert_eq!(
+            entry["read"], 0,
+            "a packet the command did not send: {entry}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn the_report_follows_packets_across_shells_and_reads_capacity_from_the_trace() {
     let Some(_serial) = start() else { return };

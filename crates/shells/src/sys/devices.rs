@@ -62,8 +62,15 @@ pub(crate) struct DeviceEnd<'a> {
 
 /// Brings up `end` in `ns`, the one bring-up of every TUN device emu
 /// reads: created, the kernel's own IPv6 chatter stopped (or IPv6 turned
-/// off), its MTU and [`TUN_QUEUE_PACKETS`] set, up, its addresses added.
-/// All on one thread in `ns`.
+/// off), its MTU and [`TUN_QUEUE_PACKETS`] set, multicast off, up, its
+/// addresses added. All on one thread in `ns`.
+///
+/// Multicast off keeps the kernel's group reports off the path: when a
+/// namespace between two shells turns IPv6 forwarding on, its devices
+/// join the all-routers groups, and a multicast device would announce
+/// that with MLD reports into both shells' logs. Cost: the kernel sends
+/// no group reports or joins over emu's devices; a command's multicast
+/// is still routed out through them as any other packet.
 pub(crate) fn bring_up(ns: &NetNs, end: DeviceEnd) -> Result<Tun> {
     ns.run(|| {
         let device = end.name;
@@ -83,6 +90,7 @@ pub(crate) fn bring_up(ns: &NetNs, end: DeviceEnd) -> Result<Tun> {
             LinkSettings {
                 mtu: Some(end.mtu),
                 txqueuelen: Some(TUN_QUEUE_PACKETS),
+                multicast: Some(false),
                 up: true,
             },
         )?;

@@ -48,6 +48,9 @@ pub struct LinkDrops {
 pub struct LinkSettings {
     pub mtu: Option<u32>,
     pub txqueuelen: Option<u32>,
+    /// `Some(false)` turns the device's multicast off (`ip link set ...
+    /// multicast off`).
+    pub multicast: Option<bool>,
     pub up: bool,
 }
 
@@ -60,6 +63,9 @@ impl LinkSettings {
         }
         if let Some(length) = self.txqueuelen {
             words.push(format!("txqueuelen {length}"));
+        }
+        if let Some(on) = self.multicast {
+            words.push(format!("multicast {}", if on { "on" } else { "off" }));
         }
         if self.up {
             words.push("up".to_string());
@@ -110,14 +116,21 @@ impl Netlink {
         Ok(self.link(device)?.0)
     }
 
-    /// Sets `device`'s MTU and queue length where given, and brings it up.
+    /// Sets `device`'s MTU, queue length and multicast flag where given,
+    /// and brings it up.
     pub fn set_link(&mut self, device: &str, settings: LinkSettings) -> Result<()> {
         let index = self.index_of(device)?;
         let mut message = LinkMessage::default();
         message.header.index = index;
         if settings.up {
-            message.header.flags = LinkFlags::Up;
-            message.header.change_mask = LinkFlags::Up;
+            message.header.flags |= LinkFlags::Up;
+            message.header.change_mask |= LinkFlags::Up;
+        }
+        if let Some(on) = settings.multicast {
+            if on {
+                message.header.flags |= LinkFlags::Multicast;
+            }
+            message.header.change_mask |= LinkFlags::Multicast;
         }
         if let Some(mtu) = settings.mtu {
             message.attributes.push(LinkAttribute::Mtu(mtu));
@@ -723,6 +736,7 @@ mod tests {
             up: true,
             mtu: Some(1400),
             txqueuelen: Some(777),
+            multicast: Some(false),
         };
         netlink.set_link("lo", up).unwrap();
         let address: IpAddr = "10.9.8.1".parse().unwrap();
