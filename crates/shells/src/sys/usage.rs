@@ -10,6 +10,9 @@ pub struct OwnUsage {
     pub sleeps: i64,
 }
 
+/// The CPU time and voluntary switches of the whole process so far (one
+/// `getrusage` call; the command runs in other processes and is not
+/// counted).
 pub fn own_usage() -> OwnUsage {
     // SAFETY: getrusage fills the struct we pass.
     let usage = unsafe {
