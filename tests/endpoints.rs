@@ -21,11 +21,23 @@ use support::experiment::{
 };
 use support::{start, text};
 
-/// Runs `toml` (named `name`) once in a directory of its own, checks it
-/// went well and that nothing of it is left, and returns its result, its
-/// run directory and what emu said.
+/// Runs `toml` (named `name`) in a directory of its own, checks it went
+/// well and that nothing of it is left, and returns its result, its run
+/// directory and what emu said. A run whose fabric lanes waited for a CPU
+/// while they had packets to carry (its timing warnings say so) did not
+/// emulate its path: on this 2-core kind of machine the kernel's
+/// real-time throttling held the lanes 130 to 290 ms in such runs, long
+/// enough to halve a flow's goodput or to look like a classic queue to
+/// Prague's detector. Such a run is made once more, and the second is
+/// returned whatever it says.
 fn run(name: &str, toml: &str) -> (serde_json::Value, PathBuf, String) {
     let ran = run_experiment_in(&support::temp_dir(name), name, toml);
+    if !lanes_waited_for_a_cpu(&ran.result) {
+        return (ran.result, ran.dir, ran.stderr);
+    }
+    eprintln!("{name}: the fabric's lanes waited for a CPU: once more");
+    let again = format!("{name}-again");
+    let ran = run_experiment_in(&support::temp_dir(&again), &again, toml);
     (ran.result, ran.dir, ran.stderr)
 }
 
@@ -535,24 +547,14 @@ fn prague_classic_ecn_detection_is_per_flow_and_tells_the_queues_apart() {
     // The classic queue drives the score to its ceiling (17). Through
     // DualPI2 it stayed at 0 to 5.6 on an idle machine, and reached 8.06
     // to 8.40 (just over the fallback's 8), and once 17, in runs where the
-    // fabric's lanes waited 130 to 210 ms for a CPU (the run's timing
-    // warnings): such a stall is a classic queue's delay to the detector,
-    // and the run did not emulate DualPI2. So a run whose lanes waited
-    // for a CPU is run once more, and the second is asserted whatever it
-    // says. Half-way to the ceiling tells the two queues apart.
-    let mut attempt = 0;
-    let result = loop {
-        let (result, _, _) = run(
-            &format!("praguel4s{attempt}"),
-            &dumbbell("12s", l4s, &[("f1", "prague ecn_fallback=1")]),
-        );
-        eprintln!("through dualpi2: classic_ecn {}", score(&result, "f1"));
-        attempt += 1;
-        if attempt == 2 || !lanes_waited_for_a_cpu(&result) {
-            break result;
-        }
-        eprintln!("the fabric's lanes waited for a CPU: once more");
-    };
+    // fabric's lanes waited 130 to 210 ms for a CPU: such a stall is a
+    // classic queue's delay to the detector, and [`run`] makes such a run
+    // once more. Half-way to the ceiling tells the two queues apart.
+    let (result, _, _) = run(
+        "praguel4s",
+        &dumbbell("12s", l4s, &[("f1", "prague ecn_fallback=1")]),
+    );
+    eprintln!("through dualpi2: classic_ecn {}", score(&result, "f1"));
     let dual = score(&result, "f1")["score_max"].as_f64().unwrap();
     assert!(dual < 12.0, "score {dual} through dualpi2: {result}");
     assert!(utilization(goodput(&result, "f1"), 50e6) >= 0.9, "{result}");
