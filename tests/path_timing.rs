@@ -11,7 +11,8 @@ use support::*;
 #[test]
 fn ping_rtt_through_delay_20_is_40_ms() {
     let Some(_serial) = start() else { return };
-    let ((min, avg, max), _) = ping_through(&["delay", "20"], "ping -c 30 -i 0.05 -q $EMU_BASE");
+    let ((min, avg, max), _) =
+        ping_through_unstalled(&["delay", "20"], "ping -c 30 -i 0.05 -q $EMU_BASE", 40.0);
     eprintln!(
         "delay 20: ping RTT min {min:.3} avg {avg:.3} max {max:.3} ms; error of the mean {:+.3} ms",
         avg - 40.0
@@ -26,9 +27,10 @@ fn ping_rtt_through_delay_20_is_40_ms() {
 #[test]
 fn nested_shells_add_their_delays() {
     let Some(_serial) = start() else { return };
-    let ((min, avg, _), stdout) = ping_through(
+    let ((min, avg, _), stdout) = ping_through_unstalled(
         &["delay", "5", "--", "delay", "10"],
         "ping -c 20 -i 0.05 -q $EMU_BASE; echo \"prefix=$EMU_SHELL_PREFIX\"",
+        30.0,
     );
     eprintln!("delay 5 + delay 10: ping RTT min {min:.3} avg {avg:.3} ms (expected 30)");
     assert!(min >= 30.0 && avg < 30.8, "min {min} avg {avg}");
@@ -70,9 +72,10 @@ fn tcp_goodput_through_link_10mbit_is_within_3_percent() {
 #[test]
 fn busy_poll_keeps_the_path_exact() {
     let Some(_serial) = start() else { return };
-    let ((min, avg, _), _) = ping_through(
+    let ((min, avg, _), _) = ping_through_unstalled(
         &["--busy-poll", "delay", "5"],
         "ping -c 20 -i 0.02 -q $EMU_BASE",
+        10.0,
     );
     eprintln!("busy-poll delay 5: ping RTT min {min:.3} avg {avg:.3} ms");
     // Never early; the upper bound only catches a delay applied twice.
