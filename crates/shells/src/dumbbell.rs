@@ -54,7 +54,7 @@ use crate::sys::devices::{self, DeviceEnd};
 use crate::sys::epoll::{Epoll, Event, NO_EVENT};
 use crate::sys::guardian::Guardian;
 use crate::sys::netns::NetNs;
-use crate::sys::schedstat::runqueue_wait;
+use crate::sys::schedstat::HoldMeter;
 use crate::sys::timer::KeptTimer;
 use crate::sys::tun::Tun;
 use crate::sys::{scheduling, sysctl};
@@ -74,6 +74,9 @@ pub const HOST_DEVICE: &str = "emu0";
 const READ_BATCH: usize = 64;
 /// Longest sleep, so a stop request is seen promptly.
 const MAX_SLEEP: Nanos = 20_000_000;
+/// How far off the next due time must be for a lane to read its hold
+/// meter (a small proc file, tens of µs) before it waits.
+const METER_ROOM: Nanos = 200_000;
 /// How a lane ticks (see [`Tick`]): input wakes it, so for any departure
 /// where they come closer together than 30 µs, sleeping on its hosts'
 /// devices and the kept timer; sparser departures are spun for. Cost: a
@@ -162,10 +165,12 @@ pub struct FabricResult {
     pub held: Vec<LaneHold>,
 }
 
-/// How long a lane's thread waited for a CPU while runnable, over how long
-/// it ran. A real-time lane waits only when something holds it, most
-/// often the kernel's budget for the real-time class (see
-/// [`crate::sys::schedstat`]): then every delivery due meanwhile is late.
+/// How long a lane's thread was held off its CPU while runnable, over how
+/// long it ran: the waits of stretches mostly spent waiting, not those of
+/// its own wake-ups (see [`crate::sys::schedstat::HoldMeter`]). A
+/// real-time lane is held only by the kernel's budget for the real-time
+/// class or threads of its priority or above: then every delivery due
+/// meanwhile is late.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaneHold {
     pub side: Side,
@@ -353,7 +358,7 @@ fn carry(setup: LaneSetup) -> LaneResult {
     // and every host's deliveries wait with it.
     scheduling::realtime_priority();
     let started = monotonic_now();
-    let waited_before = runqueue_wait();
+    let mut hold_meter = HoldMeter::start(started);
     let hosts = devices.len();
     let mut read = vec![0u64; hosts];
     let mut write_errors = vec![0u64; hosts];
@@ -411,10 +416,8 @@ fn carry(setup: LaneSetup) -> LaneResult {
         if stop.load(Ordering::Acquire) {
             let held = LaneHold {
                 side,
-                waited_ns: waited_before
-                    .zip(runqueue_wait())
-                    .map(|(before, after)| after.saturating_sub(before)),
-                over_ns: monotonic_now().saturating_sub(started),
+                waited_ns: hold_meter.as_mut().map(|m| m.held(now)),
+                over_ns: now.saturating_sub(started),
             };
             return LaneResult {
                 lane,
@@ -433,6 +436,9 @@ fn carry(setup: LaneSetup) -> LaneResult {
             Some((due, _)) => due,
             None => now + MAX_SLEEP,
         };
+        if let Some(meter) = hold_meter.as_mut() {
+            meter.sample(now, due.saturating_sub(now) > METER_ROOM);
+        }
         let slept = wait(&mut timers, &mut budget, &spacing, &mut ready, due, now);
         rests.slept(slept);
     }

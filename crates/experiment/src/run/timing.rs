@@ -17,9 +17,11 @@ pub const LATE_P99: Nanos = 200_000;
 /// stalled (at 1 Gbit/s, 5 ms is 400 packets written at once).
 pub const LATE_MAX: Nanos = 5_000_000;
 /// The share of a lane's time it may spend held off a CPU while it had
-/// work: an ordinary run of a real-time lane waits a few milliseconds in
-/// a second at most.
-pub const HELD_SHARE: f64 = 0.01;
+/// work (in stretches, the waits of its wake-ups left out: see
+/// `shells::sys::schedstat::HoldMeter`): a real-time lane of an ordinary
+/// run is held for none of it, and 50 ms in 10 s is a burst of hundreds
+/// of packets at 50 Mbit/s.
+pub const HELD_SHARE: f64 = 0.005;
 
 /// What one host's deliveries came to: how late its packets were written.
 #[derive(Debug, Clone, Copy, PartialEq)]
