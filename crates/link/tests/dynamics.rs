@@ -607,3 +607,44 @@ fn an_htb_shaper_keeps_the_rate_and_follows_its_steps() {
         rate(S + 100 * MS, 2 * S)
     );
 }
+
+/// Shaped along a rate schedule, an outage costs the link its own length
+/// once: the packet let go just before it leaves as it starts, and the
+/// backlog resumes when the link comes back, at the rate. A bucket
+/// charged the outage's time as the packet's debt would hold the link
+/// down as long again.
+#[test]
+fn an_htb_shaper_on_a_schedule_resumes_when_an_outage_ends() {
+    let schedule = Schedule::steps(vec![(0, 5_000_000)], false, false);
+    let mut link = make(
+        Server::Schedule(schedule),
+        10 * MS,
+        "infinite",
+        None,
+        Dynamics {
+            shaper: Some(link::ShaperSpec::parse("htb").unwrap()),
+            outages: Some(Outages::list(vec![(S, 500 * MS)]).unwrap()),
+            ..Default::default()
+        },
+        LogSink::disabled(),
+    );
+    // 1500 bytes every 1.2 ms (10 Mbit/s): a backlog throughout.
+    let arrivals = (0..2500)
+        .map(|i| packet(1500, i * 1_200 * US, i as u16))
+        .collect();
+    let out = run(&mut link, arrivals);
+    let back = S + 500 * MS + 10 * MS;
+    let during = out
+        .iter()
+        .filter(|(t, _)| *t > S + 10 * MS && *t < back)
+        .count();
+    assert_eq!(during, 0, "nothing leaves while the link is down");
+    let first_after = out.iter().map(|(t, _)| *t).find(|t| *t >= back).unwrap();
+    assert!(
+        first_after < back + 5 * MS,
+        "the first packet after the outage left {} ms after it ended",
+        (first_after - back) as f64 / 1e6
+    );
+    let rate = rate_in(&out, back + 100 * MS, back + S);
+    assert!((rate / 5e6 - 1.0).abs() < 0.01, "{rate}");
+}
