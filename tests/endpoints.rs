@@ -26,39 +26,67 @@ use support::{start, text};
 /// directory and what emu said. A run the machine disturbed (see
 /// [`disturbed`]) did not emulate its path: on this 2-core kind of
 /// virtual machine such a run can halve a flow's goodput or look like a
-/// classic queue to Prague's detector. Such a run is made once more, and
-/// the second is returned whatever it says.
+/// classic queue to Prague's detector. Such a run is made again, up to
+/// [`ATTEMPTS`] in all, each [`support::LET_PASS`] after the one before;
+/// the last is returned whatever it says.
 fn run(name: &str, toml: &str) -> (serde_json::Value, PathBuf, String) {
-    let ran = run_experiment_in(&support::temp_dir(name), name, toml);
-    let Some(why) = disturbed(&ran.result, &ran.dir) else {
-        return (ran.result, ran.dir, ran.stderr);
-    };
-    eprintln!("{name}: {why}: once more");
-    let again = format!("{name}-again");
-    let ran = run_experiment_in(&support::temp_dir(&again), &again, toml);
-    (ran.result, ran.dir, ran.stderr)
+    let mut attempt = 1;
+    loop {
+        let label = match attempt {
+            1 => name.to_string(),
+            n => format!("{name}-again{n}"),
+        };
+        let ran = run_experiment_in(&support::temp_dir(&label), &label, toml);
+        let why = disturbed(&ran.result, &ran.dir);
+        match why {
+            Some(why) if attempt < ATTEMPTS => {
+                eprintln!("{label}: {why}: once more");
+                std::thread::sleep(support::LET_PASS);
+                attempt += 1;
+            }
+            _ => return (ran.result, ran.dir, ran.stderr),
+        }
+    }
 }
 
-/// A delivery this late says the machine stalled the fabric (a virtual
-/// CPU descheduled, the lanes held): quiet runs here stay under 10 ms.
-const STALL_NS: u64 = 20_000_000;
+/// How many times [`run`] makes a run the machine disturbs.
+const ATTEMPTS: u32 = 3;
+
+/// A link's 99th percentile of delivery lateness above this says the
+/// machine held the fabric for a good part of the run: quiet runs here
+/// stay under 0.6 ms, the runs of a disturbed stretch reached 6 to 30 ms.
+const LATE_P99_NS: u64 = 2_000_000;
+/// One delivery this late says the machine stalled the fabric once, long
+/// enough to look like a classic queue's delay to Prague's detector:
+/// quiet runs here reach 5 to 25 ms at most.
+const STALL_NS: u64 = 40_000_000;
 
 /// Why a run's path was not the one configured, if it was not: its
 /// fabric's lanes were held off a CPU while they had packets to carry
-/// (its timing warnings say so), or a link delivered a packet more than
-/// [`STALL_NS`] late (`links.json`).
+/// (its timing warnings say so), or a link's deliveries were late past
+/// [`LATE_P99_NS`] at the 99th percentile or [`STALL_NS`] once
+/// (`links.json`).
 fn disturbed(result: &serde_json::Value, run: &Path) -> Option<String> {
     if lanes_waited_for_a_cpu(result) {
         return Some("the fabric's lanes were held off a CPU".into());
     }
     let links: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("links.json")).ok()?).ok()?;
-    let latest = links["links"]
+    let lateness: Vec<&serde_json::Value> = links["links"]
         .as_array()?
         .iter()
-        .filter_map(|l| l["delivery_lateness"]["max_ns"].as_u64())
-        .max()?;
-    (latest > STALL_NS).then(|| format!("a delivery was {:.1} ms late", latest as f64 / 1e6))
+        .map(|l| &l["delivery_lateness"])
+        .collect();
+    let worst = |key: &str| lateness.iter().filter_map(|l| l[key].as_u64()).max();
+    let ms = |ns: u64| ns as f64 / 1e6;
+    match (worst("p99_ns")?, worst("max_ns")?) {
+        (p99, _) if p99 > LATE_P99_NS => Some(format!(
+            "a link's deliveries were {:.1} ms late at the 99th percentile",
+            ms(p99)
+        )),
+        (_, max) if max > STALL_NS => Some(format!("a delivery was {:.1} ms late", ms(max))),
+        _ => None,
+    }
 }
 
 /// One sender and one receiver per flow, `flows` as `(name, cc)`, through

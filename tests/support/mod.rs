@@ -58,6 +58,11 @@ pub fn start() -> Option<std::sync::MutexGuard<'static, ()>> {
     Some(serial())
 }
 
+/// How long a test lets a disturbance of the machine pass before it makes
+/// a disturbed run again: this VM's host holds its CPUs in stretches of
+/// seconds to minutes, and a run made at once meets the same stretch.
+pub const LET_PASS: Duration = Duration::from_secs(15);
+
 pub fn run(args: &[&str]) -> Output {
     emu()
         .args(args)
@@ -112,25 +117,30 @@ pub fn ping_through(emu_args: &[&str], command: &str) -> ((f64, f64, f64), Strin
 /// for 10 ms and more.
 const STALL_MS: f64 = 5.0;
 
-/// [`ping_through`], made once more when a reply came back more than
-/// [`STALL_MS`] after `expected_ms`: one stall moves a 30-ping mean by
-/// 0.4 ms, which is the error the timing tests bound. A path that is
-/// wrong every time still fails, as does one stalled twice in a row.
+/// [`ping_through`], made again (up to three times in all, [`LET_PASS`]
+/// apart) while a reply comes back more than [`STALL_MS`] after
+/// `expected_ms`: one stall moves a 30-ping mean by 0.4 ms, which is the
+/// error the timing tests bound. A path that is wrong every time still
+/// fails, as does one stalled three times.
 pub fn ping_through_unstalled(
     emu_args: &[&str],
     command: &str,
     expected_ms: f64,
 ) -> ((f64, f64, f64), String) {
-    let first = ping_through(emu_args, command);
-    let max = first.0 .2;
-    if max - expected_ms <= STALL_MS {
-        return first;
+    let mut attempt = 1;
+    loop {
+        let ran = ping_through(emu_args, command);
+        let max = ran.0 .2;
+        if max - expected_ms <= STALL_MS || attempt == 3 {
+            return ran;
+        }
+        eprintln!(
+            "{emu_args:?}: a reply took {max:.3} ms against {expected_ms} ms: \
+             the machine stalled; once more"
+        );
+        std::thread::sleep(LET_PASS);
+        attempt += 1;
     }
-    eprintln!(
-        "{emu_args:?}: a reply took {max:.3} ms against {expected_ms} ms: \
-         the machine stalled; once more"
-    );
-    ping_through(emu_args, command)
 }
 
 /// What a run left behind that carries emu process `pid`'s mark.
