@@ -175,7 +175,7 @@ pub struct FabricResult {
 pub struct LaneHold {
     pub side: Side,
     /// None where the kernel keeps no count.
-    pub waited_ns: Option<Nanos>,
+    pub held_ns: Option<Nanos>,
     pub over_ns: Nanos,
 }
 
@@ -416,7 +416,7 @@ fn carry(setup: LaneSetup) -> LaneResult {
         if stop.load(Ordering::Acquire) {
             let held = LaneHold {
                 side,
-                waited_ns: hold_meter.as_mut().map(|m| m.held(now)),
+                held_ns: hold_meter.as_mut().map(|m| m.held(now)),
                 over_ns: now.saturating_sub(started),
             };
             return LaneResult {

@@ -179,7 +179,7 @@ fn timing_warnings(plan: &Plan, result: &shells::dumbbell::FabricResult) -> Vec<
                     fabric::Side::Left => "left",
                     fabric::Side::Right => "right",
                 },
-                held_ns: lane.waited_ns?,
+                held_ns: lane.held_ns?,
                 over_ns: lane.over_ns,
             })
         })
