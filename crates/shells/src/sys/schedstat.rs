@@ -100,20 +100,15 @@ pub fn held_in(length: Nanos, waited: Nanos) -> Nanos {
 mod tests {
     use super::*;
 
-    /// The count never goes back; a thread that yields its CPU to a
-    /// busy sibling pinned to the same CPU waits for it.
-    #[test]
-    fn a_thread_held_off_its_cpu_counts_the_wait() {
-        let Some(before) = runqueue_wait() else {
-            eprintln!("skipped: this kernel keeps no schedstat");
-            return;
-        };
-        // Both threads on one CPU: each runs only while the other waits.
-        let cpu = {
-            // SAFETY: sched_getcpu has no preconditions.
-            let c = unsafe { libc::sched_getcpu() };
-            c.max(0) as usize
-        };
+    /// Runs `work` on a thread pinned to the calling thread's CPU beside
+    /// one that spins there for `busy_ns`: each runs only while the other
+    /// waits. Returns what `work` returns.
+    fn beside_a_busy_thread<T: Send + 'static>(
+        busy_ns: Nanos,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> T {
+        // SAFETY: sched_getcpu has no preconditions.
+        let cpu = unsafe { libc::sched_getcpu() }.max(0) as usize;
         let pin = move || {
             // SAFETY: a zeroed cpu_set_t is valid; CPU_SET within bounds.
             unsafe {
@@ -124,23 +119,37 @@ mod tests {
         };
         let busy = std::thread::spawn(move || {
             pin();
-            let end = emu_core::time::monotonic_now() + 200_000_000;
+            let end = emu_core::time::monotonic_now() + busy_ns;
             while emu_core::time::monotonic_now() < end {
                 std::hint::spin_loop();
             }
         });
-        let waited = std::thread::spawn(move || {
+        let result = std::thread::spawn(move || {
             pin();
+            work()
+        })
+        .join()
+        .unwrap();
+        busy.join().unwrap();
+        result
+    }
+
+    /// The count never goes back; a thread that yields its CPU to a
+    /// busy sibling pinned to the same CPU waits for it.
+    #[test]
+    fn a_thread_held_off_its_cpu_counts_the_wait() {
+        let Some(before) = runqueue_wait() else {
+            eprintln!("skipped: this kernel keeps no schedstat");
+            return;
+        };
+        let waited = beside_a_busy_thread(200_000_000, || {
             let start = runqueue_wait().unwrap();
             let end = emu_core::time::monotonic_now() + 200_000_000;
             while emu_core::time::monotonic_now() < end {
                 std::hint::spin_loop();
             }
             runqueue_wait().unwrap() - start
-        })
-        .join()
-        .unwrap();
-        busy.join().unwrap();
+        });
         assert!(
             waited > 10_000_000,
             "waited {waited} ns beside a busy thread"
@@ -171,25 +180,7 @@ mod tests {
             eprintln!("skipped: this kernel keeps no schedstat");
             return;
         }
-        // SAFETY: sched_getcpu has no preconditions.
-        let cpu = unsafe { libc::sched_getcpu() }.max(0) as usize;
-        let pin = move || {
-            // SAFETY: a zeroed cpu_set_t is valid; CPU_SET within bounds.
-            unsafe {
-                let mut set: libc::cpu_set_t = std::mem::zeroed();
-                libc::CPU_SET(cpu, &mut set);
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-            }
-        };
-        let busy = std::thread::spawn(move || {
-            pin();
-            let end = emu_core::time::monotonic_now() + 300_000_000;
-            while emu_core::time::monotonic_now() < end {
-                std::hint::spin_loop();
-            }
-        });
-        let (held, over) = std::thread::spawn(move || {
-            pin();
+        let (held, over) = beside_a_busy_thread(300_000_000, || {
             let start = emu_core::time::monotonic_now();
             let mut meter = HoldMeter::start(start).unwrap();
             let end = start + 300_000_000;
@@ -200,10 +191,7 @@ mod tests {
                 now = emu_core::time::monotonic_now();
             }
             (meter.held(now), now - start)
-        })
-        .join()
-        .unwrap();
-        busy.join().unwrap();
+        });
         assert!(
             held > over / 5,
             "held {held} ns of {over} ns beside a busy thread"
