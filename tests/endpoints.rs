@@ -26,31 +26,22 @@ use support::{start, text};
 /// directory and what emu said. A run the machine disturbed (see
 /// [`disturbed`]) did not emulate its path: on this 2-core kind of
 /// virtual machine such a run can halve a flow's goodput or look like a
-/// classic queue to Prague's detector. Such a run is made again, up to
-/// [`ATTEMPTS`] in all, each [`support::LET_PASS`] after the one before;
-/// the last is returned whatever it says.
+/// classic queue to Prague's detector. Such a run is made again (see
+/// [`support::undisturbed`]).
 fn run(name: &str, toml: &str) -> (serde_json::Value, PathBuf, String) {
-    let mut attempt = 1;
-    loop {
-        let label = match attempt {
-            1 => name.to_string(),
-            n => format!("{name}-again{n}"),
-        };
-        let ran = run_experiment_in(&support::temp_dir(&label), &label, toml);
-        let why = disturbed(&ran.result, &ran.dir);
-        match why {
-            Some(why) if attempt < ATTEMPTS => {
-                eprintln!("{label}: {why}: once more");
-                std::thread::sleep(support::LET_PASS);
-                attempt += 1;
-            }
-            _ => return (ran.result, ran.dir, ran.stderr),
-        }
-    }
+    let ran = support::undisturbed(
+        name,
+        |n| {
+            let label = match n {
+                1 => name.to_string(),
+                n => format!("{name}-again{n}"),
+            };
+            run_experiment_in(&support::temp_dir(&label), &label, toml)
+        },
+        |ran| disturbed(&ran.result, &ran.dir),
+    );
+    (ran.result, ran.dir, ran.stderr)
 }
-
-/// How many times [`run`] makes a run the machine disturbs.
-const ATTEMPTS: u32 = 3;
 
 /// A link's 99th percentile of delivery lateness above this says the
 /// machine held the fabric for a good part of the run: quiet runs here

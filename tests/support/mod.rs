@@ -117,30 +117,50 @@ pub fn ping_through(emu_args: &[&str], command: &str) -> ((f64, f64, f64), Strin
 /// for 10 ms and more.
 const STALL_MS: f64 = 5.0;
 
-/// [`ping_through`], made again (up to three times in all, [`LET_PASS`]
-/// apart) while a reply comes back more than [`STALL_MS`] after
-/// `expected_ms`: one stall moves a 30-ping mean by 0.4 ms, which is the
-/// error the timing tests bound. A path that is wrong every time still
-/// fails, as does one stalled three times.
+/// Makes `attempt` (given its number, from 1) until `disturbed` finds
+/// nothing to say of what it made, up to three times in all and
+/// [`LET_PASS`] apart, and returns the last made whatever was said. Each
+/// reason is printed with `label`. For runs the machine can disturb: a
+/// path that is wrong every time still fails its test, as does one
+/// disturbed three times.
+pub fn undisturbed<T>(
+    label: &str,
+    mut attempt: impl FnMut(u32) -> T,
+    disturbed: impl Fn(&T) -> Option<String>,
+) -> T {
+    const ATTEMPTS: u32 = 3;
+    let mut n = 1;
+    loop {
+        let made = attempt(n);
+        match disturbed(&made) {
+            Some(why) if n < ATTEMPTS => {
+                eprintln!("{label} (attempt {n}): {why}: once more");
+                std::thread::sleep(LET_PASS);
+                n += 1;
+            }
+            _ => return made,
+        }
+    }
+}
+
+/// [`ping_through`], made again while a reply comes back more than
+/// [`STALL_MS`] after `expected_ms` (see [`undisturbed`]): one stall
+/// moves a 30-ping mean by 0.4 ms, which is the error the timing tests
+/// bound.
 pub fn ping_through_unstalled(
     emu_args: &[&str],
     command: &str,
     expected_ms: f64,
 ) -> ((f64, f64, f64), String) {
-    let mut attempt = 1;
-    loop {
-        let ran = ping_through(emu_args, command);
-        let max = ran.0 .2;
-        if max - expected_ms <= STALL_MS || attempt == 3 {
-            return ran;
-        }
-        eprintln!(
-            "{emu_args:?}: a reply took {max:.3} ms against {expected_ms} ms: \
-             the machine stalled; once more"
-        );
-        std::thread::sleep(LET_PASS);
-        attempt += 1;
-    }
+    undisturbed(
+        &format!("{emu_args:?}"),
+        |_| ping_through(emu_args, command),
+        |((_, _, max), _)| {
+            (max - expected_ms > STALL_MS).then(|| {
+                format!("a reply took {max:.3} ms against {expected_ms} ms: the machine stalled")
+            })
+        },
+    )
 }
 
 /// What a run left behind that carries emu process `pid`'s mark.
