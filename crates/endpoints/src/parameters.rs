@@ -91,6 +91,7 @@ pub fn parse(endpoint: &'static Endpoint, text: &str) -> Result<Settings, String
             .map_err(|takes| format!("{key}={value}: {key} takes {takes}"))?;
         settings.given.push((parameter.name, value.to_string()));
     }
+    crate::versions::apply(&mut settings)?;
     Ok(settings)
 }
 
@@ -195,6 +196,18 @@ pub fn describe(endpoint: &Endpoint) -> String {
             "  {} = {default}\n      {}\n      takes {takes}; the reference's {}",
             p.name, p.meaning, p.reference
         );
+    }
+    for (i, v) in crate::versions::of(endpoint).iter().enumerate() {
+        if i == 0 {
+            text += "\nVersions (version=NAME), each the commit it follows:\n\n";
+        }
+        let _ = writeln!(text, "  {}: {}", v.name, v.follows);
+        for (name, value) in v.defaults {
+            let _ = writeln!(text, "      {name} defaults to {value} there");
+        }
+        if !v.lacks.is_empty() {
+            let _ = writeln!(text, "      takes no {}", v.lacks.join(", "));
+        }
     }
     text
 }
