@@ -91,7 +91,7 @@ pub fn parse(endpoint: &'static Endpoint, text: &str) -> Result<Settings, String
             .map_err(|takes| format!("{key}={value}: {key} takes {takes}"))?;
         settings.given.push((parameter.name, value.to_string()));
     }
-    crate::versions::apply(&mut settings)?;
+    crate::versions::apply(endpoint, &mut settings.values, &settings.given)?;
     Ok(settings)
 }
 
@@ -296,6 +296,31 @@ mod tests {
         assert!(e.contains("twice"), "{e}");
         let e = parse(find("reno-sce").unwrap(), "x=1").unwrap_err();
         assert!(e.contains("takes no settings"), "{e}");
+    }
+
+    #[test]
+    fn a_version_brings_its_defaults_and_a_bad_one_is_named() {
+        let s = parse(prague(), "version=0.5 rtt_target=10ms").unwrap();
+        assert_eq!(s.get("version"), Some(1));
+        assert_eq!(s.get("rtt_scaling"), Some(0), "0.5's none");
+        assert_eq!(s.get("rtt_target"), Some(10_000), "the flow's own");
+        assert_eq!(s.get("ecn_fallback"), Some(1));
+        let e = parse(prague(), "version=2019").unwrap_err();
+        assert!(
+            e.contains("version=2019") && e.contains("0.6 (0)") && e.contains("0.5 (1)"),
+            "{e}"
+        );
+        let e = parse(prague(), "tso_floor=1 version=0.5").unwrap_err();
+        assert!(
+            e.contains("'tso_floor'") && e.contains("version 0.5"),
+            "{e}"
+        );
+        let text = describe(prague());
+        assert!(text.contains("  0.5: L4STeam/linux e741f5ac"), "{text}");
+        assert!(
+            text.contains("rtt_transition defaults to 100 there"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! first, and the settings it does not have. `emu cc NAME` lists them.
 
 use crate::catalogue::Endpoint;
-use crate::parameters::Settings;
+use crate::parameter_tables::SLOTS;
 
 /// One version of a reference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,34 +52,36 @@ pub fn of(endpoint: &Endpoint) -> &'static [Version] {
     }
 }
 
-/// Gives `settings` its chosen version's defaults where the flow set
-/// nothing, and refuses a setting that version's module lacks.
-pub fn apply(settings: &mut Settings) -> Result<(), String> {
-    let versions = of(settings.endpoint);
-    let Some(chosen) = settings
-        .get("version")
-        .and_then(|i| versions.get(i as usize))
+/// Gives a flow's `values` (every slot, as it set them or the defaults)
+/// its chosen version's defaults where it set nothing (`given` names what
+/// it set), and refuses a setting that version's module lacks.
+pub fn apply(
+    endpoint: &Endpoint,
+    values: &mut [u32; SLOTS],
+    given: &[(&'static str, String)],
+) -> Result<(), String> {
+    let Some(chosen) = endpoint
+        .parameters
+        .iter()
+        .find(|p| p.name == "version")
+        .and_then(|p| of(endpoint).get(values[p.slot] as usize))
     else {
         return Ok(());
     };
-    for (name, _) in &settings.given {
+    for (name, _) in given {
         if chosen.lacks.contains(name) {
             return Err(format!(
                 "'{name}': {} version {} has no such setting (its module lacks it; \
                  drop it or choose another version)",
-                settings.endpoint.name, chosen.name
+                endpoint.name, chosen.name
             ));
         }
     }
     for (name, value) in chosen.defaults {
-        let parameter = settings
-            .endpoint
-            .parameters
-            .iter()
-            .find(|p| p.name == *name);
+        let parameter = endpoint.parameters.iter().find(|p| p.name == *name);
         if let Some(p) = parameter {
-            if !settings.given.iter().any(|(k, _)| k == name) {
-                settings.values[p.slot] = *value;
+            if !given.iter().any(|(k, _)| k == name) {
+                values[p.slot] = *value;
             }
         }
     }
@@ -90,47 +92,51 @@ pub fn apply(settings: &mut Settings) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::catalogue::find;
-    use crate::parameters::parse;
 
-    fn prague() -> &'static Endpoint {
-        find("prague").unwrap()
+    /// Prague's defaults with `version` at `version` and `given` set.
+    fn prague(version: u32, given: &[(&'static str, u32)]) -> Result<[u32; SLOTS], String> {
+        let endpoint = find("prague").unwrap();
+        let slot = |name| {
+            endpoint
+                .parameters
+                .iter()
+                .find(|p| p.name == name)
+                .unwrap()
+                .slot
+        };
+        let mut values = [0; SLOTS];
+        for p in endpoint.parameters {
+            values[p.slot] = p.default;
+        }
+        values[slot("version")] = version;
+        let mut named = vec![("version", version.to_string())];
+        for (name, value) in given {
+            values[slot(name)] = *value;
+            named.push((name, value.to_string()));
+        }
+        apply(endpoint, &mut values, &named).map(|()| values)
     }
 
     #[test]
-    fn version_05_takes_its_modules_defaults() {
-        let s = parse(prague(), "version=0.5").unwrap();
-        assert_eq!(s.get("version"), Some(1));
-        assert_eq!(s.get("rtt_scaling"), Some(0), "none");
-        assert_eq!(s.get("rtt_target"), Some(15_000));
-        assert_eq!(s.get("rtt_transition"), Some(100));
-        assert_eq!(s.get("ecn_fallback"), Some(1));
-        assert_eq!(s.get("burst_shift"), Some(12));
-        let latest = parse(prague(), "").unwrap();
-        assert_eq!(latest.get("version"), Some(0));
-        assert_eq!(latest.get("rtt_target"), Some(25_000));
+    fn version_05_takes_its_modules_defaults_where_the_flow_set_none() {
+        // Slots: rtt_scaling 2, rtt_target 3, rtt_transition 4, ecn_fallback 5.
+        let v = prague(1, &[]).unwrap();
+        assert_eq!(&v[2..6], &[0, 15_000, 100, 1]);
+        assert_eq!(v[0], 12, "burst_shift as 0.6");
+        let v = prague(0, &[]).unwrap();
+        assert_eq!(&v[2..6], &[1, 25_000, 500, 0]);
+        let v = prague(1, &[("ecn_fallback", 0), ("rtt_target", 10_000)]).unwrap();
+        assert_eq!(&v[2..6], &[0, 10_000, 100, 0]);
     }
 
     #[test]
-    fn what_the_flow_sets_wins_over_the_versions_defaults() {
-        let s = parse(prague(), "ecn_fallback=0 version=0.5 rtt_target=10ms").unwrap();
-        assert_eq!(s.get("ecn_fallback"), Some(0));
-        assert_eq!(s.get("rtt_target"), Some(10_000));
-        assert_eq!(s.get("rtt_transition"), Some(100));
-    }
-
-    #[test]
-    fn a_setting_the_version_lacks_or_a_bad_version_is_refused() {
-        let e = parse(prague(), "version=0.5 tso_floor=1").unwrap_err();
+    fn a_setting_the_version_lacks_is_refused() {
+        let e = prague(1, &[("tso_floor", 1)]).unwrap_err();
         assert!(
             e.contains("'tso_floor'") && e.contains("version 0.5"),
             "{e}"
         );
-        let e = parse(prague(), "version=2019").unwrap_err();
-        assert!(
-            e.contains("version=2019") && e.contains("0.6 (0)") && e.contains("0.5 (1)"),
-            "{e}"
-        );
-        assert!(parse(prague(), "version=0.6 tso_floor=1").is_ok());
+        assert!(prague(0, &[("tso_floor", 1)]).is_ok());
     }
 
     #[test]
