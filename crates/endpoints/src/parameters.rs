@@ -172,6 +172,7 @@ pub fn describe(endpoint: &Endpoint) -> String {
     let mut text = format!("{}: {}\n", endpoint.name, endpoint.summary);
     if endpoint.parameters.is_empty() {
         text += "\nIt takes no settings.\n";
+        describe_versions(endpoint, &mut text);
         return text;
     }
     let _ = write!(
@@ -197,10 +198,22 @@ pub fn describe(endpoint: &Endpoint) -> String {
             p.name, p.meaning, p.reference
         );
     }
-    for (i, v) in crate::versions::of(endpoint).iter().enumerate() {
-        if i == 0 {
-            text += "\nVersions (version=NAME), each the commit it follows:\n\n";
+    describe_versions(endpoint, &mut text);
+    text
+}
+
+/// The commit each version follows, for `emu cc NAME`.
+fn describe_versions(endpoint: &Endpoint, text: &mut String) {
+    let versions = crate::versions::of(endpoint);
+    match versions {
+        [] => return,
+        [one] => {
+            let _ = writeln!(text, "\nIt follows {}.", one.follows);
+            return;
         }
+        _ => *text += "\nVersions (version=NAME), each the commit it follows:\n\n",
+    }
+    for v in versions {
         let _ = writeln!(text, "  {}: {}", v.name, v.follows);
         for (name, value) in v.defaults {
             let _ = writeln!(text, "      {name} defaults to {value} there");
@@ -209,7 +222,6 @@ pub fn describe(endpoint: &Endpoint) -> String {
             let _ = writeln!(text, "      takes no {}", v.lacks.join(", "));
         }
     }
-    text
 }
 
 #[cfg(test)]
@@ -359,7 +371,12 @@ mod tests {
             assert!(text.contains(p.reference), "{text}");
         }
         assert!(text.contains("rtt_scaling = rate (1)"), "{text}");
-        assert!(describe(find("reno-sce").unwrap()).contains("no settings"));
+        let reno_sce = describe(find("reno-sce").unwrap());
+        assert!(reno_sce.contains("no settings"), "{reno_sce}");
+        assert!(
+            reno_sce.contains("It follows chromi/sce 07bbe597"),
+            "{reno_sce}"
+        );
         let cubic = describe(find("cubic-sce").unwrap());
         for p in CUBIC_SCE {
             assert!(cubic.contains(&format!("  {} = ", p.name)), "{cubic}");
