@@ -270,7 +270,9 @@ fn emu_cc_names_each_setting_and_its_default() {
     ] {
         assert!(dctcp.contains(line), "{line}: {dctcp}");
     }
-    assert!(stdout(&emu(&["cc", "reno-sce"])).contains("takes no settings"));
+    let reno_sce = stdout(&emu(&["cc", "reno-sce"]));
+    assert!(reno_sce.contains("unit = rcv_mss (0)"), "{reno_sce}");
+    assert!(reno_sce.contains("chromi/sce 07bbe597"), "{reno_sce}");
     let out = emu(&["cc", "westwood"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

@@ -7,6 +7,8 @@
 
 #[cfg(test)]
 mod prague_05;
+#[cfg(test)]
+mod sce_unit;
 
 #[cfg(test)]
 mod tests {

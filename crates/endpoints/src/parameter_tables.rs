@@ -251,3 +251,17 @@ pub const VEGAS: &[Parameter] = &[
         meaning: "above this many segments queued, slow start ends",
     },
 ];
+
+/// Reno-SCE's and DCTCP-SCE's: their references have no module parameters;
+/// this one undoes a quirk of theirs, kept by default.
+pub const SCE_WINDOW: &[Parameter] = &[Parameter {
+    name: "unit",
+    reference: "(icsk_ack.rcv_mss in the module's ACK handler)",
+    slot: 0,
+    kind: Kind::Choice(&["rcv_mss", "mss"]),
+    default: 0,
+    meaning: "the window counter's byte unit (a step is unit * cwnd; a duplicate ACK \
+              counts one unit): rcv_mss, the received segments' size, 536 on a host that \
+              only sends, as the reference (so about 2.7 segments of growth a round trip, \
+              and as much more per SCE-marked window); mss, the sending MSS",
+}];

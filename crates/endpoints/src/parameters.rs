@@ -17,7 +17,9 @@
 use crate::catalogue::Endpoint;
 use std::fmt::Write as _;
 
-pub use crate::parameter_tables::{Kind, Parameter, CUBIC_SCE, DCTCP, PRAGUE, SLOTS, VEGAS};
+pub use crate::parameter_tables::{
+    Kind, Parameter, CUBIC_SCE, DCTCP, PRAGUE, SCE_WINDOW, SLOTS, VEGAS,
+};
 
 /// One flow's settings of one of emu's congestion controls: every slot,
 /// the defaults where the flow set nothing.
@@ -306,9 +308,22 @@ mod tests {
         assert!(e.contains("KEY=VALUE"), "{e}");
         let e = parse(prague(), "burst_shift=1 burst_shift=2").unwrap_err();
         assert!(e.contains("twice"), "{e}");
-        let e = parse(find("reno-sce").unwrap(), "x=1").unwrap_err();
+        let e = parse(&BARE, "x=1").unwrap_err();
         assert!(e.contains("takes no settings"), "{e}");
+        assert!(describe(&BARE).contains("It takes no settings"));
     }
+
+    /// A congestion control without settings.
+    const BARE: Endpoint = Endpoint {
+        name: "bare",
+        kernel_name: "bare",
+        map: "emu_bare",
+        marking: crate::Marking::Ect0,
+        without_ecn: "Reno",
+        summary: "none",
+        parameters: &[],
+        settings_id: 0,
+    };
 
     #[test]
     fn a_version_brings_its_defaults_and_a_bad_one_is_named() {
@@ -372,7 +387,9 @@ mod tests {
         }
         assert!(text.contains("rtt_scaling = rate (1)"), "{text}");
         let reno_sce = describe(find("reno-sce").unwrap());
-        assert!(reno_sce.contains("no settings"), "{reno_sce}");
+        assert!(reno_sce.contains("unit = rcv_mss (0)"), "{reno_sce}");
+        let sce = parse(find("dctcp-sce").unwrap(), "unit=mss").unwrap();
+        assert_eq!(sce.get("unit"), Some(1));
         assert!(
             reno_sce.contains("It follows chromi/sce 07bbe597"),
             "{reno_sce}"
