@@ -48,32 +48,33 @@ pub const PRAGUE: &[Version] = &[
 /// here. The tree of the SCE-L4S bakeoff (chromi/sce 0eddf2ad, 2020-03-09)
 /// and that of the SCE draft's tests (before July 2019) were not readable,
 /// and the dates of the commits read are not known here.
-pub const RENO_SCE: &[Version] = &[Version {
-    name: "07bbe597",
-    follows: "chromi/sce 07bbe597, net/ipv4/tcp_reno_sce.c, with the differences \
-              docs/endpoints.md lists (not the bakeoff's tree, 0eddf2ad, which was not \
-              readable)",
-    defaults: &[],
-    lacks: &[],
-}];
+pub const RENO_SCE: &[Version] = &[only(
+    "07bbe597",
+    "chromi/sce 07bbe597, net/ipv4/tcp_reno_sce.c, with the differences docs/endpoints.md \
+     lists (not the bakeoff's tree, 0eddf2ad, which was not readable)",
+)];
 
-pub const CUBIC_SCE: &[Version] = &[Version {
-    name: "0139ea04",
-    follows: "chromi/sce 0139ea04, net/ipv4/tcp_cubic_sce.c (MODULE_VERSION 2.3), with the \
-              differences docs/endpoints.md lists (not the bakeoff's tree, 0eddf2ad, which \
-              was not readable)",
-    defaults: &[],
-    lacks: &[],
-}];
+pub const CUBIC_SCE: &[Version] = &[only(
+    "0139ea04",
+    "chromi/sce 0139ea04, net/ipv4/tcp_cubic_sce.c (MODULE_VERSION 2.3), with the differences \
+     docs/endpoints.md lists (not the bakeoff's tree, 0eddf2ad, which was not readable)",
+)];
 
-pub const DCTCP_SCE: &[Version] = &[Version {
-    name: "9fae76b9",
-    follows: "chromi/sce 9fae76b9, net/ipv4/tcp_dctcp_sce.c, with the differences \
-              docs/endpoints.md lists (not the bakeoff's tree, 0eddf2ad, which was not \
-              readable)",
-    defaults: &[],
-    lacks: &[],
-}];
+pub const DCTCP_SCE: &[Version] = &[only(
+    "9fae76b9",
+    "chromi/sce 9fae76b9, net/ipv4/tcp_dctcp_sce.c, with the differences docs/endpoints.md \
+     lists (not the bakeoff's tree, 0eddf2ad, which was not readable)",
+)];
+
+/// A version a congestion control follows alone: no setting chooses it.
+const fn only(name: &'static str, follows: &'static str) -> Version {
+    Version {
+        name,
+        follows,
+        defaults: &[],
+        lacks: &[],
+    }
+}
 
 /// The versions `endpoint` can follow (the first is the default); empty
 /// where no commit is named.

@@ -200,6 +200,28 @@ static __always_inline void emu_prague_classic_report(struct sock *sk,
 		f->classic_ecn_max = (__u32)c->classic_ecn;
 }
 
+/* Whether a CE reduction is due now (with RTT independence, at most one
+ * per target RTT), and in *alpha the alpha it takes: no lower than
+ * classic-ECN detection says where fallback is on. Both versions'. */
+static __always_inline int emu_prague_cwr_alpha(struct sock *sk, struct emu_prague_ca *ca,
+						__u64 *alpha)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct emu_prague_classic *c;
+
+	if (emu_prague_rtt_indep(sk, ca) &&
+	    tp->tcp_mstamp - ca->cwr_stamp < emu_prague_target(sk, ca))
+		return 0;
+	ca->cwr_stamp = tp->tcp_mstamp;
+	*alpha = ca->upscaled_alpha >> EMU_PRAGUE_SHIFT_G;
+	if (ca->ecn_fallback == 1) {
+		c = emu_prague_classic_of(sk, ca);
+		if (c)
+			*alpha = emu_prague_classic_alpha(c->classic_ecn, *alpha);
+	}
+	return 1;
+}
+
 #include "prague_05.c"
 
 SEC("struct_ops/emu_prague_init")
@@ -367,21 +389,10 @@ static __always_inline void emu_prague_enter_loss(struct sock *sk, struct emu_pr
 
 static __always_inline void emu_prague_enter_cwr(struct sock *sk, struct emu_prague_ca *ca)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct emu_prague_classic *c;
 	__u64 alpha, red;
 
-	/* With RTT independence, at most one reduction per target RTT. */
-	if (emu_prague_rtt_indep(sk, ca) &&
-	    tp->tcp_mstamp - ca->cwr_stamp < emu_prague_target(sk, ca))
+	if (!emu_prague_cwr_alpha(sk, ca, &alpha))
 		return;
-	ca->cwr_stamp = tp->tcp_mstamp;
-	alpha = ca->upscaled_alpha >> EMU_PRAGUE_SHIFT_G;
-	if (ca->ecn_fallback == 1) {
-		c = emu_prague_classic_of(sk, ca);
-		if (c)
-			alpha = emu_prague_classic_alpha(c->classic_ecn, alpha);
-	}
 	red = emu_prague_reduction(ca->frac_cwnd, alpha);
 	ca->frac_cwnd = red < ca->frac_cwnd ? ca->frac_cwnd - red : 0;
 }

@@ -84,23 +84,13 @@ static __always_inline void emu_prague05_enter_loss(struct sock *sk, struct emu_
 	emu_prague_changed(sk, ca);
 }
 
+/* The CE reduction is owed in the carry, from the integer window. */
 static __always_inline void emu_prague05_enter_cwr(struct sock *sk, struct emu_prague_ca *ca)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct emu_prague_classic *c;
 	__u64 alpha;
 
-	if (emu_prague_rtt_indep(sk, ca) &&
-	    tp->tcp_mstamp - ca->cwr_stamp < emu_prague_target(sk, ca))
-		return;
-	ca->cwr_stamp = tp->tcp_mstamp;
-	alpha = ca->upscaled_alpha >> EMU_PRAGUE_SHIFT_G;
-	if (ca->ecn_fallback == 1) {
-		c = emu_prague_classic_of(sk, ca);
-		if (c)
-			alpha = emu_prague_classic_alpha(c->classic_ecn, alpha);
-	}
-	ca->cwnd_cnt = emu_prague05_cwr_cnt(ca->cwnd_cnt, tp->snd_cwnd, alpha);
+	if (emu_prague_cwr_alpha(sk, ca, &alpha))
+		ca->cwnd_cnt = emu_prague05_cwr_cnt(ca->cwnd_cnt, tcp_sk(sk)->snd_cwnd, alpha);
 }
 
 static __always_inline void emu_prague05_set_state(struct sock *sk, struct emu_prague_ca *ca,
