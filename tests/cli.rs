@@ -247,12 +247,20 @@ fn emu_cc_names_each_setting_and_its_default() {
         ("rtt_transition", "500", "prague_rtt_transition"),
         ("ecn_fallback", "none (0)", "prague_ecn_fallback"),
         ("tso_floor", "0", "tcp_min_tso_segs"),
+        ("version", "0.6 (0)", "MODULE_VERSION"),
     ] {
         assert!(
             text.contains(&format!("  {setting} = {default}\n")),
             "{setting} = {default}: {text}"
         );
         assert!(text.contains(reference), "{reference}: {text}");
+    }
+    // Each version with the commit it follows.
+    for version in [
+        "  0.6: L4STeam/linux 02573a21",
+        "  0.5: L4STeam/linux e741f5ac",
+    ] {
+        assert!(text.contains(version), "{version}: {text}");
     }
     let dctcp = stdout(&emu(&["cc", "dctcp"]));
     for line in [
@@ -262,7 +270,9 @@ fn emu_cc_names_each_setting_and_its_default() {
     ] {
         assert!(dctcp.contains(line), "{line}: {dctcp}");
     }
-    assert!(stdout(&emu(&["cc", "reno-sce"])).contains("takes no settings"));
+    let reno_sce = stdout(&emu(&["cc", "reno-sce"]));
+    assert!(reno_sce.contains("unit = rcv_mss (0)"), "{reno_sce}");
+    assert!(reno_sce.contains("chromi/sce 07bbe597"), "{reno_sce}");
     let out = emu(&["cc", "westwood"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

@@ -193,3 +193,6 @@ void emu_alg_vegas_round(struct emu_vegas_window *w, __u32 acked, __u32 base_rtt
 {
 	emu_vegas_round(w, acked, base_rtt, rtt, alpha, beta, gamma, clamp);
 }
+
+#include "host_prague_05.c"
+#include "host_sce.c"
