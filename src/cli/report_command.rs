@@ -315,13 +315,7 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
     let mut text = String::new();
     let mut shortfalls = Vec::new();
     for e in &found {
-        let merged = match experiment::results::merge::merge(&e.dirs) {
-            Ok(merged) => merged,
-            Err(e) => {
-                eprintln!("emu report: {e}");
-                return Ok(1);
-            }
-        };
+        let merged = report::experiments::merge::merge_found(&[e]);
         for w in &merged.warnings {
             eprintln!("emu report: warning: {w}");
         }
@@ -335,11 +329,11 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
                 _ => format!("{}: {short}", e.name),
             });
         }
-        tables.push(serde_json::to_value(&merged).map_err(|e| UsageError(e.to_string()))?);
+        tables.push(merged);
     }
     // One experiment's summary is its merged table, as before studies.
     let summary = match &tables[..] {
-        [one] => one.clone(),
+        [one] => serde_json::to_value(one).map_err(|e| UsageError(e.to_string()))?,
         _ => serde_json::json!({ "experiments": found.iter().zip(&tables).map(|(e, t)| {
             serde_json::json!({ "name": e.name, "scenario": e.scenario, "variant": e.variant, "results": t })
         }).collect::<Vec<_>>() }),

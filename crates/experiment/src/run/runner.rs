@@ -15,7 +15,7 @@ use super::measure::{count_path_marks, measure_paths};
 use super::repetition::{io_error, RunError, RunInfo};
 use super::system;
 use crate::file::{Plan, Side};
-use crate::results::measured::RunResult;
+use crate::results::measured::{Assignments, RunResult};
 use crate::run::timing;
 use fabric::Fabric;
 use report::experiments::results_dir;
@@ -144,6 +144,7 @@ fn run_with_hosts(
     Ok(RunResult {
         cell: info.cell,
         cell_label: info.cell_label.clone(),
+        sweep: Assignments(info.sweep.clone()),
         run: info.run,
         seed: info.seed,
         flows,

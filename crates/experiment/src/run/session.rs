@@ -7,7 +7,7 @@
 
 use crate::file::sweep::{Cell, Grid};
 use crate::file::{self, Experiment, ExperimentError, Plan, Source};
-use crate::results::measured::{self, CellSummary, RunResult};
+use crate::results::measured::{self, CellSummary, Meta, RunResult, RunSummary};
 use crate::run::control::ControlPlane;
 use crate::run::flows;
 use crate::run::progress::Progress;
@@ -360,22 +360,21 @@ fn write_summary(
     let summary_path = root.join(results_dir::SUMMARY);
     // Cells run elsewhere (--cell on other machines) or earlier are kept.
     if let Ok(text) = std::fs::read_to_string(&summary_path) {
-        if let Ok(old) = serde_json::from_str::<serde_json::Value>(&text) {
-            if let Ok(cells) = serde_json::from_value::<Vec<CellSummary>>(old["cells"].clone()) {
-                all.extend(
-                    cells
-                        .into_iter()
-                        .filter(|c| !summaries.iter().any(|s| s.cell == c.cell)),
-                );
-            }
+        if let Ok(old) = serde_json::from_str::<RunSummary>(&text) {
+            all.extend(
+                old.cells
+                    .into_iter()
+                    .filter(|c| !summaries.iter().any(|s| s.cell == c.cell)),
+            );
         }
     }
     all.extend(summaries.iter().cloned());
     all.sort_by_key(|c| c.cell);
-    let json = serde_json::json!({ "experiment": experiment, "cells": all });
-    std::fs::write(&summary_path, format!("{json:#}\n"))
-        .map_err(|e| ExperimentError(format!("writing {}: {e}", summary_path.display())))?;
-    Ok(())
+    let summary = RunSummary {
+        cells: all,
+        experiment: experiment.to_string(),
+    };
+    write_json(&summary_path, &summary)
 }
 
 type CellsOutcome = (Vec<CellSummary>, Vec<usize>, Option<String>);
@@ -418,6 +417,7 @@ fn run_cells(
                 RunInfo {
                     cell: planned.cell.index,
                     cell_label: planned.cell.label(),
+                    sweep: planned.cell.assignments.clone(),
                     run,
                     runs: planned.plan.run.runs,
                     seed: planned.plan.run.seed.wrapping_add(run as u64),
@@ -560,22 +560,20 @@ fn write_meta(
     grid: &Grid,
     selected: &[&Planned],
 ) -> Result<(), ExperimentError> {
-    let meta = serde_json::json!({
-        "emu_version": env!("CARGO_PKG_VERSION"),
-        "kernel": endpoints::kernel::release(),
-        "file": options.file.display().to_string(),
-        "set": options.sets,
-        "cells_in_grid": grid.len(),
-        "cells_here": selected.iter().map(|p| p.cell.index).collect::<Vec<_>>(),
-        "swept_keys": grid.axes().iter().map(|a| a.key.clone()).collect::<Vec<_>>(),
-        "quick": options.quick,
-        "scenario": selected.first().and_then(|p| p.plan.run.scenario.clone()),
-        "variant": selected.first().and_then(|p| p.plan.run.variant.clone()),
-        "started_unix_ns": emu_core::time::realtime_now(),
-    });
-    let path = root.join(results_dir::meta_file(options.cell));
-    std::fs::write(&path, format!("{meta:#}\n"))
-        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))
+    let meta = Meta {
+        emu_version: env!("CARGO_PKG_VERSION").to_string(),
+        kernel: endpoints::kernel::release(),
+        file: options.file.display().to_string(),
+        set: options.sets.clone(),
+        cells_in_grid: Some(grid.len()),
+        cells_here: selected.iter().map(|p| p.cell.index).collect(),
+        swept_keys: grid.axes().iter().map(|a| a.key.clone()).collect(),
+        quick: options.quick,
+        scenario: selected.first().and_then(|p| p.plan.run.scenario.clone()),
+        variant: selected.first().and_then(|p| p.plan.run.variant.clone()),
+        started_unix_ns: emu_core::time::realtime_now(),
+    };
+    write_json(&root.join(results_dir::meta_file(options.cell)), &meta)
 }
 
 /// The cell's experiment with every default filled in, as TOML and as
@@ -601,64 +599,8 @@ fn write_cell_files(dir: &Path, planned: &Planned) -> Result<(), ExperimentError
     );
     std::fs::write(&path, header + &toml)
         .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))?;
-    let path = dir.join(results_dir::PLAN);
-    let json = plan_json(&planned.plan);
-    std::fs::write(&path, format!("{json:#}\n"))
-        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))
-}
-
-fn plan_json(plan: &Plan) -> serde_json::Value {
-    use emu_core::time::format_duration;
-    let direction = |d: &file::DirectionPlan| {
-        let server = match &d.server {
-            link::Server::Unlimited => "unlimited".to_string(),
-            link::Server::Rate(r) => format!("{} bit/s", r.bits_per_sec()),
-            link::Server::Trace { trace, .. } => {
-                format!("trace, period {}", format_duration(trace.period()))
-            }
-            link::Server::Schedule(_) => "rate schedule".to_string(),
-        };
-        serde_json::json!({
-            "delay": format_duration(d.delay),
-            "server": server,
-            "queue": serde_json::to_value(&d.queue).unwrap_or_default(),
-            "loss": format!("{:?}", d.loss),
-            "overhead": d.overhead,
-            "dynamics": (!d.dynamics.is_none()).then(|| format!("{:?}", d.dynamics)),
-        })
-    };
-    serde_json::json!({
-        "name": plan.name,
-        "duration": format_duration(plan.run.duration.0),
-        "seed": plan.run.seed,
-        "runs": plan.run.runs,
-        "sample_interval": format_duration(plan.run.sample_interval.0),
-        "mtu": plan.run.mtu,
-        "hosts": plan.hosts.iter().map(|h| serde_json::json!({
-            "name": h.name,
-            "side": format!("{:?}", h.side).to_lowercase(),
-            "address": h.address.to_string(),
-            "sysctls": h.sysctls,
-            "up": direction(&h.up),
-            "down": direction(&h.down),
-        })).collect::<Vec<_>>(),
-        "bottlenecks": plan.bottlenecks.iter().map(|[f, r]| serde_json::json!({
-            "forward": direction(f),
-            "reverse": direction(r),
-        })).collect::<Vec<_>>(),
-        "flows": plan.flows.iter().map(|f| serde_json::json!({
-            "name": f.name,
-            "kind": file::kind_name(f.kind),
-            "from": plan.hosts[f.from].name,
-            "to": f.to.map(|t| plan.hosts[t].name.clone()),
-            "cc": f.cc,
-            "rate_bps": f.rate.map(|r| r.0.bits_per_sec()),
-            "ecn": format!("{:?}", f.ecn),
-            "start": format_duration(f.start),
-            "duration": format_duration(f.duration),
-            "bytes": f.bytes,
-            "port": f.port,
-            "command": f.command,
-        })).collect::<Vec<_>>(),
-    })
+    write_json(
+        &dir.join(results_dir::PLAN),
+        &crate::results::plan_file::plan_file(&planned.plan),
+    )
 }
