@@ -185,3 +185,45 @@ fn the_files_the_architecture_names_exist() {
         "docs/architecture.md names files that are not there: {missing:?}"
     );
 }
+
+/// The maps of docs/architecture.md's "Inside" sections (`crates/NAME/src/`
+/// and the folders and files under it) name files that are there.
+#[test]
+fn the_maps_of_each_crate_name_its_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    let mut map: Option<std::path::PathBuf> = None;
+    let mut folder = (String::new(), 0);
+    for line in doc.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let first = line.split_whitespace().next().unwrap_or("");
+        if indent == 4 && first.starts_with("crates/") && first.ends_with("/src/") {
+            map = Some(root.join(first));
+            folder = (String::new(), 0);
+            continue;
+        }
+        let Some(src) = &map else { continue };
+        if indent < 6 {
+            map = None;
+            continue;
+        }
+        if first.ends_with('/') {
+            folder = (first.to_string(), indent);
+        } else if indent <= folder.1 {
+            folder = (String::new(), 0);
+        }
+        for name in line.split_whitespace().filter(|w| w.ends_with(".rs")) {
+            checked += 1;
+            if !src.join(&folder.0).join(name).exists() {
+                missing.push(format!("{}{name}", folder.0));
+            }
+        }
+    }
+    assert!(checked > 80, "read only {checked} file names in the maps");
+    assert!(
+        missing.is_empty(),
+        "the maps name files that are not there: {missing:?}"
+    );
+}

@@ -60,6 +60,12 @@ pub fn bottleneck_link(b: usize) -> String {
     format!("{BOTTLENECK_PREFIX}{b}")
 }
 
+/// A file of a flow's programs in a run: `flows/FLOW.SUFFIX` (`bulk.json`,
+/// `bulk.err`, `bulk.server.out`, `copa.sender.out`).
+pub fn flow_file(run_dir: &Path, flow: &str, suffix: &str) -> PathBuf {
+    run_dir.join(FLOWS_DIR).join(format!("{flow}.{suffix}"))
+}
+
 /// A flow's TCP_INFO samples in a run: `tcp/FLOW.csv`.
 pub fn tcp_samples(run_dir: &Path, flow: &str) -> PathBuf {
     run_dir.join(TCP_DIR).join(format!("{flow}.csv"))
