@@ -15,7 +15,7 @@ use super::measure::{count_path_marks, measure_paths};
 use super::repetition::{io_error, RunError, RunInfo};
 use super::system;
 use crate::file::{Plan, Side};
-use crate::results::measured::RunResult;
+use crate::results::measured::{Assignments, RunResult};
 use crate::run::timing;
 use fabric::Fabric;
 use report::experiments::results_dir;
@@ -145,6 +145,7 @@ fn run_with_hosts(
     Ok(RunResult {
         cell: info.cell,
         cell_label: info.cell_label.clone(),
+        sweep: Assignments(info.sweep.clone()),
         run: info.run,
         seed: info.seed,
         flows,
@@ -202,7 +203,7 @@ fn finest_queue_scale(plan: &Plan) -> Option<timing::QueueScale> {
         .flat_map(|(i, directions)| {
             directions.iter().filter_map(move |d| {
                 Some(timing::QueueScale {
-                    link: format!("bottleneck-{i}"),
+                    link: results_dir::bottleneck_link(i),
                     scale: d.finest_queue_time_scale()?,
                 })
             })
