@@ -6,6 +6,9 @@
 //! in `f64`, so the kernel runs exactly the integer code these tests pass.
 
 #[cfg(test)]
+mod linux;
+
+#[cfg(test)]
 mod tests {
     unsafe extern "C" {
         fn emu_alg_dctcp_alpha(alpha: u32, ce: u32, delivered: u32, shift_g: u32) -> u32;

@@ -25,6 +25,7 @@ impl Marking {
     }
 }
 
+use crate::linux_ccs;
 use crate::parameter_tables::{self, Parameter};
 
 /// One congestion control emu ships.
@@ -52,7 +53,7 @@ pub struct Endpoint {
 }
 
 /// Everything emu ships.
-pub const ENDPOINTS: [Endpoint; 6] = [
+pub const ENDPOINTS: [Endpoint; 16] = [
     Endpoint {
         name: "dctcp",
         kernel_name: "dctcp",
@@ -114,6 +115,106 @@ pub const ENDPOINTS: [Endpoint; 6] = [
                   Reno on loss",
         parameters: parameter_tables::VEGAS,
         settings_id: 4,
+    },
+    Endpoint {
+        name: "scalable",
+        kernel_name: "scalable",
+        map: "emu_scalable",
+        marking: Marking::None,
+        without_ecn: "Scalable TCP",
+        summary: "Scalable TCP, as Linux 4.19's tcp_scalable: a segment every 50 ACKs, 1/8 off at a loss",
+        parameters: &[],
+        settings_id: 0,
+    },
+    Endpoint {
+        name: "highspeed",
+        kernel_name: "highspeed",
+        map: "emu_highspeed",
+        marking: Marking::None,
+        without_ecn: "HighSpeed TCP",
+        summary: "HighSpeed TCP (RFC 3649), as Linux 4.19's tcp_highspeed: growth and cut from the window's row",
+        parameters: &[],
+        settings_id: 0,
+    },
+    Endpoint {
+        name: "hybla",
+        kernel_name: "hybla",
+        map: "emu_hybla",
+        marking: Marking::None,
+        without_ecn: "Hybla",
+        summary: "TCP Hybla, as Linux 4.19's tcp_hybla: grows as a 25 ms flow would whatever its RTT",
+        parameters: linux_ccs::HYBLA,
+        settings_id: 22,
+    },
+    Endpoint {
+        name: "westwood",
+        kernel_name: "westwood",
+        map: "emu_westwood",
+        marking: Marking::None,
+        without_ecn: "Westwood+",
+        summary: "TCP Westwood+, as Linux 4.19's tcp_westwood: Reno, with ssthresh from the bandwidth estimate",
+        parameters: &[],
+        settings_id: 0,
+    },
+    Endpoint {
+        name: "veno",
+        kernel_name: "veno",
+        map: "emu_veno",
+        marking: Marking::None,
+        without_ecn: "Veno",
+        summary: "TCP Veno, as Linux 4.19's tcp_veno: a fifth off for a loss with under 3 segments queued",
+        parameters: &[],
+        settings_id: 0,
+    },
+    Endpoint {
+        name: "bic",
+        kernel_name: "bic",
+        map: "emu_bic",
+        marking: Marking::None,
+        without_ecn: "BIC",
+        summary: "BIC TCP, as Linux 4.19's tcp_bic: binary search for the window of the last loss",
+        parameters: linux_ccs::BIC,
+        settings_id: 20,
+    },
+    Endpoint {
+        name: "htcp",
+        kernel_name: "htcp",
+        map: "emu_htcp",
+        marking: Marking::None,
+        without_ecn: "H-TCP",
+        summary: "H-TCP, as Linux 4.19's tcp_htcp: growth rising with the time since the last loss",
+        parameters: linux_ccs::HTCP,
+        settings_id: 21,
+    },
+    Endpoint {
+        name: "illinois",
+        kernel_name: "illinois",
+        map: "emu_illinois",
+        marking: Marking::None,
+        without_ecn: "Illinois",
+        summary: "TCP Illinois, as Linux 4.19's tcp_illinois: growth and cut set by the queueing delay",
+        parameters: linux_ccs::ILLINOIS,
+        settings_id: 23,
+    },
+    Endpoint {
+        name: "yeah",
+        kernel_name: "yeah",
+        map: "emu_yeah",
+        marking: Marking::None,
+        without_ecn: "YeAH",
+        summary: "YeAH-TCP, as Linux 4.19's tcp_yeah: Scalable while the queue is short, Reno with decongestion",
+        parameters: &[],
+        settings_id: 0,
+    },
+    Endpoint {
+        name: "nv",
+        kernel_name: "nv",
+        map: "emu_nv",
+        marking: Marking::None,
+        without_ecn: "TCP-NV",
+        summary: "TCP-NV, as Linux 4.19's tcp_nv: keeps the window the rate's slope predicts, plus nv_pad",
+        parameters: linux_ccs::NV,
+        settings_id: 24,
     },
 ];
 
