@@ -14,6 +14,23 @@ use crate::parameter_tables::{Kind, Parameter};
 pub const LINUX_4_19: &str =
     "Linux 4.19 (tag v4.19, commit 84df9525b0c27f3ebc2ebb1864fa62a97fdedb7d)";
 
+/// `emu cc NAME`'s line on what `name` follows and which runs where the
+/// kernel has the module, if it is one of these.
+pub fn reference_line(name: &str) -> Option<String> {
+    match name.strip_suffix("-emu") {
+        Some(base) => Some(format!(
+            "It follows {} (docs/endpoints.md: where it differs); it is emu's {base} under \
+             another name, so that it runs beside a kernel's own {base} for A/B.",
+            follows(base)?
+        )),
+        None => Some(format!(
+            "It follows {} (docs/endpoints.md: where it differs); a kernel with its own \
+             module runs that one ({name}-emu is emu's beside it, for A/B).",
+            follows(name)?
+        )),
+    }
+}
+
 /// What the congestion control `name` follows, if it is one of these.
 pub fn follows(name: &str) -> Option<String> {
     const FILES: [(&str, &str); 10] = [
@@ -186,9 +203,34 @@ mod tests {
         assert!(htcp.contains("net/ipv4/tcp_htcp.c"), "{htcp}");
         assert!(htcp.contains("84df9525b0c2"), "{htcp}");
         assert_eq!(follows("cubic"), None);
-        for name in ["scalable", "highspeed", "hybla", "westwood", "veno", "bic"] {
-            assert!(crate::find(name).is_some(), "{name} is in the catalogue");
-            assert!(follows(name).is_some(), "{name}");
+        let ab = reference_line("htcp-emu").unwrap();
+        assert!(
+            ab.contains("tcp_htcp.c") && ab.contains("beside a kernel's own htcp"),
+            "{ab}"
+        );
+        assert!(reference_line("htcp")
+            .unwrap()
+            .contains("htcp-emu is emu's"));
+        assert_eq!(reference_line("cubic-emu"), None);
+        for name in [
+            "scalable",
+            "highspeed",
+            "hybla",
+            "westwood",
+            "veno",
+            "bic",
+            "htcp",
+        ] {
+            for name in [name.to_string(), format!("{name}-emu")] {
+                let endpoint = crate::find(&name).expect("in the catalogue");
+                assert!(reference_line(&name).is_some(), "{name}");
+                let base = crate::find(name.trim_end_matches("-emu")).unwrap();
+                assert_eq!(
+                    endpoint.parameters, base.parameters,
+                    "{name}: the same settings"
+                );
+                assert_eq!(endpoint.settings_id, base.settings_id, "{name}");
+            }
         }
     }
 }

@@ -169,12 +169,8 @@ fn duration_us(text: &str) -> Option<u64> {
 /// `emu cc NAME`'s text: each parameter, its default and meaning.
 pub fn describe(endpoint: &Endpoint) -> String {
     let mut text = format!("{}: {}\n", endpoint.name, endpoint.summary);
-    if let Some(reference) = crate::linux_ccs::follows(endpoint.name) {
-        let _ = writeln!(
-            text,
-            "It follows {reference} (docs/endpoints.md: where it differs); a kernel with \
-             its own module runs that one."
-        );
+    if let Some(reference) = crate::linux_ccs::reference_line(endpoint.name) {
+        let _ = writeln!(text, "{reference}");
     }
     if endpoint.parameters.is_empty() {
         text += "\nIt takes no settings.\n";

@@ -69,14 +69,22 @@ void BPF_PROG(emu_bic_pkts_acked, struct sock *sk, const struct ack_sample *samp
 
 EMU_LINUX_RENO_UNDO(emu_bic)
 
+/* Its operations, registered under `ops_name`. */
+#define EMU_BIC_OPS(ops_name) {                   \
+	.init = (void *)emu_bic_init,             \
+	.ssthresh = (void *)emu_bic_ssthresh,     \
+	.undo_cwnd = (void *)emu_bic_undo_cwnd,   \
+	.cong_avoid = (void *)emu_bic_cong_avoid, \
+	.set_state = (void *)emu_bic_set_state,   \
+	.pkts_acked = (void *)emu_bic_pkts_acked, \
+	.flags = TCP_CONG_NON_RESTRICTED,         \
+	.name = ops_name,                         \
+}
+
 SEC(EMU_STRUCT_OPS_SEC)
-struct tcp_congestion_ops emu_bic = {
-	.init = (void *)emu_bic_init,
-	.ssthresh = (void *)emu_bic_ssthresh,
-	.undo_cwnd = (void *)emu_bic_undo_cwnd,
-	.cong_avoid = (void *)emu_bic_cong_avoid,
-	.set_state = (void *)emu_bic_set_state,
-	.pkts_acked = (void *)emu_bic_pkts_acked,
-	.flags = TCP_CONG_NON_RESTRICTED,
-	.name = "bic",
-};
+struct tcp_congestion_ops emu_bic = EMU_BIC_OPS("bic");
+
+/* The same as "bic_emu" (cc = "bic-emu"): where the kernel has its own
+ * bic, which then runs under its name, emu's runs beside it, for A/B. */
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_bic_e = EMU_BIC_OPS("bic_emu");

@@ -49,12 +49,20 @@ __u32 BPF_PROG(emu_hstcp_ssthresh, struct sock *sk)
 
 EMU_LINUX_RENO_UNDO(emu_hstcp)
 
+/* Its operations, registered under `ops_name`. */
+#define EMU_HIGHSPEED_OPS(ops_name) {               \
+	.init = (void *)emu_hstcp_init,             \
+	.ssthresh = (void *)emu_hstcp_ssthresh,     \
+	.undo_cwnd = (void *)emu_hstcp_undo_cwnd,   \
+	.cong_avoid = (void *)emu_hstcp_cong_avoid, \
+	.flags = TCP_CONG_NON_RESTRICTED,           \
+	.name = ops_name,                           \
+}
+
 SEC(EMU_STRUCT_OPS_SEC)
-struct tcp_congestion_ops emu_highspeed = {
-	.init = (void *)emu_hstcp_init,
-	.ssthresh = (void *)emu_hstcp_ssthresh,
-	.undo_cwnd = (void *)emu_hstcp_undo_cwnd,
-	.cong_avoid = (void *)emu_hstcp_cong_avoid,
-	.flags = TCP_CONG_NON_RESTRICTED,
-	.name = "highspeed",
-};
+struct tcp_congestion_ops emu_highspeed = EMU_HIGHSPEED_OPS("highspeed");
+
+/* The same as "highspeed_emu" (cc = "highspeed-emu"): where the kernel has its own
+ * highspeed, which then runs under its name, emu's runs beside it, for A/B. */
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_highspeed_e = EMU_HIGHSPEED_OPS("highspeed_emu");

@@ -92,14 +92,22 @@ __u32 BPF_PROG(emu_htcp_undo_cwnd, struct sock *sk)
 	return tcp_reno_undo_cwnd(sk);
 }
 
+/* Its operations, registered under `ops_name`. */
+#define EMU_HTCP_OPS(ops_name) {                   \
+	.init = (void *)emu_htcp_init,             \
+	.ssthresh = (void *)emu_htcp_ssthresh,     \
+	.undo_cwnd = (void *)emu_htcp_undo_cwnd,   \
+	.cong_avoid = (void *)emu_htcp_cong_avoid, \
+	.set_state = (void *)emu_htcp_set_state,   \
+	.pkts_acked = (void *)emu_htcp_pkts_acked, \
+	.flags = TCP_CONG_NON_RESTRICTED,          \
+	.name = ops_name,                          \
+}
+
 SEC(EMU_STRUCT_OPS_SEC)
-struct tcp_congestion_ops emu_htcp = {
-	.init = (void *)emu_htcp_init,
-	.ssthresh = (void *)emu_htcp_ssthresh,
-	.undo_cwnd = (void *)emu_htcp_undo_cwnd,
-	.cong_avoid = (void *)emu_htcp_cong_avoid,
-	.set_state = (void *)emu_htcp_set_state,
-	.pkts_acked = (void *)emu_htcp_pkts_acked,
-	.flags = TCP_CONG_NON_RESTRICTED,
-	.name = "htcp",
-};
+struct tcp_congestion_ops emu_htcp = EMU_HTCP_OPS("htcp");
+
+/* The same as "htcp_emu" (cc = "htcp-emu"): where the kernel has its own
+ * htcp, which then runs under its name, emu's runs beside it, for A/B. */
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_htcp_e = EMU_HTCP_OPS("htcp_emu");

@@ -78,13 +78,21 @@ __u32 BPF_PROG(emu_hybla_ssthresh, struct sock *sk)
 
 EMU_LINUX_RENO_UNDO(emu_hybla)
 
+/* Its operations, registered under `ops_name`. */
+#define EMU_HYBLA_OPS(ops_name) {                   \
+	.init = (void *)emu_hybla_init,             \
+	.ssthresh = (void *)emu_hybla_ssthresh,     \
+	.undo_cwnd = (void *)emu_hybla_undo_cwnd,   \
+	.cong_avoid = (void *)emu_hybla_cong_avoid, \
+	.set_state = (void *)emu_hybla_set_state,   \
+	.flags = TCP_CONG_NON_RESTRICTED,           \
+	.name = ops_name,                           \
+}
+
 SEC(EMU_STRUCT_OPS_SEC)
-struct tcp_congestion_ops emu_hybla = {
-	.init = (void *)emu_hybla_init,
-	.ssthresh = (void *)emu_hybla_ssthresh,
-	.undo_cwnd = (void *)emu_hybla_undo_cwnd,
-	.cong_avoid = (void *)emu_hybla_cong_avoid,
-	.set_state = (void *)emu_hybla_set_state,
-	.flags = TCP_CONG_NON_RESTRICTED,
-	.name = "hybla",
-};
+struct tcp_congestion_ops emu_hybla = EMU_HYBLA_OPS("hybla");
+
+/* The same as "hybla_emu" (cc = "hybla-emu"): where the kernel has its own
+ * hybla, which then runs under its name, emu's runs beside it, for A/B. */
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_hybla_e = EMU_HYBLA_OPS("hybla_emu");

@@ -128,14 +128,22 @@ __u32 BPF_PROG(emu_illinois_ssthresh, struct sock *sk)
 
 EMU_LINUX_RENO_UNDO(emu_illinois)
 
+/* Its operations, registered under `ops_name`. */
+#define EMU_ILLINOIS_OPS(ops_name) {                   \
+	.init = (void *)emu_illinois_init,             \
+	.ssthresh = (void *)emu_illinois_ssthresh,     \
+	.undo_cwnd = (void *)emu_illinois_undo_cwnd,   \
+	.cong_avoid = (void *)emu_illinois_cong_avoid, \
+	.set_state = (void *)emu_illinois_set_state,   \
+	.pkts_acked = (void *)emu_illinois_pkts_acked, \
+	.flags = TCP_CONG_NON_RESTRICTED,              \
+	.name = ops_name,                              \
+}
+
 SEC(EMU_STRUCT_OPS_SEC)
-struct tcp_congestion_ops emu_illinois = {
-	.init = (void *)emu_illinois_init,
-	.ssthresh = (void *)emu_illinois_ssthresh,
-	.undo_cwnd = (void *)emu_illinois_undo_cwnd,
-	.cong_avoid = (void *)emu_illinois_cong_avoid,
-	.set_state = (void *)emu_illinois_set_state,
-	.pkts_acked = (void *)emu_illinois_pkts_acked,
-	.flags = TCP_CONG_NON_RESTRICTED,
-	.name = "illinois",
-};
+struct tcp_congestion_ops emu_illinois = EMU_ILLINOIS_OPS("illinois");
+
+/* The same as "illinois_emu" (cc = "illinois-emu"): where the kernel has its own
+ * illinois, which then runs under its name, emu's runs beside it, for A/B. */
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_illinois_e = EMU_ILLINOIS_OPS("illinois_emu");

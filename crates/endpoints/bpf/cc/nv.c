@@ -86,14 +86,22 @@ void BPF_PROG(emu_nv_pkts_acked, struct sock *sk, const struct ack_sample *sampl
 
 EMU_LINUX_RENO_UNDO(emu_nv)
 
+/* Its operations, registered under `ops_name`. */
+#define EMU_NV_OPS(ops_name) {                   \
+	.init = (void *)emu_nv_init,             \
+	.ssthresh = (void *)emu_nv_ssthresh,     \
+	.undo_cwnd = (void *)emu_nv_undo_cwnd,   \
+	.cong_avoid = (void *)emu_nv_cong_avoid, \
+	.set_state = (void *)emu_nv_set_state,   \
+	.pkts_acked = (void *)emu_nv_pkts_acked, \
+	.flags = TCP_CONG_NON_RESTRICTED,        \
+	.name = ops_name,                        \
+}
+
 SEC(EMU_STRUCT_OPS_SEC)
-struct tcp_congestion_ops emu_nv = {
-	.init = (void *)emu_nv_init,
-	.ssthresh = (void *)emu_nv_ssthresh,
-	.undo_cwnd = (void *)emu_nv_undo_cwnd,
-	.cong_avoid = (void *)emu_nv_cong_avoid,
-	.set_state = (void *)emu_nv_set_state,
-	.pkts_acked = (void *)emu_nv_pkts_acked,
-	.flags = TCP_CONG_NON_RESTRICTED,
-	.name = "nv",
-};
+struct tcp_congestion_ops emu_nv = EMU_NV_OPS("nv");
+
+/* The same as "nv_emu" (cc = "nv-emu"): where the kernel has its own
+ * nv, which then runs under its name, emu's runs beside it, for A/B. */
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_nv_e = EMU_NV_OPS("nv_emu");

@@ -24,11 +24,19 @@ __u32 BPF_PROG(emu_scalable_ssthresh, struct sock *sk)
 
 EMU_LINUX_RENO_UNDO(emu_scalable)
 
+/* Its operations, registered under `ops_name`. */
+#define EMU_SCALABLE_OPS(ops_name) {                   \
+	.ssthresh = (void *)emu_scalable_ssthresh,     \
+	.undo_cwnd = (void *)emu_scalable_undo_cwnd,   \
+	.cong_avoid = (void *)emu_scalable_cong_avoid, \
+	.flags = TCP_CONG_NON_RESTRICTED,              \
+	.name = ops_name,                              \
+}
+
 SEC(EMU_STRUCT_OPS_SEC)
-struct tcp_congestion_ops emu_scalable = {
-	.ssthresh = (void *)emu_scalable_ssthresh,
-	.undo_cwnd = (void *)emu_scalable_undo_cwnd,
-	.cong_avoid = (void *)emu_scalable_cong_avoid,
-	.flags = TCP_CONG_NON_RESTRICTED,
-	.name = "scalable",
-};
+struct tcp_congestion_ops emu_scalable = EMU_SCALABLE_OPS("scalable");
+
+/* The same as "scalable_emu" (cc = "scalable-emu"): where the kernel has its own
+ * scalable, which then runs under its name, emu's runs beside it, for A/B. */
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_scalable_e = EMU_SCALABLE_OPS("scalable_emu");

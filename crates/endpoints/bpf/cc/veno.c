@@ -115,15 +115,23 @@ __u32 BPF_PROG(emu_veno_ssthresh, struct sock *sk)
 
 EMU_LINUX_RENO_UNDO(emu_veno)
 
+/* Its operations, registered under `ops_name`. */
+#define EMU_VENO_OPS(ops_name) {                   \
+	.init = (void *)emu_veno_init,             \
+	.ssthresh = (void *)emu_veno_ssthresh,     \
+	.undo_cwnd = (void *)emu_veno_undo_cwnd,   \
+	.cong_avoid = (void *)emu_veno_cong_avoid, \
+	.pkts_acked = (void *)emu_veno_pkts_acked, \
+	.set_state = (void *)emu_veno_set_state,   \
+	.cwnd_event = (void *)emu_veno_cwnd_event, \
+	.flags = TCP_CONG_NON_RESTRICTED,          \
+	.name = ops_name,                          \
+}
+
 SEC(EMU_STRUCT_OPS_SEC)
-struct tcp_congestion_ops emu_veno = {
-	.init = (void *)emu_veno_init,
-	.ssthresh = (void *)emu_veno_ssthresh,
-	.undo_cwnd = (void *)emu_veno_undo_cwnd,
-	.cong_avoid = (void *)emu_veno_cong_avoid,
-	.pkts_acked = (void *)emu_veno_pkts_acked,
-	.set_state = (void *)emu_veno_set_state,
-	.cwnd_event = (void *)emu_veno_cwnd_event,
-	.flags = TCP_CONG_NON_RESTRICTED,
-	.name = "veno",
-};
+struct tcp_congestion_ops emu_veno = EMU_VENO_OPS("veno");
+
+/* The same as "veno_emu" (cc = "veno-emu"): where the kernel has its own
+ * veno, which then runs under its name, emu's runs beside it, for A/B. */
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_veno_e = EMU_VENO_OPS("veno_emu");

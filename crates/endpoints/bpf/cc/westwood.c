@@ -61,15 +61,23 @@ __u32 BPF_PROG(emu_westwood_ssthresh, struct sock *sk)
 
 EMU_LINUX_RENO_UNDO(emu_westwood)
 
+/* Its operations, registered under `ops_name`. */
+#define EMU_WESTWOOD_OPS(ops_name) {                       \
+	.init = (void *)emu_westwood_init,                 \
+	.ssthresh = (void *)emu_westwood_ssthresh,         \
+	.undo_cwnd = (void *)emu_westwood_undo_cwnd,       \
+	.cong_avoid = (void *)emu_westwood_cong_avoid,     \
+	.cwnd_event = (void *)emu_westwood_cwnd_event,     \
+	.in_ack_event = (void *)emu_westwood_in_ack_event, \
+	.pkts_acked = (void *)emu_westwood_pkts_acked,     \
+	.flags = TCP_CONG_NON_RESTRICTED,                  \
+	.name = ops_name,                                  \
+}
+
 SEC(EMU_STRUCT_OPS_SEC)
-struct tcp_congestion_ops emu_westwood = {
-	.init = (void *)emu_westwood_init,
-	.ssthresh = (void *)emu_westwood_ssthresh,
-	.undo_cwnd = (void *)emu_westwood_undo_cwnd,
-	.cong_avoid = (void *)emu_westwood_cong_avoid,
-	.cwnd_event = (void *)emu_westwood_cwnd_event,
-	.in_ack_event = (void *)emu_westwood_in_ack_event,
-	.pkts_acked = (void *)emu_westwood_pkts_acked,
-	.flags = TCP_CONG_NON_RESTRICTED,
-	.name = "westwood",
-};
+struct tcp_congestion_ops emu_westwood = EMU_WESTWOOD_OPS("westwood");
+
+/* The same as "westwood_emu" (cc = "westwood-emu"): where the kernel has its own
+ * westwood, which then runs under its name, emu's runs beside it, for A/B. */
+SEC(EMU_STRUCT_OPS_SEC)
+struct tcp_congestion_ops emu_westwood_e = EMU_WESTWOOD_OPS("westwood_emu");
