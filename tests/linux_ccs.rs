@@ -140,3 +140,50 @@ fn each_runs_through_a_shell_moves_data_and_leaves_nothing() {
     assert!(left.is_empty(), "still registered: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A flow's settings reach its connection: BIC's `initial_ssthresh=10`
+/// ends slow start at 10 segments and `max_increment=1` leaves only the
+/// growth BIC keeps before its first loss, 5% a round trip, so after the
+/// first second the window is under 200 segments (about 120 here at 20
+/// ms), where slow start reaches over 1 MB by default and
+/// `initial_ssthresh=10` alone about 450 kB (16 segments a round trip).
+#[test]
+fn a_setting_reaches_the_connection() {
+    let Some(_serial) = start() else { return };
+    let dir = support::temp_dir("linux-ccs-setting");
+    let report = dir.join("bic.json");
+    let client = format!(
+        "sleep 0.5; iperf3 -c $EMU_BASE -p 5321 -t 2 -C bic --json > {}",
+        report.display()
+    );
+    let output = support::run(&[
+        "--cc",
+        "bic initial_ssthresh=10 max_increment=1",
+        "--outside",
+        "iperf3 -s -1 -p 5321 >/dev/null",
+        "delay",
+        "10",
+        "--",
+        "link",
+        "50mbit",
+        "--",
+        "sh",
+        "-c",
+        &client,
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let iperf: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let first = iperf["intervals"][0]["streams"][0]["snd_cwnd"]
+        .as_u64()
+        .unwrap();
+    let received = iperf["end"]["sum_received"]["bytes"].as_f64().unwrap();
+    eprintln!("bic with settings: snd_cwnd {first} bytes after 1 s, {received} bytes");
+    assert!(
+        first < 300_000,
+        "{first} bytes after 1 s: the settings did not apply"
+    );
+    assert!(received > 1e5, "{received}");
+    nothing_left();
+    let _ = std::fs::remove_dir_all(&dir);
+}
