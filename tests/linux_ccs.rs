@@ -29,6 +29,29 @@ const NAMES: [&str; 11] = [
     "htcp-emu",
 ];
 
+/// Runs `script` in a shell behind 10 ms and 50 Mbit/s, with `servers`
+/// on the host and `ccs` given to emu (`--cc`, each with its settings).
+fn through_the_path(ccs: &[&str], servers: &str, script: &str) -> std::process::Output {
+    let mut args = Vec::new();
+    for cc in ccs {
+        args.extend(["--cc", cc]);
+    }
+    args.extend([
+        "--outside",
+        servers,
+        "delay",
+        "10",
+        "--",
+        "link",
+        "50mbit",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    support::run(&args)
+}
+
 /// The name sockets choose it by (`htcp-emu` is `htcp_emu`).
 fn kernel_name(name: &str) -> String {
     name.replace('-', "_")
@@ -72,24 +95,7 @@ fn each_runs_through_a_shell_moves_data_and_leaves_nothing() {
         })
         .collect();
     let script = format!("sleep 0.5; {}", clients.join("; "));
-    let mut args = Vec::new();
-    for name in NAMES {
-        args.extend(["--cc", name]);
-    }
-    args.extend([
-        "--outside",
-        &servers,
-        "delay",
-        "10",
-        "--",
-        "link",
-        "50mbit",
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
-    let output = support::run(&args);
+    let output = through_the_path(&NAMES, &servers, &script);
     let stderr = text(&output.stderr);
     assert!(
         output.status.success(),
@@ -156,21 +162,11 @@ fn a_setting_reaches_the_connection() {
         "sleep 0.5; iperf3 -c $EMU_BASE -p 5321 -t 2 -C bic --json > {}",
         report.display()
     );
-    let output = support::run(&[
-        "--cc",
-        "bic initial_ssthresh=10 max_increment=1",
-        "--outside",
+    let output = through_the_path(
+        &["bic initial_ssthresh=10 max_increment=1"],
         "iperf3 -s -1 -p 5321 >/dev/null",
-        "delay",
-        "10",
-        "--",
-        "link",
-        "50mbit",
-        "--",
-        "sh",
-        "-c",
         &client,
-    ]);
+    );
     assert!(output.status.success(), "{}", text(&output.stderr));
     let iperf: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
