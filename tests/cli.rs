@@ -273,12 +273,19 @@ fn emu_cc_names_each_setting_and_its_default() {
     let reno_sce = stdout(&emu(&["cc", "reno-sce"]));
     assert!(reno_sce.contains("unit = rcv_mss (0)"), "{reno_sce}");
     assert!(reno_sce.contains("chromi/sce 07bbe597"), "{reno_sce}");
-    let out = emu(&["cc", "westwood"]);
+    let out = emu(&["cc", "compound"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("'westwood' is not one of emu's congestion controls"),
+        stderr(&out).contains("'compound' is not one of emu's congestion controls"),
         "{}",
         stderr(&out)
+    );
+    // Linux 4.19's name the file and the commit they follow.
+    let westwood = stdout(&emu(&["cc", "westwood"]));
+    assert!(
+        westwood.contains("net/ipv4/tcp_westwood.c of Linux 4.19")
+            && westwood.contains("84df9525b0c2"),
+        "{westwood}"
     );
     assert!(stdout(&emu(&["cc"])).contains("emu cc NAME: the settings each takes"));
 }

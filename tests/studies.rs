@@ -128,3 +128,66 @@ fn every_scenario_of_the_bakeoff_runs_in_its_quick_form() {
         assert_eq!(found, ["l4s", "sce"], "{scenario}");
     }
 }
+
+/// CoCo-Beholder's study lists V1's grid (4 delays × 14 congestion
+/// controls) and, in its quick form, runs its two cells: each flow ends
+/// well near the path's 100 Mbit/s under the congestion control its cell
+/// names (htcp as emu's BPF port where the kernel lacks it).
+#[test]
+fn coco_beholders_v1_lists_its_grid_and_runs_its_quick_form() {
+    let Some(_machine) = start() else { return };
+    let study = repository().join("experiments/coco-beholder");
+    let listed = Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("run")
+        .arg(&study)
+        .arg("--list-cells")
+        .output()
+        .unwrap();
+    let cells = text(&listed.stdout);
+    assert!(listed.status.success(), "{}", text(&listed.stderr));
+    assert_eq!(
+        cells.lines().filter(|l| !l.starts_with('#')).count(),
+        56,
+        "{cells}"
+    );
+    assert!(
+        cells.contains("bottleneck.delay=18ms flows.0.cc=yeah"),
+        "{cells}"
+    );
+
+    let out = support::temp_dir("coco-quick");
+    let run = Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("run")
+        .arg(&study)
+        .arg("--quick")
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = text(&run.stderr);
+    assert!(run.status.success(), "emu run --quick failed:\n{stderr}");
+    nothing_left();
+    let mut ran = Vec::new();
+    for path in results(&out) {
+        let result: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let flow = &result["flows"][0];
+        assert_eq!(flow["ended"], "exit 0", "{}", path.display());
+        let goodput = flow["goodput_bps"].as_f64().unwrap_or(0.0);
+        assert!(
+            goodput > 50e6,
+            "{}: goodput {goodput} bit/s",
+            path.display()
+        );
+        ran.push(
+            flow["congestion_control"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        );
+    }
+    ran.sort();
+    assert_eq!(ran, ["cubic", "htcp"]);
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -31,6 +31,7 @@ fn main() {
 
     cc::Build::new()
         .file(bpf_dir.join("host.c"))
+        .file(bpf_dir.join("host_linux.c"))
         .include(&bpf_dir)
         .warnings(true)
         .compile("emu_algorithms");

@@ -19,5 +19,16 @@
 #include "arith/sce.h"
 #include "arith/cubic.h"
 #include "arith/vegas.h"
+/* Linux 4.19's congestion controls that kernels lack (cc/linux.h). */
+#include "arith/scalable.h"
+#include "arith/highspeed.h"
+#include "arith/hybla.h"
+#include "arith/westwood.h"
+#include "arith/veno.h"
+#include "arith/bic.h"
+#include "arith/htcp.h"
+#include "arith/illinois.h"
+#include "arith/yeah.h"
+#include "arith/nv.h"
 
 #endif

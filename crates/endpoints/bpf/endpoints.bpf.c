@@ -8,6 +8,9 @@
  *   cc/dctcp_sce.c  "dctcp-sce"  DCTCP's proportional response to SCE, over Reno
  *   cc/cubic_sce.c  "cubic-sce"  CUBIC (RFC 9438, HyStart) with the SCE response
  *   cc/vegas.c      "vegas"      TCP Vegas, for kernels built without it
+ *   cc/scalable.c ... cc/nv.c  Linux 4.19's scalable, highspeed, hybla,
+ *                   westwood, veno, bic, htcp, illinois, yeah and nv, for
+ *                   kernels built without them (linux_cc.h)
  *   tc.h            emu_egress (ECT(1) on L4S data, ESCE on SCE ACKs) and
  *                   emu_ingress (counts ECT(1) data, reads ESCE on ACKs)
  *
@@ -177,3 +180,15 @@ static __always_inline void emu_default_pacing(struct sock *sk)
 #include "cc/dctcp_sce.c"
 #include "cc/cubic_sce.c"
 #include "cc/vegas.c"
+
+#include "linux_cc.h"
+#include "cc/scalable.c"
+#include "cc/highspeed.c"
+#include "cc/hybla.c"
+#include "cc/westwood.c"
+#include "cc/veno.c"
+#include "cc/bic.c"
+#include "cc/htcp.c"
+#include "cc/illinois.c"
+#include "cc/yeah.c"
+#include "cc/nv.c"

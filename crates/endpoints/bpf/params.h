@@ -16,6 +16,13 @@
 #define EMU_CC_PRAGUE 2
 #define EMU_CC_CUBIC_SCE 3
 #define EMU_CC_VEGAS 4
+/* Linux 4.19's congestion controls with module parameters (cc/bic.c ...). */
+#define EMU_CC_BIC 20
+#define EMU_CC_HTCP 21
+#define EMU_CC_HYBLA 22
+#define EMU_CC_ILLINOIS 23
+#define EMU_CC_NV 24
+#define EMU_CC_CDG 25
 /* The SCE window counter's senders (sce_window.h's EMU_SCE_P_* slots),
  * numbered apart from the controls added one by one above. */
 #define EMU_CC_RENO_SCE 32

@@ -35,6 +35,7 @@ pub mod error;
 pub mod feedback;
 pub mod hosts;
 pub mod kernel;
+pub mod linux_ccs;
 pub mod object;
 pub mod parameter_tables;
 pub mod parameters;

@@ -172,6 +172,9 @@ fn duration_us(text: &str) -> Option<u64> {
 /// `emu cc NAME`'s text: each parameter, its default and meaning.
 pub fn describe(endpoint: &Endpoint) -> String {
     let mut text = format!("{}: {}\n", endpoint.name, endpoint.summary);
+    if let Some(reference) = crate::linux_ccs::reference_line(endpoint.name) {
+        let _ = writeln!(text, "{reference}");
+    }
     if endpoint.parameters.is_empty() {
         text += "\nIt takes no settings.\n";
         describe_versions(endpoint, &mut text);
