@@ -36,6 +36,8 @@ pub(super) struct RunningShell {
     pub(super) inner: Arc<NetNs>,
     pub(super) pair: AddressPair,
     pub(super) log: Option<PathBuf>,
+    /// When its links started: run time 0 of the outermost shell's.
+    pub(super) start: emu_core::Nanos,
 }
 
 /// A seed for a shell that was given none: different for every run, and
@@ -121,6 +123,7 @@ pub(super) fn build_shell(
         inner,
         pair,
         log,
+        start,
     })
 }
 
