@@ -77,6 +77,35 @@ fn drive(mut link: Link, packets: Vec<Packet>) -> u64 {
     delivered
 }
 
+/// As [`drive`], with a controller subscribed to the link's telemetry:
+/// the model keeps each departure's sojourn, and the reading a control
+/// thread takes every 10 ms (of the packets' time) is taken here.
+fn drive_watched(mut link: Link, packets: Vec<Packet>) -> u64 {
+    const EVERY: u64 = 10_000_000;
+    link.watch_sojourns(true);
+    let mut delivered = 0;
+    let mut next_reading = EVERY;
+    for packet in packets {
+        let now = packet.arrival;
+        link.arrive(packet);
+        while link.pop_due(now).is_some() {
+            delivered += 1;
+        }
+        if now >= next_reading {
+            let window = link.take_sojourns().expect("watched");
+            std::hint::black_box((window.quantile(0.5), window.quantile(0.99)));
+            next_reading += EVERY;
+        }
+    }
+    while let Some(t) = link.next_event() {
+        link.advance(t);
+        while link.pop_due(t).is_some() {
+            delivered += 1;
+        }
+    }
+    delivered
+}
+
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("link_model");
     group.throughput(Throughput::Elements(PACKETS as u64));
@@ -157,6 +186,15 @@ fn bench(c: &mut Criterion) {
             )
         });
     }
+    // The same link with a controller subscribed to its telemetry, A/B
+    // against `rate_droptail` above.
+    group.bench_function("rate_droptail_watched", |b| {
+        b.iter_batched(
+            || (link(rate(), "droptail packets 1000", None), packets()),
+            |(l, p)| drive_watched(l, p),
+            BatchSize::LargeInput,
+        )
+    });
     group.finish();
 }
 

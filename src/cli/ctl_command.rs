@@ -23,7 +23,7 @@ struct Timing {
     /// Take the change this long after the request (e.g. 500ms) instead of now.
     #[arg(long, value_name = "TIME", conflicts_with = "at")]
     after: Option<String>,
-    /// Take the change at this run time (e.g. 12s from the outermost shell's start).
+    /// Take the change at this run time (e.g. 12s from the innermost shell's start).
     #[arg(long, value_name = "TIME")]
     at: Option<String>,
 }
@@ -83,7 +83,20 @@ enum CtlAction {
     },
 }
 
+/// Runs the client; a connection that fails or a refusal is said on
+/// stderr with status 1 (the socket's answer, not the command line, was
+/// wrong).
 pub fn run(args: CtlArgs) -> Result<i32, UsageError> {
+    match ask(args) {
+        Ok(code) => Ok(code),
+        Err(UsageError(message)) => {
+            eprintln!("emu: {message}");
+            Ok(1)
+        }
+    }
+}
+
+fn ask(args: CtlArgs) -> Result<i32, UsageError> {
     let mut socket = Socket::connect(&args.socket)?;
     match args.action {
         CtlAction::Set { settings, timing } => {

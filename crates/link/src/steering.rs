@@ -63,6 +63,19 @@ impl Pending {
         self.changes.front().map(|c| c.0)
     }
 
+    /// The last queue replacement waiting for an instant at or before `at`.
+    pub(crate) fn last_queue_before(&self, at: Nanos) -> Option<&QueueSpec> {
+        self.changes
+            .iter()
+            .take_while(|(t, _)| *t <= at)
+            .flat_map(|(_, settings)| settings)
+            .filter_map(|s| match s {
+                Setting::QueueReplaced(spec) => Some(spec),
+                _ => None,
+            })
+            .last()
+    }
+
     pub(crate) fn pop(&mut self) -> Option<(Nanos, Vec<Setting>)> {
         self.changes.pop_front()
     }

@@ -65,7 +65,7 @@ fn rate_and_delay_change_together_at_the_instant_asked() {
         Setting::Rate(Rate::parse("6mbit").unwrap()),
         Setting::Delay(30 * MS),
     ];
-    link.check_settings(&settings).unwrap();
+    link.check_settings(100 * MS, &settings).unwrap();
     assert_eq!(link.steer(100 * MS, settings), 100 * MS);
     // One packet every 10 ms: before 100 ms each takes 1 ms and 10 ms of
     // delay; after, 2 ms and 30 ms.
@@ -120,7 +120,7 @@ fn a_queue_replaced_drops_what_it_held_and_one_changed_keeps_it() {
         link.arrive(packet(1500, 0, k));
     }
     let limit = QueueSpec::parse("droptail packets 5").unwrap();
-    link.check_settings(&[Setting::QueueParameters(limit.clone())])
+    link.check_settings(MS, &[Setting::QueueParameters(limit.clone())])
         .unwrap();
     link.steer(MS, vec![Setting::QueueParameters(limit)]);
     link.advance(MS);
@@ -152,14 +152,17 @@ fn a_change_the_link_cannot_make_is_refused_in_one_line() {
         LogSink::disabled(),
     );
     let refused = link
-        .check_settings(&[
-            Setting::Rate(Rate::parse("2mbit").unwrap()),
-            Setting::QueueParameters(QueueSpec::parse("fq_codel flows 16").unwrap()),
-        ])
+        .check_settings(
+            0,
+            &[
+                Setting::Rate(Rate::parse("2mbit").unwrap()),
+                Setting::QueueParameters(QueueSpec::parse("fq_codel flows 16").unwrap()),
+            ],
+        )
         .unwrap_err();
     assert!(refused.contains("replace the queue"), "{refused}");
     assert!(!refused.contains('\n'));
-    let refused = link.check_settings(&[Setting::Loss(1.5)]).unwrap_err();
+    let refused = link.check_settings(0, &[Setting::Loss(1.5)]).unwrap_err();
     assert!(refused.contains("probability"), "{refused}");
     let trace = emu_core::trace::Trace::parse("1\n").unwrap();
     let traced = self::link(
@@ -171,7 +174,7 @@ fn a_change_the_link_cannot_make_is_refused_in_one_line() {
         LogSink::disabled(),
     );
     let refused = traced
-        .check_settings(&[Setting::Rate(Rate::parse("2mbit").unwrap())])
+        .check_settings(0, &[Setting::Rate(Rate::parse("2mbit").unwrap())])
         .unwrap_err();
     assert!(refused.contains("trace"), "{refused}");
 }
@@ -201,4 +204,24 @@ fn loss_and_jitter_are_added_to_a_link_that_had_none() {
         .filter_map(|r: Record| r.change_kind())
         .collect();
     assert_eq!(kinds, [Change::Loss, Change::Jitter, Change::Rate]);
+}
+
+#[test]
+fn a_queue_change_is_checked_against_the_queue_it_will_meet() {
+    let mut link = link(
+        Server::Rate(Rate::parse("1mbit").unwrap()),
+        "droptail packets 100",
+        LogSink::disabled(),
+    );
+    let codel = |text: &str| QueueSpec::parse(text).unwrap();
+    let retune = [Setting::QueueParameters(codel("codel target 10ms"))];
+    link.steer(10 * MS, vec![Setting::QueueReplaced(codel("codel"))]);
+    assert!(
+        link.check_settings(5 * MS, &retune).is_err(),
+        "still droptail at 5 ms"
+    );
+    link.check_settings(20 * MS, &retune).unwrap();
+    // Or replaced earlier in the same change.
+    let both = [Setting::QueueReplaced(codel("codel")), retune[0].clone()];
+    link.check_settings(0, &both).unwrap();
 }

@@ -154,7 +154,10 @@ fn steer(
                 .map(move |(d, pump)| (format!("{index}.{}", d.name()), pump.shared()))
         })
         .collect();
-    let elements = control::Elements::new(list, chain.outermost().start);
+    // Run time 0 is the moment the whole path exists: the innermost
+    // shell's start, its log header's origin. A recorded change after it
+    // can be replayed on every link.
+    let elements = control::Elements::new(list, chain.innermost().start);
     let file = match &options.log_dir {
         Some(dir) => {
             let path = dir.join(control::record::FILE);

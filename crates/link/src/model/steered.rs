@@ -21,9 +21,12 @@ impl Link {
         self.clock
     }
 
-    /// Whether every one of `settings` is a change this link can make;
-    /// the first it cannot, said in one line.
-    pub fn check_settings(&self, settings: &[Setting]) -> Result<(), String> {
+    /// Whether every one of `settings` is a change this link can make at
+    /// `at`, against the queue it will have then (one replaced earlier in
+    /// the same change, or waiting to be, counts); the first it cannot,
+    /// said in one line.
+    pub fn check_settings(&self, at: Nanos, settings: &[Setting]) -> Result<(), String> {
+        let mut replaced = self.steering.last_queue_before(at).cloned();
         for setting in settings {
             match setting {
                 Setting::Rate(_) if matches!(self.server, ServerState::Trace { .. }) => {
@@ -42,7 +45,11 @@ impl Link {
                         "its loss follows a pattern, not a probability that can be set".into(),
                     )
                 }
-                Setting::QueueParameters(spec) => self.queue.accepts_change(spec)?,
+                Setting::QueueParameters(spec) => match &replaced {
+                    Some(new) => new.build().accepts_change(spec)?,
+                    None => self.queue.accepts_change(spec)?,
+                },
+                Setting::QueueReplaced(spec) => replaced = Some(spec.clone()),
                 _ => {}
             }
         }

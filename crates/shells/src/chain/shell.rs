@@ -36,7 +36,8 @@ pub(super) struct RunningShell {
     pub(super) inner: Arc<NetNs>,
     pub(super) pair: AddressPair,
     pub(super) log: Option<PathBuf>,
-    /// When its links started: run time 0 of the outermost shell's.
+    /// When its links started (the innermost shell's is the control
+    /// socket's run time 0).
     pub(super) start: emu_core::Nanos,
 }
 

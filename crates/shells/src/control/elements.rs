@@ -32,7 +32,8 @@ pub struct Element {
 /// Every element of a run, and the instant its run time counts from.
 pub struct Elements {
     pub(crate) list: Vec<Element>,
-    /// Monotonic time of run time 0: the outermost shell's start.
+    /// Monotonic time of run time 0: the innermost shell's start, when
+    /// every link exists.
     pub(crate) origin: Nanos,
 }
 
@@ -121,15 +122,17 @@ impl Elements {
             }
             When::At(run_time) => self.origin + run_time,
         };
-        for ((k, settings), model) in by_element.iter().zip(&models) {
-            let name = &self.list[*k].name;
+        for model in &models {
             let link = model
                 .link
                 .as_ref()
                 .ok_or_else(|| "the run is ending; nothing was changed".to_string())?;
-            link.check_settings(settings)
-                .map_err(|e| format!("{name}: {e}; nothing was changed"))?;
             at = at.max(link.clock());
+        }
+        for ((k, settings), model) in by_element.iter().zip(&models) {
+            let link = model.link.as_ref().expect("looked at above");
+            link.check_settings(at, settings)
+                .map_err(|e| format!("{}: {e}; nothing was changed", self.list[*k].name))?;
         }
         for ((_, settings), model) in by_element.iter().zip(models.iter_mut()) {
             let link = model.link.as_mut().expect("checked above");
