@@ -470,8 +470,13 @@ impl Link {
         let Some((_, number, spec)) = self.queue_steps.pop_front() else {
             return;
         };
-        let at = at.max(self.clock);
-        let new = spec.on_link_layer(self.link_layer).build();
+        self.put_queue(at.max(self.clock), number, &spec);
+    }
+
+    /// `spec`'s queue takes over at `at`, logged as queue number `number`;
+    /// what the old one holds is dropped as replaced.
+    fn put_queue(&mut self, at: Nanos, number: usize, spec: &QueueSpec) {
+        let new = spec.clone().on_link_layer(self.link_layer).build();
         let mut old = std::mem::replace(&mut self.queue, new);
         self.record_change(at, Change::Queue, number as u64);
         for packet in drain(old.as_mut(), at) {

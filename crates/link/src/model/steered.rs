@@ -7,11 +7,10 @@ use crate::capacity::{RateCurve, ServiceCurve};
 use crate::jitter::{Jitter, JitterSpec};
 use crate::loss::{Loss, Pattern};
 use crate::propagation::Propagation;
-use crate::queue_steps::drain;
 use crate::server::ServerState;
 use crate::steering::{Setting, Settings, SojournWindow};
 use crate::Distribution;
-use emu_core::log::{Change, DropReason};
+use emu_core::log::Change;
 use emu_core::rate::Serializer;
 use emu_core::Nanos;
 
@@ -129,13 +128,7 @@ impl Link {
             Setting::QueueReplaced(spec) => {
                 let number = self.next_queue_number;
                 self.next_queue_number += 1;
-                let new = spec.on_link_layer(self.link_layer).build();
-                let mut old = std::mem::replace(&mut self.queue, new);
-                self.record_change(at, Change::Queue, number as u64);
-                for packet in drain(old.as_mut(), at) {
-                    let sojourn = at.saturating_sub(packet.enqueued);
-                    self.drop_packet(packet, DropReason::Replaced, at, sojourn);
-                }
+                self.put_queue(at, number, &spec);
             }
         }
     }
