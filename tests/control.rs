@@ -320,6 +320,19 @@ fn bad_requests_change_nothing_and_a_controller_leaving_mid_stream_harms_no_othe
     let mut half = Controller::connect(&socket, emu.child());
     write!(half.writer, r#"{{"op":"set","set":{{"0.uplink.rate":"#).unwrap();
     drop(half);
+    // And one that subscribes and never reads: its socket fills, and the
+    // run's end does not wait on it.
+    let mut deaf = Controller::connect(&socket, emu.child());
+    writeln!(deaf.writer, r#"{{"op":"watch","every":"10ms"}}"#).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while emu.child().try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "emu did not end beside a controller that reads nothing"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(deaf);
     let output = emu.finish();
     assert!(output.status.success(), "{}", text(&output.stderr));
     assert!(!socket.exists());

@@ -155,6 +155,13 @@ impl Stream {
         })
     }
 
+    pub(crate) fn set_write_timeout(&self, timeout: Duration) -> io::Result<()> {
+        match self {
+            Stream::Unix(s) => s.set_write_timeout(Some(timeout)),
+            Stream::Tcp(s) => s.set_write_timeout(Some(timeout)),
+        }
+    }
+
     pub(crate) fn set_read_timeout(&self, timeout: Duration) -> io::Result<()> {
         match self {
             Stream::Unix(s) => s.set_read_timeout(Some(timeout)),

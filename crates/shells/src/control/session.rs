@@ -21,6 +21,10 @@ use std::time::Duration;
 const MAX_LINE: usize = 64 * 1024;
 /// How often an idle thread looks whether the run is ending.
 const LOOK_EVERY: Duration = Duration::from_millis(100);
+/// How long a line may wait for a controller that reads nothing (its
+/// socket's buffer full of telemetry) before it is let go: the run's end
+/// never waits on a controller.
+const WRITE_GIVE_UP: Duration = Duration::from_secs(1);
 
 /// What every controller's thread shares.
 pub struct Control {
@@ -128,6 +132,9 @@ fn serve(stream: Stream, control: &Control) {
     let Ok(reader) = stream.try_clone() else {
         return;
     };
+    if stream.set_write_timeout(WRITE_GIVE_UP).is_err() {
+        return;
+    }
     let mut reader = BufReader::new(reader);
     let mut writer = stream;
     let mut watch: Option<Watch> = None;
