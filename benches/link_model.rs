@@ -58,14 +58,28 @@ fn link_with(server: Server, queue: &str, loss: Option<Loss>, dynamics: Dynamics
     )
 }
 
-/// Feeds every packet through and drains the model, as a pump would.
-fn drive(mut link: Link, packets: Vec<Packet>) -> u64 {
+/// How often a subscribed controller reads the link's telemetry (of the
+/// packets' time).
+const READING_EVERY: u64 = 10_000_000;
+
+/// Feeds every packet through and drains the model, as a pump would;
+/// `watched`, with a controller subscribed to the link's telemetry: the
+/// model keeps each departure's sojourn, and the reading a control thread
+/// takes every [`READING_EVERY`] is taken here.
+fn drive(mut link: Link, packets: Vec<Packet>, watched: bool) -> u64 {
+    link.watch_sojourns(watched);
     let mut delivered = 0;
+    let mut next_reading = READING_EVERY;
     for packet in packets {
         let now = packet.arrival;
         link.arrive(packet);
         while link.pop_due(now).is_some() {
             delivered += 1;
+        }
+        if watched && now >= next_reading {
+            let window = link.take_sojourns().expect("watched");
+            std::hint::black_box((window.quantile(0.5), window.quantile(0.99)));
+            next_reading += READING_EVERY;
         }
     }
     while let Some(t) = link.next_event() {
@@ -148,11 +162,18 @@ fn bench(c: &mut Criterion) {
             }),
         ),
     ];
-    for (name, make) in cases {
+    // `rate_droptail` again with a controller subscribed to its
+    // telemetry: the A/B of a watched link.
+    let watched: Vec<(&str, MakeLink)> = vec![(
+        "rate_droptail_watched",
+        Box::new(move || link(rate(), "droptail packets 1000", None)),
+    )];
+    let cases = cases.into_iter().map(|(n, m)| (n, m, false));
+    for (name, make, watched) in cases.chain(watched.into_iter().map(|(n, m)| (n, m, true))) {
         group.bench_function(name, |b| {
             b.iter_batched(
                 || (make(), packets()),
-                |(l, p)| drive(l, p),
+                |(l, p)| drive(l, p, watched),
                 BatchSize::LargeInput,
             )
         });

@@ -137,7 +137,7 @@ fn workspace(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("emu-documented-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    for shared in ["experiments", "traces"] {
+    for shared in ["experiments", "traces", "examples"] {
         std::os::unix::fs::symlink(repository().join(shared), dir.join(shared)).unwrap();
     }
     for trace in ["up.trace", "down.trace"] {
@@ -236,7 +236,7 @@ fn check(documented: &Documented, dir: &Path) -> Result<(), String> {
             }
             false
         }
-        (_, "report") => {
+        (_, "report" | "ctl") => {
             command.args(&args);
             true
         }
@@ -264,9 +264,12 @@ fn check(documented: &Documented, dir: &Path) -> Result<(), String> {
     let status = output.status.code();
     let stderr = String::from_utf8_lossy(&output.stderr);
     if expect_usage_ok_only {
-        // The inputs are missing: a runtime error (1) is expected, a
-        // usage error (2) is the document's.
-        if status == Some(2) || !stderr.contains("emu report") {
+        // The inputs (a run's logs, a running emu's socket) are missing: a
+        // runtime error (1) is expected, a usage error (2) is the
+        // document's.
+        let names_itself = stderr.contains(&format!("emu {subcommand}"))
+            || stderr.contains(&format!("emu: {subcommand}:"));
+        if status == Some(2) || !names_itself {
             return Err(format!("status {status:?}: {stderr}"));
         }
     } else if status != Some(0) {

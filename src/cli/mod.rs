@@ -5,6 +5,7 @@
 
 mod cc_command;
 mod congestion_control;
+mod ctl_command;
 mod dry_run;
 mod dynamics_args;
 mod log_command;
@@ -145,6 +146,20 @@ struct GlobalArgs {
     /// creating anything (EMU_DRY_RUN=1 does the same for Mahimahi's commands).
     #[arg(long)]
     dry_run: bool,
+    /// Let other programs steer the path while it runs: a Unix socket at
+    /// PATH (the user's alone; `emu ctl PATH ...`), or tcp:PORT on loopback
+    /// (tcp:ADDRESS:PORT elsewhere). Changes are recorded in the --log
+    /// directory's control.jsonl.
+    #[arg(long, value_name = "PATH", value_parser = control_address)]
+    control: Option<shells::control::Address>,
+    /// Take the changes of a control.jsonl a controlled run recorded, at
+    /// their run times: the closed-loop run rerun as a schedule.
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    control_replay: Option<PathBuf>,
+}
+
+fn control_address(text: &str) -> Result<shells::control::Address, String> {
+    shells::control::Address::parse(text)
 }
 
 /// `--dns ROUTE`.
@@ -170,6 +185,8 @@ enum TopCommand {
     SetupSetuid(setup_setuid::SetupArgs),
     /// Read emu's per-packet logs.
     Log(log_command::LogArgs),
+    /// Steer a running path through its control socket (emu --control PATH ...).
+    Ctl(ctl_command::CtlArgs),
     /// List the queue disciplines and their options.
     Queues,
     /// List the congestion controls usable here: the kernel's and emu's own;
@@ -437,6 +454,8 @@ impl From<GlobalArgs> for Globals {
             tcp_info: a.tcp_info,
             cc: a.cc,
             dry_run: a.dry_run,
+            control: a.control,
+            control_replay: a.control_replay,
         }
     }
 }
@@ -499,6 +518,7 @@ fn dispatch(args: Vec<String>) -> Result<i32, UsageError> {
         }
         Some(TopCommand::Run(run)) => run_command::run(run),
         Some(TopCommand::Log(log)) => log_command::run(log),
+        Some(TopCommand::Ctl(ctl)) => ctl_command::run(ctl),
         Some(TopCommand::Wrapper(wrapper)) => wrapper_command::run(wrapper),
         Some(TopCommand::SetupSetuid(setup)) => setup_setuid::run(setup),
         Some(TopCommand::Cc { name: None }) => {

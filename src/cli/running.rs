@@ -35,6 +35,10 @@ pub struct Globals {
     pub cc: Vec<String>,
     /// `--dry-run`: build and describe the links, create nothing.
     pub dry_run: bool,
+    /// `--control`: where controllers steer the path.
+    pub control: Option<shells::control::Address>,
+    /// `--control-replay`: a recorded control.jsonl taken as a schedule.
+    pub control_replay: Option<PathBuf>,
 }
 
 impl Default for Globals {
@@ -56,6 +60,8 @@ impl Default for Globals {
             tcp_info: None,
             cc: Vec::new(),
             dry_run: false,
+            control: None,
+            control_replay: None,
         }
     }
 }
@@ -120,6 +126,8 @@ pub fn run_chain(
         command_sysctls,
         at_start,
         device_helpers,
+        control: globals.control,
+        control_replay: globals.control_replay,
     };
     match shells::run(specs, options) {
         Ok(finished) => Ok(finished),

@@ -336,6 +336,33 @@ impl crate::Queue for Codel {
         self.fifo.bytes
     }
 
+    fn accepts_change(&self, spec: &crate::QueueSpec) -> Result<(), String> {
+        match spec {
+            crate::QueueSpec::Codel(_) => Ok(()),
+            _ => Err(format!(
+                "'{}' changes in place only to codel's own parameters; replace the queue instead",
+                self.describe()
+            )),
+        }
+    }
+
+    /// New parameters with CoDel's state kept; packets beyond a lowered
+    /// limit are dropped from the head, as sch_codel's change does.
+    fn change(&mut self, spec: &crate::QueueSpec, now: Nanos, outcome: &mut Outcome) {
+        if let crate::QueueSpec::Codel(p) = spec {
+            self.params = p.codel.clone();
+            self.limits = Limits {
+                packets: Some(p.limit),
+                bytes: p.byte_limit,
+            };
+            while self.fifo.len() as u64 > p.limit {
+                if let Some(packet) = self.fifo.pop() {
+                    outcome.drop(packet, DropReason::Head, now);
+                }
+            }
+        }
+    }
+
     fn describe(&self) -> String {
         let mut limits = format!("limit {}", self.limits.packets.unwrap_or(0));
         if let Some(bytes) = self.limits.bytes {

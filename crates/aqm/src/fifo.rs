@@ -2,7 +2,7 @@
 //! limit in packets, in bytes, or both (as Mahimahi's droptail/drophead).
 
 use crate::grammar::{Opt, SpecError, Words};
-use crate::{Outcome, Queue};
+use crate::{Outcome, Queue, QueueSpec};
 use emu_core::log::DropReason;
 use emu_core::size::{parse_count, parse_size};
 use emu_core::{Nanos, Packet};
@@ -154,6 +154,26 @@ impl Queue for Bounded {
     fn bytes(&self) -> usize {
         self.fifo.bytes
     }
+    fn accepts_change(&self, spec: &QueueSpec) -> Result<(), String> {
+        match (spec, self.overflow) {
+            (QueueSpec::Droptail(_), Overflow::Tail) | (QueueSpec::Drophead(_), Overflow::Head) => {
+                Ok(())
+            }
+            _ => Err(format!(
+                "'{}' changes in place only to new limits of its own kind; replace the queue instead",
+                self.describe()
+            )),
+        }
+    }
+
+    /// New limits; a lowered one drops nothing held (pfifo's change only
+    /// sets the limit), it refuses arrivals until the queue is under it.
+    fn change(&mut self, spec: &QueueSpec, _now: Nanos, _outcome: &mut Outcome) {
+        if let QueueSpec::Droptail(limits) | QueueSpec::Drophead(limits) = spec {
+            self.limits = *limits;
+        }
+    }
+
     fn describe(&self) -> String {
         let name = match self.overflow {
             Overflow::Tail => "droptail",

@@ -149,4 +149,23 @@ pub trait Queue: Send {
 
     /// The discipline and its parameters, as a `tc qdisc` line would show them.
     fn describe(&self) -> String;
+
+    /// Whether [`Queue::change`] takes `spec` (`tc qdisc change`): the
+    /// same discipline with new parameters. A discipline that cannot
+    /// change in place says so, and names the replacement instead.
+    fn accepts_change(&self, spec: &QueueSpec) -> Result<(), String> {
+        let _ = spec;
+        Err(format!(
+            "'{}' cannot change its parameters in place; replace the queue instead",
+            self.describe()
+        ))
+    }
+
+    /// Takes `spec`'s parameters at `now`, keeping the packets held and the
+    /// discipline's state, as `tc qdisc change` does; packets beyond a
+    /// lowered limit are dropped from the head into `outcome` where Linux
+    /// trims them. Call only after [`Queue::accepts_change`] said yes.
+    fn change(&mut self, spec: &QueueSpec, now: Nanos, outcome: &mut Outcome) {
+        let _ = (spec, now, outcome);
+    }
 }

@@ -366,6 +366,30 @@ impl Queue for Pie {
         self.fifo.bytes
     }
 
+    fn accepts_change(&self, spec: &crate::QueueSpec) -> Result<(), String> {
+        match spec {
+            crate::QueueSpec::Pie(_) => Ok(()),
+            _ => Err(format!(
+                "'{}' changes in place only to pie's own parameters; replace the queue instead",
+                self.describe()
+            )),
+        }
+    }
+
+    /// New parameters with PIE's probability and its timer kept; packets
+    /// beyond a lowered limit are dropped from the head, as sch_pie's
+    /// change does.
+    fn change(&mut self, spec: &crate::QueueSpec, now: Nanos, outcome: &mut Outcome) {
+        if let crate::QueueSpec::Pie(p) = spec {
+            self.params = p.clone();
+            while self.fifo.len() as u64 > p.limit {
+                if let Some(packet) = self.fifo.pop() {
+                    outcome.drop(packet, DropReason::Head, now);
+                }
+            }
+        }
+    }
+
     fn describe(&self) -> String {
         let p = &self.params;
         let ms = |ns: Nanos| emu_core::time::format_duration(ns).replace(' ', "");

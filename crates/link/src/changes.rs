@@ -50,6 +50,12 @@ impl ChangeLog {
         });
     }
 
+    /// Stops following `kind`: its schedule no longer applies (a
+    /// controller set the value).
+    pub fn unfollow(&mut self, kind: Change) {
+        self.followed.retain(|f| f.kind != kind);
+    }
+
     pub fn follow_outages(&mut self, cursor: OutageCursor) {
         self.outage = Some(cursor);
     }

@@ -21,6 +21,7 @@ pub mod schedule;
 mod server;
 pub mod shaper;
 pub mod slot;
+pub mod steering;
 
 pub use distribution::{Distribution, DistributionError};
 pub use jitter::JitterSpec;
@@ -32,3 +33,4 @@ pub use queue_steps::QueueStep;
 pub use schedule::Schedule;
 pub use shaper::ShaperSpec;
 pub use slot::{SlotOpening, SlotSpec};
+pub use steering::{Setting, Settings, SojournWindow};

@@ -112,6 +112,19 @@ impl Loss {
         self.pattern
     }
 
+    /// Makes independent loss lose with probability `p` from now on,
+    /// keeping the random stream; false (and nothing changed) for a loss
+    /// pattern of another kind.
+    pub fn set_probability(&mut self, p: f64) -> bool {
+        match &mut self.pattern {
+            Pattern::Bernoulli(probability) => {
+                *probability = p;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The Markov chain's current state (see the field), 1 for other patterns.
     pub fn state(&self) -> u8 {
         self.state

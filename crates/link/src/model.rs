@@ -25,6 +25,7 @@ pub use crate::server::Server;
 use crate::server::{serve_rate, serve_trace, serve_unlimited, InFlight, Line, ServerState};
 use crate::shaper::ShaperSpec;
 use crate::slot::SlotGate;
+use crate::steering::{Pending, SojournWindow};
 use aqm::{Outcome, Queue, QueueSpec};
 use emu_core::capture::Fate;
 use emu_core::flow::FlowNamer;
@@ -33,6 +34,8 @@ use emu_core::size::LinkLayer;
 use emu_core::{Nanos, Packet};
 use std::collections::HashMap;
 use std::collections::VecDeque;
+
+mod steered;
 
 /// How a path changes over time and mangles packets, beyond a constant
 /// delay, a server and a loss pattern. The default is a path without any.
@@ -217,6 +220,18 @@ pub struct Link {
     /// runs backwards (a reader may stamp a packet a hair before the pump
     /// last advanced).
     clock: Nanos,
+    /// When the link started, and the seed and stream of its draws, for
+    /// the parts a controller adds while it runs.
+    start: Nanos,
+    seeds: (u64, u64),
+    /// Changes asked from outside, waiting for their instant.
+    steering: Pending,
+    /// The number the next queue replaced from outside takes in the log
+    /// (counting on after the queue steps), and the in-place changes made.
+    next_queue_number: usize,
+    queue_changes: u64,
+    /// Sojourns of departing packets, while a controller watches.
+    sojourns: Option<Box<SojournWindow>>,
 }
 
 impl Link {
@@ -303,6 +318,12 @@ impl Link {
             flow_names: FlowNamer::default(),
             marks: HashMap::new(),
             clock: start,
+            start,
+            seeds: (seed, stream),
+            steering: Pending::default(),
+            next_queue_number: dynamics.queue_steps.len() + 1,
+            queue_changes: 0,
+            sojourns: None,
         }
     }
 
@@ -427,14 +448,18 @@ impl Link {
     /// trace opportunity falls) at or before `now` leaves the queue. A
     /// queue step on the way is taken at its instant.
     pub fn advance(&mut self, now: Nanos) {
-        while let Some(at) = self
-            .queue_steps
-            .front()
-            .map(|s| s.0)
-            .filter(|at| *at <= now)
-        {
-            self.run_to(at);
-            self.replace_queue(at);
+        loop {
+            let step = self.queue_steps.front().map(|s| s.0);
+            let steer = self.steering.next_at();
+            match (step.filter(|at| *at <= now), steer.filter(|at| *at <= now)) {
+                (Some(step), Some(steer)) if steer < step => self.take_steering(steer),
+                (Some(step), _) => {
+                    self.run_to(step);
+                    self.replace_queue(step);
+                }
+                (None, Some(steer)) => self.take_steering(steer),
+                (None, None) => break,
+            }
         }
         self.run_to(now);
     }
@@ -445,8 +470,13 @@ impl Link {
         let Some((_, number, spec)) = self.queue_steps.pop_front() else {
             return;
         };
-        let at = at.max(self.clock);
-        let new = spec.on_link_layer(self.link_layer).build();
+        self.put_queue(at.max(self.clock), number, &spec);
+    }
+
+    /// `spec`'s queue takes over at `at`, logged as queue number `number`;
+    /// what the old one holds is dropped as replaced.
+    fn put_queue(&mut self, at: Nanos, number: usize, spec: &QueueSpec) {
+        let new = spec.clone().on_link_layer(self.link_layer).build();
         let mut old = std::mem::replace(&mut self.queue, new);
         self.record_change(at, Change::Queue, number as u64);
         for packet in drain(old.as_mut(), at) {
@@ -539,7 +569,13 @@ impl Link {
         let step = (!self.queue.is_empty())
             .then(|| self.queue_steps.front().map(|s| s.0))
             .flatten();
-        [departure, service, gate, step].into_iter().flatten().min()
+        // A change from outside is taken at its instant even on an idle
+        // link: its record, and what a controller reads, are due then.
+        let steer = self.steering.next_at();
+        [departure, service, gate, step, steer]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The next packet due to leave at or before `now`, in order, with the
@@ -567,6 +603,9 @@ impl Link {
         let logged = if log_now { now } else { flight.due };
         self.counters.delivered += 1;
         self.counters.delivered_bytes += flight.packet.len() as u64;
+        if let Some(window) = self.sojourns.as_deref_mut() {
+            window.add(flight.sojourn);
+        }
         self.record(logged, &flight.packet, Event::Depart, 0, flight.sojourn);
         if self.log.captures() {
             let mark = self.marks.remove(&flight.packet.fingerprint);

@@ -76,6 +76,36 @@ impl Propagation {
         }
     }
 
+    /// A line of constant delay `base`, for a link that had none and is
+    /// given a delay or jitter while it runs: packets later never leave
+    /// before `last_due`, the latest of those already in flight.
+    pub(crate) fn constant(base: Nanos, start: Nanos, last_due: Nanos) -> Propagation {
+        Propagation {
+            last_due,
+            ..Propagation::new(base, &DelayDynamics::default(), start, 0, 0)
+        }
+    }
+
+    /// The base delay from now on; a schedule it followed ends.
+    pub(crate) fn set_base(&mut self, base: Nanos) {
+        self.base = base;
+        self.schedule = None;
+    }
+
+    /// The base delay, None while it follows a schedule.
+    pub(crate) fn base(&self) -> Option<Nanos> {
+        self.schedule.is_none().then_some(self.base)
+    }
+
+    /// The jitter from now on (None: none).
+    pub(crate) fn set_jitter(&mut self, jitter: Option<Jitter>) {
+        self.jitter = jitter;
+    }
+
+    pub(crate) fn jitter(&self) -> Option<&Jitter> {
+        self.jitter.as_ref()
+    }
+
     /// True if packets may leave in another order than they were served.
     pub fn reorders(&self) -> bool {
         self.reorder

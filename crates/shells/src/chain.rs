@@ -15,6 +15,7 @@ use crate::accounting::kernel_drops::{self, KernelDrops};
 use crate::accounting::receiver_drops::{ReceiverDrops, ReceiverWatch};
 use crate::accounting::status::{self, StatusLine};
 use crate::accounting::tcp_sampler::Sampler;
+use crate::control::{self, Endpoint};
 use crate::datapath::forwarding::{Crossing, Route};
 use crate::datapath::pump::{DirectionPump, DirectionResult, PumpNews, Timing};
 use crate::datapath::reader::Reader;
@@ -71,6 +72,13 @@ fn run_guarded(
         .iter()
         .map(|s| s.seed.unwrap_or_else(seed_from_clock))
         .collect();
+    // Read and bound before anything is built, so a bad file or a taken
+    // path leaves nothing behind.
+    let replay = (options.control_replay.as_deref())
+        .map(control::record::read)
+        .transpose()
+        .map_err(ShellError::new)?;
+    let endpoint = options.control.as_ref().map(Endpoint::bind).transpose()?;
     let (host, outside) = prepare_host(&options, guardian)?;
     let mut writer = prepare_outputs(&options)?;
     let (news_tx, news_rx) = mpsc::channel::<News>();
@@ -85,6 +93,7 @@ fn run_guarded(
         pump_tx,
     )?;
     let readers = start_readers(&chain.running, chain.depth, options.timing)?;
+    let steering = steer(&chain, &options, endpoint, replay)?;
     prepare_ends(&options, &host, &chain)?;
     // Held until the run ends: the relay answers the command's lookups.
     let names = dns::prepare(
@@ -103,6 +112,9 @@ fn run_guarded(
     let command = start_command(&shells, &options, &host, &chain, names.as_ref(), &news_tx)?;
     let started = std::time::Instant::now();
     let (status, trace_ended) = supervise(&news_rx, &command, &shells);
+    if let Some(server) = steering {
+        server.stop();
+    }
     let (results, receivers) = tear_down(&mut chain, readers, command, outside, &host);
     report(Report {
         shells: &shells,
@@ -115,6 +127,61 @@ fn run_guarded(
         status,
         trace_ended,
     })
+}
+
+/// The path's elements made steerable: a replayed `control.jsonl`
+/// scheduled, and the control socket's server started (None without
+/// `--control`). Changes are recorded in the log directory's
+/// `control.jsonl`.
+fn steer(
+    chain: &Chain,
+    options: &RunOptions,
+    endpoint: Option<Endpoint>,
+    replay: Option<Vec<control::record::Recorded>>,
+) -> Result<Option<control::Server>> {
+    if endpoint.is_none() && replay.is_none() {
+        return Ok(None);
+    }
+    let list = chain
+        .running
+        .iter()
+        .enumerate()
+        .flat_map(|(k, shell)| {
+            let index = chain.depth + k;
+            shell
+                .pumps
+                .iter()
+                .map(move |(d, pump)| (format!("{index}.{}", d.name()), pump.shared()))
+        })
+        .collect();
+    // Run time 0 is the moment the whole path exists: the innermost
+    // shell's start, its log header's origin. A recorded change after it
+    // can be replayed on every link.
+    let elements = control::Elements::new(list, chain.innermost().start);
+    let file = match &options.log_dir {
+        Some(dir) => {
+            let path = dir.join(control::record::FILE);
+            let file = privilege::io_as_invoker(|| std::fs::File::create(&path))
+                .map_err(|e| ShellError::os(&format!("creating {}", path.display()), e))?;
+            Some(file)
+        }
+        None => None,
+    };
+    let control = control::Control::new(elements, control::record::Recorder::new(file));
+    if let Some(changes) = &replay {
+        control.replay(changes).map_err(ShellError::new)?;
+    }
+    let Some(endpoint) = endpoint else {
+        return Ok(None);
+    };
+    eprintln!(
+        "emu: steer the path with `emu ctl {} ...` (elements {})",
+        endpoint.address(),
+        control.elements.names().join(", ")
+    );
+    control::Server::start(endpoint, control)
+        .map(Some)
+        .map_err(|e| ShellError::os("starting the control thread", e))
 }
 
 /// The namespace the chain starts from, cleared of NAT rules whose emu is

@@ -13,6 +13,8 @@
 //!   the kernel's and the receivers' drops, the status line, TCP_INFO).
 //! - `datapath`: the threads that move packets (readers, pumps, the
 //!   spin before a departure, forwarding between nested shells).
+//! - `control`: the path steered from outside while it runs (the control
+//!   socket, its protocol, `control.jsonl`), on `datapath`.
 //! - The two topologies built on them: a chain of shells around one
 //!   command (`chain`, run by [`run`]) and an experiment's hosts with the
 //!   thread that carries their packets ([`dumbbell`]); with what a run is
@@ -25,6 +27,7 @@
 
 mod accounting;
 mod chain;
+pub mod control;
 mod datapath;
 pub mod dumbbell;
 pub mod error;

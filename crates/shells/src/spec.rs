@@ -118,6 +118,11 @@ pub struct RunOptions {
     /// Lines said (`emu: ...` on stderr) once the shells are up, just
     /// before the command starts: none if the run fails before.
     pub at_start: Vec<String>,
+    /// Where controllers connect to steer the path (`--control`).
+    pub control: Option<crate::control::Address>,
+    /// A `control.jsonl` whose changes the run takes as a schedule
+    /// (`--control-replay`).
+    pub control_replay: Option<PathBuf>,
 }
 
 /// Where the command's lookups go: emu relays them to the host's

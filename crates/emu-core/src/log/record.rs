@@ -217,18 +217,30 @@ pub enum Change {
     /// four-state model 1 to 4 as netem numbers them.
     LossState = 5,
     /// The queue's discipline was replaced; the value is the step's
-    /// number in the link's queue steps (0 is the first queue).
+    /// number in the link's queue steps (0 is the first queue), counting
+    /// on through the replacements asked over the control socket.
     Queue = 6,
+    /// The probability of random loss, in parts per billion (set over the
+    /// control socket).
+    Loss = 7,
+    /// The jitter's deviation, in ns (set over the control socket).
+    Jitter = 8,
+    /// The queue took new parameters in place (`tc qdisc change`); the
+    /// value counts such changes from 1.
+    QueueParameters = 9,
 }
 
 impl Change {
-    pub const ALL: [Change; 6] = [
+    pub const ALL: [Change; 9] = [
         Change::Delay,
         Change::Rate,
         Change::OutageStart,
         Change::OutageEnd,
         Change::LossState,
         Change::Queue,
+        Change::Loss,
+        Change::Jitter,
+        Change::QueueParameters,
     ];
 
     pub fn name(self) -> &'static str {
@@ -239,6 +251,9 @@ impl Change {
             Change::OutageEnd => "outage_end",
             Change::LossState => "loss_state",
             Change::Queue => "queue",
+            Change::Loss => "loss",
+            Change::Jitter => "jitter",
+            Change::QueueParameters => "queue_parameters",
         }
     }
 

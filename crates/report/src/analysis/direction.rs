@@ -231,7 +231,11 @@ impl DirectionAnalysis {
             Change::OutageStart => acc.outages.push((time, true)),
             Change::OutageEnd => acc.outages.push((time, false)),
             Change::Delay => acc.delay_changes.push((time, value)),
-            Change::LossState | Change::Queue => {}
+            Change::LossState
+            | Change::Queue
+            | Change::Loss
+            | Change::Jitter
+            | Change::QueueParameters => {}
         }
     }
 

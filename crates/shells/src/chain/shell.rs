@@ -36,6 +36,9 @@ pub(super) struct RunningShell {
     pub(super) inner: Arc<NetNs>,
     pub(super) pair: AddressPair,
     pub(super) log: Option<PathBuf>,
+    /// When its links started (the innermost shell's is the control
+    /// socket's run time 0).
+    pub(super) start: emu_core::Nanos,
 }
 
 /// A seed for a shell that was given none: different for every run, and
@@ -121,6 +124,7 @@ pub(super) fn build_shell(
         inner,
         pair,
         log,
+        start,
     })
 }
 

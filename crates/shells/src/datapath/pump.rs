@@ -242,6 +242,12 @@ impl DirectionPump {
         let _ = self.shared.onward.set(next.shared.clone());
     }
 
+    /// What this direction's threads share, for a controller to reach
+    /// its model (see `crate::control::elements`).
+    pub(crate) fn shared(&self) -> Arc<Shared> {
+        self.shared.clone()
+    }
+
     /// The counters this direction publishes while it runs.
     pub fn live(&self) -> Arc<LiveCounters> {
         self.live.clone()
