@@ -22,6 +22,7 @@ mod flow_queues;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod grammar;
+pub mod instant_red;
 pub mod lfq_cobalt;
 pub mod pie;
 pub mod red;

@@ -3,7 +3,9 @@
 //! each discipline's parser; this file only gathers them.
 
 pub use crate::grammar::Opt;
-use crate::{cake, codel, dualpi2, fifo, flow_queues, fq_codel, fq_pie, pie, red, sce_options};
+use crate::{
+    cake, codel, dualpi2, fifo, flow_queues, fq_codel, fq_pie, instant_red, pie, red, sce_options,
+};
 
 /// One discipline in the catalogue shown by `emu queues`.
 pub struct Discipline {
@@ -77,6 +79,11 @@ pub fn catalogue() -> &'static [Discipline] {
             name: "red",
             summary: "RED (Floyd & Jacobson 1993) with tc-red's options, gentle and adaptive RED",
             options: &[red::OPTIONS],
+        },
+        Discipline {
+            name: "instant_red",
+            summary: "the AQM evaluation thesis's stateless RED: instantaneous queue in packets, p = 1 above max, ECT marked even there",
+            options: &[instant_red::OPTIONS],
         },
         Discipline {
             name: "cake",

@@ -32,6 +32,7 @@ use crate::fq_codel::{FqCodel, FqCodelParams};
 use crate::fq_pie::{FqPie, FqPieParams};
 pub use crate::grammar::SpecError;
 use crate::grammar::Words;
+use crate::instant_red::{InstantRed, InstantRedParams};
 use crate::lfq_cobalt::LfqCobalt;
 use crate::pie::{Pie, PieParams};
 use crate::red::{Red, RedParams};
@@ -61,6 +62,7 @@ pub enum QueueSpec {
     DualPi2(DualPi2Params),
     TwinCodelAf(SceQueueParams),
     LfqCobalt(SceQueueParams),
+    InstantRed(InstantRedParams),
 }
 
 impl QueueSpec {
@@ -95,6 +97,7 @@ impl QueueSpec {
                 QueueSpec::TwinCodelAf(crate::sce_options::parse(&mut words, false)?)
             }
             "lfq_cobalt" => QueueSpec::LfqCobalt(crate::sce_options::parse(&mut words, true)?),
+            "instant_red" => QueueSpec::InstantRed(crate::instant_red::parse(&mut words)?),
             _ => {
                 return Err(SpecError(format!(
                     "unknown queue discipline '{name}' (known: {})",
@@ -119,6 +122,7 @@ impl QueueSpec {
             QueueSpec::DualPi2(_) => "dualpi2",
             QueueSpec::TwinCodelAf(_) => "twin_codel_af",
             QueueSpec::LfqCobalt(_) => "lfq_cobalt",
+            QueueSpec::InstantRed(_) => "instant_red",
         }
     }
 
@@ -169,6 +173,7 @@ impl QueueSpec {
             QueueSpec::DualPi2(p) => Box::new(DualPi2::new(p.clone())),
             QueueSpec::TwinCodelAf(p) => Box::new(TwinCodelAf::new(p.clone())),
             QueueSpec::LfqCobalt(p) => Box::new(LfqCobalt::new(p.clone())),
+            QueueSpec::InstantRed(p) => Box::new(InstantRed::new(p.clone())),
         }
     }
 }

@@ -78,6 +78,7 @@ fn every_documented_option_is_accepted() {
                     ("red", "max") => "100kb",
                     ("cake" | "twin_codel_af" | "lfq_cobalt", "sce-thresh") => "4",
                     ("cake" | "twin_codel_af" | "lfq_cobalt", "overhead") => "38",
+                    ("instant_red", "min") => "5",
                     _ => value,
                 };
                 let required = if d.name == "red" {
