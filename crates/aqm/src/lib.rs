@@ -14,6 +14,7 @@
 
 pub mod cake;
 pub mod codel;
+pub mod curvy_red;
 pub mod deficit_shaper;
 pub mod dualpi2;
 pub mod ecn;

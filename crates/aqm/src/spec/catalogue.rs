@@ -4,7 +4,8 @@
 
 pub use crate::grammar::Opt;
 use crate::{
-    cake, codel, dualpi2, fifo, flow_queues, fq_codel, fq_pie, instant_red, pie, red, sce_options,
+    cake, codel, curvy_red, dualpi2, fifo, flow_queues, fq_codel, fq_pie, instant_red, pie, red,
+    sce_options,
 };
 
 /// One discipline in the catalogue shown by `emu queues`.
@@ -84,6 +85,11 @@ pub fn catalogue() -> &'static [Discipline] {
             name: "instant_red",
             summary: "the AQM evaluation thesis's stateless RED: instantaneous queue in packets, p = 1 above max, ECT marked even there",
             options: &[instant_red::OPTIONS],
+        },
+        Discipline {
+            name: "curvy_red",
+            summary: "Curvy RED as the AQM evaluation thesis states it: p = min(1, (sojourn/dq)^curviness) at dequeue",
+            options: &[curvy_red::OPTIONS],
         },
         Discipline {
             name: "cake",

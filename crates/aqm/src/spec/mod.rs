@@ -26,6 +26,7 @@ pub mod mahimahi;
 
 use crate::cake::{Cake, CakeParams};
 use crate::codel::{Codel, CodelQueueParams};
+use crate::curvy_red::{CurvyRed, CurvyRedParams};
 use crate::dualpi2::{DualPi2, DualPi2Params};
 use crate::fifo::{Bounded, Infinite, Limits, Overflow};
 use crate::fq_codel::{FqCodel, FqCodelParams};
@@ -63,6 +64,7 @@ pub enum QueueSpec {
     TwinCodelAf(SceQueueParams),
     LfqCobalt(SceQueueParams),
     InstantRed(InstantRedParams),
+    CurvyRed(CurvyRedParams),
 }
 
 impl QueueSpec {
@@ -98,6 +100,7 @@ impl QueueSpec {
             }
             "lfq_cobalt" => QueueSpec::LfqCobalt(crate::sce_options::parse(&mut words, true)?),
             "instant_red" => QueueSpec::InstantRed(crate::instant_red::parse(&mut words)?),
+            "curvy_red" => QueueSpec::CurvyRed(crate::curvy_red::parse(&mut words)?),
             _ => {
                 return Err(SpecError(format!(
                     "unknown queue discipline '{name}' (known: {})",
@@ -123,6 +126,7 @@ impl QueueSpec {
             QueueSpec::TwinCodelAf(_) => "twin_codel_af",
             QueueSpec::LfqCobalt(_) => "lfq_cobalt",
             QueueSpec::InstantRed(_) => "instant_red",
+            QueueSpec::CurvyRed(_) => "curvy_red",
         }
     }
 
@@ -174,6 +178,7 @@ impl QueueSpec {
             QueueSpec::TwinCodelAf(p) => Box::new(TwinCodelAf::new(p.clone())),
             QueueSpec::LfqCobalt(p) => Box::new(LfqCobalt::new(p.clone())),
             QueueSpec::InstantRed(p) => Box::new(InstantRed::new(p.clone())),
+            QueueSpec::CurvyRed(p) => Box::new(CurvyRed::new(p.clone())),
         }
     }
 }

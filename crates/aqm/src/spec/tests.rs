@@ -66,7 +66,7 @@ fn every_documented_option_is_accepted() {
                 "HZ" => "0.5",
                 "P" => "0.1",
                 "W" => "0.002",
-                "PERCENT" | "K" => "2",
+                "PERCENT" | "K" | "U" => "2",
                 "TIME|Np" => "2p",
                 _ => "1500",
             };
