@@ -17,6 +17,7 @@ pub mod codel;
 pub mod curvy_red;
 pub mod deficit_shaper;
 pub mod dualpi2;
+pub mod dualq;
 pub mod ecn;
 mod fifo;
 mod flow_queues;

@@ -4,8 +4,8 @@
 
 pub use crate::grammar::Opt;
 use crate::{
-    cake, codel, curvy_red, dualpi2, fifo, flow_queues, fq_codel, fq_pie, instant_red, pie, red,
-    sce_options,
+    cake, codel, curvy_red, dualpi2, dualq, fifo, flow_queues, fq_codel, fq_pie, instant_red, pie,
+    red, sce_options,
 };
 
 /// One discipline in the catalogue shown by `emu queues`.
@@ -90,6 +90,11 @@ pub fn catalogue() -> &'static [Discipline] {
             name: "curvy_red",
             summary: "Curvy RED as the AQM evaluation thesis states it: p = min(1, (sojourn/dq)^curviness) at dequeue",
             options: &[curvy_red::OPTIONS],
+        },
+        Discipline {
+            name: "dualq_uncoupled",
+            summary: "the AQM evaluation thesis's uncoupled dual queue: ECT(1) FIFO and classic FIFO, each under its own stateless RED (Eq. 3.1 thresholds) or PIE, WRR by flow counts",
+            options: &[dualq::uncoupled::OPTIONS],
         },
         Discipline {
             name: "cake",

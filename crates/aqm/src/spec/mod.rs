@@ -28,6 +28,7 @@ use crate::cake::{Cake, CakeParams};
 use crate::codel::{Codel, CodelQueueParams};
 use crate::curvy_red::{CurvyRed, CurvyRedParams};
 use crate::dualpi2::{DualPi2, DualPi2Params};
+use crate::dualq::uncoupled::{Uncoupled, UncoupledParams};
 use crate::fifo::{Bounded, Infinite, Limits, Overflow};
 use crate::fq_codel::{FqCodel, FqCodelParams};
 use crate::fq_pie::{FqPie, FqPieParams};
@@ -64,6 +65,7 @@ pub enum QueueSpec {
     TwinCodelAf(SceQueueParams),
     LfqCobalt(SceQueueParams),
     InstantRed(InstantRedParams),
+    DualqUncoupled(UncoupledParams),
     CurvyRed(CurvyRedParams),
 }
 
@@ -100,6 +102,9 @@ impl QueueSpec {
             }
             "lfq_cobalt" => QueueSpec::LfqCobalt(crate::sce_options::parse(&mut words, true)?),
             "instant_red" => QueueSpec::InstantRed(crate::instant_red::parse(&mut words)?),
+            "dualq_uncoupled" => {
+                QueueSpec::DualqUncoupled(crate::dualq::uncoupled::parse(&mut words)?)
+            }
             "curvy_red" => QueueSpec::CurvyRed(crate::curvy_red::parse(&mut words)?),
             _ => {
                 return Err(SpecError(format!(
@@ -126,6 +131,7 @@ impl QueueSpec {
             QueueSpec::TwinCodelAf(_) => "twin_codel_af",
             QueueSpec::LfqCobalt(_) => "lfq_cobalt",
             QueueSpec::InstantRed(_) => "instant_red",
+            QueueSpec::DualqUncoupled(_) => "dualq_uncoupled",
             QueueSpec::CurvyRed(_) => "curvy_red",
         }
     }
@@ -178,6 +184,7 @@ impl QueueSpec {
             QueueSpec::TwinCodelAf(p) => Box::new(TwinCodelAf::new(p.clone())),
             QueueSpec::LfqCobalt(p) => Box::new(LfqCobalt::new(p.clone())),
             QueueSpec::InstantRed(p) => Box::new(InstantRed::new(p.clone())),
+            QueueSpec::DualqUncoupled(p) => Box::new(Uncoupled::new(p.clone())),
             QueueSpec::CurvyRed(p) => Box::new(CurvyRed::new(p.clone())),
         }
     }

@@ -68,6 +68,7 @@ fn every_documented_option_is_accepted() {
                 "W" => "0.002",
                 "PERCENT" | "K" | "U" => "2",
                 "TIME|Np" => "2p",
+                "red|pie" => "pie",
                 _ => "1500",
             };
             for keyword in keywords.split(" | ") {
@@ -78,7 +79,7 @@ fn every_documented_option_is_accepted() {
                     ("red", "max") => "100kb",
                     ("cake" | "twin_codel_af" | "lfq_cobalt", "sce-thresh") => "4",
                     ("cake" | "twin_codel_af" | "lfq_cobalt", "overhead") => "38",
-                    ("instant_red", "min") => "5",
+                    ("instant_red", "min") | ("dualq_uncoupled", "c_min") => "5",
                     _ => value,
                 };
                 let required = if d.name == "red" {
