@@ -97,6 +97,11 @@ pub fn catalogue() -> &'static [Discipline] {
             options: &[dualq::uncoupled::OPTIONS],
         },
         Discipline {
+            name: "dualq_pi2",
+            summary: "DualQ Coupled AQM with PI2 as draft-ietf-tsvwg-aqm-dualq-coupled-01's pseudo-code (the AQM evaluation thesis's l4s-pi2): time-shifted FIFO, p_C = p'^2, p_L = K p'",
+            options: &[dualq::pi2::OPTIONS],
+        },
+        Discipline {
             name: "cake",
             summary:
                 "Cake (sch_cake): shaper, diffserv tins, host/flow isolation, COBALT, SCE marking",
