@@ -14,6 +14,7 @@
 //! This module holds what they share: the classifier, the pair of FIFOs
 //! with one buffer limit over both, and the weighted round robin.
 
+pub mod cred;
 pub mod pi2;
 pub mod uncoupled;
 

@@ -102,6 +102,11 @@ pub fn catalogue() -> &'static [Discipline] {
             options: &[dualq::pi2::OPTIONS],
         },
         Discipline {
+            name: "dualq_cred",
+            summary: "DualQ Coupled AQM with Curvy RED (the AQM evaluation thesis's l4s-cred): strict priority to L, p_C = (Q_C/2^S_C)^2, p_L = qd_C/2^S_L with the corrected S_L = S_C - log2 K",
+            options: &[dualq::cred::OPTIONS],
+        },
+        Discipline {
             name: "cake",
             summary:
                 "Cake (sch_cake): shaper, diffserv tins, host/flow isolation, COBALT, SCE marking",

@@ -28,6 +28,7 @@ use crate::cake::{Cake, CakeParams};
 use crate::codel::{Codel, CodelQueueParams};
 use crate::curvy_red::{CurvyRed, CurvyRedParams};
 use crate::dualpi2::{DualPi2, DualPi2Params};
+use crate::dualq::cred::{CredParams, DualqCred};
 use crate::dualq::pi2::{DualqPi2, Pi2Params};
 use crate::dualq::uncoupled::{Uncoupled, UncoupledParams};
 use crate::fifo::{Bounded, Infinite, Limits, Overflow};
@@ -66,6 +67,7 @@ pub enum QueueSpec {
     TwinCodelAf(SceQueueParams),
     LfqCobalt(SceQueueParams),
     InstantRed(InstantRedParams),
+    DualqCred(CredParams),
     DualqPi2(Pi2Params),
     DualqUncoupled(UncoupledParams),
     CurvyRed(CurvyRedParams),
@@ -104,6 +106,7 @@ impl QueueSpec {
             }
             "lfq_cobalt" => QueueSpec::LfqCobalt(crate::sce_options::parse(&mut words, true)?),
             "instant_red" => QueueSpec::InstantRed(crate::instant_red::parse(&mut words)?),
+            "dualq_cred" => QueueSpec::DualqCred(crate::dualq::cred::parse(&mut words)?),
             "dualq_pi2" => QueueSpec::DualqPi2(crate::dualq::pi2::parse(&mut words)?),
             "dualq_uncoupled" => {
                 QueueSpec::DualqUncoupled(crate::dualq::uncoupled::parse(&mut words)?)
@@ -134,6 +137,7 @@ impl QueueSpec {
             QueueSpec::TwinCodelAf(_) => "twin_codel_af",
             QueueSpec::LfqCobalt(_) => "lfq_cobalt",
             QueueSpec::InstantRed(_) => "instant_red",
+            QueueSpec::DualqCred(_) => "dualq_cred",
             QueueSpec::DualqPi2(_) => "dualq_pi2",
             QueueSpec::DualqUncoupled(_) => "dualq_uncoupled",
             QueueSpec::CurvyRed(_) => "curvy_red",
@@ -188,6 +192,7 @@ impl QueueSpec {
             QueueSpec::TwinCodelAf(p) => Box::new(TwinCodelAf::new(p.clone())),
             QueueSpec::LfqCobalt(p) => Box::new(LfqCobalt::new(p.clone())),
             QueueSpec::InstantRed(p) => Box::new(InstantRed::new(p.clone())),
+            QueueSpec::DualqCred(p) => Box::new(DualqCred::new(p.clone())),
             QueueSpec::DualqPi2(p) => Box::new(DualqPi2::new(p.clone())),
             QueueSpec::DualqUncoupled(p) => Box::new(Uncoupled::new(p.clone())),
             QueueSpec::CurvyRed(p) => Box::new(CurvyRed::new(p.clone())),

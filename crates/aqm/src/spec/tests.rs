@@ -69,6 +69,7 @@ fn every_documented_option_is_accepted() {
                 "PERCENT" | "K" | "U" => "2",
                 "TIME|Np" => "2p",
                 "red|pie" => "pie",
+                "EXP" => "-1",
                 _ => "1500",
             };
             for keyword in keywords.split(" | ") {
