@@ -16,6 +16,7 @@
 
 pub mod cred;
 pub mod pi2;
+pub mod pie;
 pub mod uncoupled;
 
 use crate::Fifo;

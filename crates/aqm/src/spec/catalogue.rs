@@ -107,6 +107,11 @@ pub fn catalogue() -> &'static [Discipline] {
             options: &[dualq::cred::OPTIONS],
         },
         Discipline {
+            name: "dualq_pie",
+            summary: "the AQM evaluation thesis's coupled dual queue on PIE (l4s-pie): PIE on the classic delay gives p_C, p_L = sqrt(K p_C), all decided at enqueue, strict priority to L",
+            options: &[dualq::pie::OPTIONS],
+        },
+        Discipline {
             name: "cake",
             summary:
                 "Cake (sch_cake): shaper, diffserv tins, host/flow isolation, COBALT, SCE marking",

@@ -30,6 +30,7 @@ use crate::curvy_red::{CurvyRed, CurvyRedParams};
 use crate::dualpi2::{DualPi2, DualPi2Params};
 use crate::dualq::cred::{CredParams, DualqCred};
 use crate::dualq::pi2::{DualqPi2, Pi2Params};
+use crate::dualq::pie::{CoupledPieParams, DualqPie};
 use crate::dualq::uncoupled::{Uncoupled, UncoupledParams};
 use crate::fifo::{Bounded, Infinite, Limits, Overflow};
 use crate::fq_codel::{FqCodel, FqCodelParams};
@@ -67,6 +68,7 @@ pub enum QueueSpec {
     TwinCodelAf(SceQueueParams),
     LfqCobalt(SceQueueParams),
     InstantRed(InstantRedParams),
+    DualqPie(CoupledPieParams),
     DualqCred(CredParams),
     DualqPi2(Pi2Params),
     DualqUncoupled(UncoupledParams),
@@ -106,6 +108,7 @@ impl QueueSpec {
             }
             "lfq_cobalt" => QueueSpec::LfqCobalt(crate::sce_options::parse(&mut words, true)?),
             "instant_red" => QueueSpec::InstantRed(crate::instant_red::parse(&mut words)?),
+            "dualq_pie" => QueueSpec::DualqPie(crate::dualq::pie::parse(&mut words)?),
             "dualq_cred" => QueueSpec::DualqCred(crate::dualq::cred::parse(&mut words)?),
             "dualq_pi2" => QueueSpec::DualqPi2(crate::dualq::pi2::parse(&mut words)?),
             "dualq_uncoupled" => {
@@ -137,6 +140,7 @@ impl QueueSpec {
             QueueSpec::TwinCodelAf(_) => "twin_codel_af",
             QueueSpec::LfqCobalt(_) => "lfq_cobalt",
             QueueSpec::InstantRed(_) => "instant_red",
+            QueueSpec::DualqPie(_) => "dualq_pie",
             QueueSpec::DualqCred(_) => "dualq_cred",
             QueueSpec::DualqPi2(_) => "dualq_pi2",
             QueueSpec::DualqUncoupled(_) => "dualq_uncoupled",
@@ -192,6 +196,7 @@ impl QueueSpec {
             QueueSpec::TwinCodelAf(p) => Box::new(TwinCodelAf::new(p.clone())),
             QueueSpec::LfqCobalt(p) => Box::new(LfqCobalt::new(p.clone())),
             QueueSpec::InstantRed(p) => Box::new(InstantRed::new(p.clone())),
+            QueueSpec::DualqPie(p) => Box::new(DualqPie::new(p.clone())),
             QueueSpec::DualqCred(p) => Box::new(DualqCred::new(p.clone())),
             QueueSpec::DualqPi2(p) => Box::new(DualqPi2::new(p.clone())),
             QueueSpec::DualqUncoupled(p) => Box::new(Uncoupled::new(p.clone())),

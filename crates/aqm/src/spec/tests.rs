@@ -70,6 +70,7 @@ fn every_documented_option_is_accepted() {
                 "TIME|Np" => "2p",
                 "red|pie" => "pie",
                 "EXP" => "-1",
+                "printed|inverse" => "inverse",
                 _ => "1500",
             };
             for keyword in keywords.split(" | ") {
