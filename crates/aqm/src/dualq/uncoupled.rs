@@ -37,9 +37,8 @@ pub fn scaled_l_thresholds(base_max: f64, l_flows: u32, c_flows: u32) -> (f64, f
     ((max / 3.0).min(max - 1.0), max)
 }
 
-/// One FIFO's AQM.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// One FIFO's AQM, resolved.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Aqm {
     Red(InstantRedParams),
     Pie(PieParams),
@@ -52,6 +51,36 @@ impl Aqm {
             Aqm::Pie(p) => Box::new(Pie::new(p.clone())),
         }
     }
+
+    fn describe(&self) -> String {
+        match self {
+            Aqm::Red(r) => format!(
+                "red min {:.2} max {:.2} probability {}",
+                r.min, r.max, r.max_p
+            ),
+            Aqm::Pie(r) => format!("pie target {} tupdate {}", time(r.target), time(r.tupdate)),
+        }
+    }
+}
+
+/// Which AQM both FIFOs run, with the parameters as written; the L
+/// thresholds are derived from them by Eq. 3.1 when the queue is built.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AqmKind {
+    Red {
+        /// L's base max for one flow, before Eq. 3.1.
+        l_max: f64,
+        c_min: f64,
+        c_max: f64,
+        max_p: f64,
+    },
+    Pie {
+        l_target: Nanos,
+        l_tupdate: Nanos,
+        c_target: Nanos,
+        c_tupdate: Nanos,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,13 +89,64 @@ pub struct UncoupledParams {
     pub limit: u64,
     pub l_flows: u32,
     pub c_flows: u32,
-    pub l: Aqm,
-    pub c: Aqm,
+    pub aqm: AqmKind,
+    /// The L FIFO's seed; C's is one more.
+    pub seed: u64,
+}
+
+impl UncoupledParams {
+    /// The L and the C FIFO's AQMs.
+    pub fn aqms(&self) -> (Aqm, Aqm) {
+        let (limit, seed) = (self.limit, self.seed);
+        match self.aqm {
+            AqmKind::Red {
+                l_max,
+                c_min,
+                c_max,
+                max_p,
+            } => {
+                let red = |(min, max), seed| {
+                    Aqm::Red(InstantRedParams {
+                        limit,
+                        min,
+                        max,
+                        max_p,
+                        ecn: true,
+                        seed,
+                    })
+                };
+                let l = scaled_l_thresholds(l_max, self.l_flows, self.c_flows);
+                (red(l, seed), red((c_min, c_max), seed + 1))
+            }
+            AqmKind::Pie {
+                l_target,
+                l_tupdate,
+                c_target,
+                c_tupdate,
+            } => {
+                let pie = |target, tupdate, seed| {
+                    Aqm::Pie(PieParams {
+                        target,
+                        tupdate,
+                        limit,
+                        ecn: true,
+                        seed,
+                        ..PieParams::default()
+                    })
+                };
+                (
+                    pie(l_target, l_tupdate, seed),
+                    pie(c_target, c_tupdate, seed + 1),
+                )
+            }
+        }
+    }
 }
 
 /// The `dualq_uncoupled` discipline.
 pub struct Uncoupled {
     pub params: UncoupledParams,
+    aqms: (Aqm, Aqm),
     l: Box<dyn Queue>,
     c: Box<dyn Queue>,
     wrr: Wrr,
@@ -74,9 +154,11 @@ pub struct Uncoupled {
 
 impl Uncoupled {
     pub fn new(params: UncoupledParams) -> Uncoupled {
+        let aqms = params.aqms();
         Uncoupled {
-            l: params.l.build(),
-            c: params.c.build(),
+            l: aqms.0.build(),
+            c: aqms.1.build(),
+            aqms,
             wrr: Wrr::new(params.l_flows, params.c_flows),
             params,
         }
@@ -121,20 +203,13 @@ impl Queue for Uncoupled {
 
     fn describe(&self) -> String {
         let p = &self.params;
-        let aqm = |aqm: &Aqm| match aqm {
-            Aqm::Red(r) => format!(
-                "red min {:.2} max {:.2} probability {}",
-                r.min, r.max, r.max_p
-            ),
-            Aqm::Pie(r) => format!("pie target {} tupdate {}", time(r.target), time(r.tupdate)),
-        };
         format!(
             "dualq_uncoupled limit {} l_flows {} c_flows {} l: {} c: {}",
             p.limit,
             p.l_flows,
             p.c_flows,
-            aqm(&p.l),
-            aqm(&p.c)
+            self.aqms.0.describe(),
+            self.aqms.1.describe()
         )
     }
 }
@@ -195,93 +270,72 @@ fn flows(text: &str) -> Result<u32, String> {
     }
 }
 
-/// What was written, before the thresholds are derived.
-struct Written {
-    pie: bool,
-    l_max: f64,
-    c_thresholds: (f64, f64),
-    max_p: f64,
-    l_pie: (Nanos, Nanos),
-    c_pie: (Nanos, Nanos),
-    seed: u64,
-}
-
-/// Reads dualq_uncoupled's options and derives each FIFO's AQM.
+/// Reads dualq_uncoupled's options.
 pub(crate) fn parse(words: &mut Words) -> Result<UncoupledParams, SpecError> {
     let ms = 1_000_000;
-    let mut w = Written {
-        pie: false,
-        l_max: 5.0,
-        c_thresholds: (100.0, 300.0),
-        max_p: 0.02,
-        l_pie: (5 * ms, 5 * ms),
-        c_pie: (500 * ms, 15 * ms),
+    let mut p = UncoupledParams {
+        limit: 1000,
+        l_flows: 1,
+        c_flows: 1,
+        aqm: AqmKind::Red {
+            l_max: 5.0,
+            c_min: 100.0,
+            c_max: 300.0,
+            max_p: 0.02,
+        },
         seed: 1,
     };
-    let (mut limit, mut l_flows, mut c_flows) = (1000, 1, 1);
+    let (mut red, mut pie) = (
+        (5.0, 100.0, 300.0, 0.02),
+        (5 * ms, 5 * ms, 500 * ms, 15 * ms),
+    );
+    let mut use_pie = false;
     while let Some(keyword) = words.next_keyword() {
         match keyword {
             "aqm" => {
-                w.pie = words.value(keyword, |v| match v {
+                use_pie = words.value(keyword, |v| match v {
                     "red" => Ok(false),
                     "pie" => Ok(true),
                     _ => Err(format!("'{v}' is not an AQM here: expected red or pie")),
                 })?
             }
-            "l_flows" => l_flows = words.value(keyword, flows)?,
-            "c_flows" => c_flows = words.value(keyword, flows)?,
-            "limit" => limit = words.value(keyword, parse_count)?.max(1),
-            "l_max" => w.l_max = words.value(keyword, packets)?,
-            "c_min" => w.c_thresholds.0 = words.value(keyword, packets)?,
-            "c_max" => w.c_thresholds.1 = words.value(keyword, packets)?,
-            "probability" => w.max_p = words.value(keyword, probability)?,
-            "l_target" => w.l_pie.0 = words.value(keyword, tc_time)?,
-            "l_tupdate" => w.l_pie.1 = words.value(keyword, tc_time)?.max(1000),
-            "c_target" => w.c_pie.0 = words.value(keyword, tc_time)?,
-            "c_tupdate" => w.c_pie.1 = words.value(keyword, tc_time)?.max(1000),
-            "seed" => w.seed = words.value(keyword, parse_count)?,
+            "l_flows" => p.l_flows = words.value(keyword, flows)?,
+            "c_flows" => p.c_flows = words.value(keyword, flows)?,
+            "limit" => p.limit = words.value(keyword, parse_count)?.max(1),
+            "l_max" => red.0 = words.value(keyword, packets)?,
+            "c_min" => red.1 = words.value(keyword, packets)?,
+            "c_max" => red.2 = words.value(keyword, packets)?,
+            "probability" => red.3 = words.value(keyword, probability)?,
+            "l_target" => pie.0 = words.value(keyword, tc_time)?,
+            "l_tupdate" => pie.1 = words.value(keyword, tc_time)?.max(1000),
+            "c_target" => pie.2 = words.value(keyword, tc_time)?,
+            "c_tupdate" => pie.3 = words.value(keyword, tc_time)?.max(1000),
+            "seed" => p.seed = words.value(keyword, parse_count)?,
             _ => return Err(words.unknown(keyword)),
         }
     }
-    if w.c_thresholds.0 >= w.c_thresholds.1 {
+    if red.1 >= red.2 {
         return Err(SpecError(format!(
             "dualq_uncoupled: c_min ({}) must be below c_max ({})",
-            w.c_thresholds.0, w.c_thresholds.1
+            red.1, red.2
         )));
     }
-    let (l, c) = if w.pie {
-        let pie = |(target, tupdate), seed| {
-            Aqm::Pie(PieParams {
-                target,
-                tupdate,
-                limit,
-                ecn: true,
-                seed,
-                ..PieParams::default()
-            })
-        };
-        (pie(w.l_pie, w.seed), pie(w.c_pie, w.seed + 1))
+    p.aqm = if use_pie {
+        AqmKind::Pie {
+            l_target: pie.0,
+            l_tupdate: pie.1,
+            c_target: pie.2,
+            c_tupdate: pie.3,
+        }
     } else {
-        let red = |(min, max), seed| {
-            Aqm::Red(InstantRedParams {
-                limit,
-                min,
-                max,
-                max_p: w.max_p,
-                ecn: true,
-                seed,
-            })
-        };
-        let l = scaled_l_thresholds(w.l_max, l_flows, c_flows);
-        (red(l, w.seed), red(w.c_thresholds, w.seed + 1))
+        AqmKind::Red {
+            l_max: red.0,
+            c_min: red.1,
+            c_max: red.2,
+            max_p: red.3,
+        }
     };
-    Ok(UncoupledParams {
-        limit,
-        l_flows,
-        c_flows,
-        l,
-        c,
-    })
+    Ok(p)
 }
 
 #[cfg(test)]
