@@ -1,7 +1,9 @@
-//! Compiles the congestion controls and their helpers (`bpf/`) with clang
-//! into one BPF object that `src/object.rs` embeds, and the algorithms'
-//! arithmetic (`bpf/algorithms.h`, through `bpf/host.c`) for the host, so
-//! the unit tests run the very code the kernel runs.
+//! Compiles the congestion controls and their helpers (`bpf/`: the shared
+//! pieces in `endpoints.bpf.c`, which includes each control from `cc/`) with
+//! clang into one BPF object that `src/object.rs` embeds, and the
+//! algorithms' arithmetic (`bpf/arith/`, through `bpf/host.c`) for the host,
+//! so the unit tests run the very code the kernel runs. A directory named
+//! in `rerun-if-changed` is scanned whole, so `cc/` and `arith/` count.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -34,7 +36,8 @@ fn main() {
         .compile("emu_algorithms");
 }
 
-/// Compiles `bpf/endpoints.bpf.c` into the BPF object `object`.
+/// Compiles `bpf/endpoints.bpf.c` (and the `cc/` files it includes) into
+/// the BPF object `object`.
 fn compile_bpf(
     clang: &str,
     libbpf_headers: &str,

@@ -1,5 +1,5 @@
 //! Unit tests of the congestion controls' arithmetic. The code under test
-//! is not here: it lives in `bpf/algorithms.h`, runs in the kernel inside
+//! is not here: it lives in `bpf/arith/` (through `bpf/algorithms.h`), runs in the kernel inside
 //! the BPF congestion controls, and is compiled for the host through
 //! `bpf/host.c` (each function exported as `emu_alg_*`). Every test checks
 //! it against the references' formulas, written again here independently

@@ -36,7 +36,7 @@ pub struct Endpoint {
     /// (`iperf3 -C reno_sce`): a BPF congestion control's name may hold
     /// letters, digits, `_` and `.` only, and at most 15 bytes.
     pub kernel_name: &'static str,
-    /// The BPF `struct_ops` map that registers it, in `bpf/endpoints.bpf.c`
+    /// The BPF `struct_ops` map that registers it, in its `bpf/cc/` file
     /// (also how emu recognises its own among the kernel's registrations).
     pub map: &'static str,
     pub marking: Marking,

@@ -25,7 +25,7 @@ pub struct Parameter {
     pub name: &'static str,
     /// The reference's module parameter (`prague_ecn_fallback`).
     pub reference: &'static str,
-    /// Its slot in the map's entry (`bpf/endpoints.bpf.c`'s `*_P_*`).
+    /// Its slot in the map's entry (the `*_P_*` of its `bpf/cc/` file).
     pub slot: usize,
     pub kind: Kind,
     /// The reference's default, in the slot's unit.

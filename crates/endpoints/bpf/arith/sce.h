@@ -1,0 +1,76 @@
+/* The SCE responses' arithmetic (cc/reno_sce.c, cc/dctcp_sce.c, and the SCE window counter of sce_window.h).
+ * Part of algorithms.h, which gives the includer's types. */
+
+/* The square root the SCE responses scale by: the largest s with s*s <
+ * cwnd (what the reference maintains incrementally), at least 1. */
+EMU_ALG_INLINE __u32 emu_sce_sqrt_cwnd(__u32 cwnd)
+{
+	__u32 s = cwnd > 1 ? emu_isqrt(cwnd - 1) : 1;
+
+	return s ? s : 1;
+}
+
+/* Reno-SCE: the window-counter reduction, in bytes, for `sce_bytes`
+ * acknowledged with SCE feedback: sce_bytes * sqrt(cwnd) / 2. The counter
+ * loses one segment per cwnd * mss, so a whole window of SCE feedback
+ * costs sqrt(cwnd) / 2 segments. */
+EMU_ALG_INLINE __u64 emu_reno_sce_reduction(__u64 sce_bytes, __u32 sqrt_cwnd)
+{
+	return sce_bytes * sqrt_cwnd / 2;
+}
+
+/* Whole-segment steps held in a signed window counter of `unit` per
+ * segment: returns +n (grow) or -n (shrink) and leaves the remainder in
+ * *cnt, which ends strictly between -unit and unit. */
+EMU_ALG_INLINE __s64 emu_window_steps(__s64 *cnt, __u64 unit)
+{
+	__u64 n;
+
+	if (!unit)
+		return 0;
+	if (*cnt >= 0) {
+		n = (__u64)*cnt / unit;
+		*cnt -= (__s64)(n * unit);
+		return (__s64)n;
+	}
+	n = (__u64)(-*cnt) / unit;
+	*cnt += (__s64)(n * unit);
+	return -(__s64)n;
+}
+
+/* ---- DCTCP-SCE -------------------------------------------------------------- */
+
+/* The window-counter reduction, in bytes, for `sce_bytes` acknowledged with
+ * SCE feedback: sce_bytes * cwnd / 2. The counter loses one segment per
+ * cwnd * mss, so a whole window of SCE feedback costs cwnd / 2 segments and
+ * a marked share F of a window costs F * cwnd / 2: DCTCP's response with
+ * the marked share of each window in place of its moving average. */
+EMU_ALG_INLINE __u64 emu_dctcp_sce_reduction(__u64 sce_bytes, __u32 cwnd)
+{
+	return sce_bytes * cwnd / 2;
+}
+
+/* The window after a CE round (cut 1/2^logdiv: 2 for a quarter, 3 for an
+ * eighth after recent SCE feedback) or a loss (1, a half): at least one
+ * segment less, at least 2. */
+EMU_ALG_INLINE __u32 emu_dctcp_sce_cut(__u32 cwnd, __u32 logdiv)
+{
+	__u32 cut = cwnd >> logdiv;
+
+	if (!cut)
+		cut = 1;
+	return cwnd > cut + 2 ? cwnd - cut : 2;
+}
+
+/* ssthresh() and the ssthresh SCE feedback sets: never lower than it was,
+ * at least half the window before the last reduction, at least 2. While
+ * ssthresh is still infinite (slow start) it stays so: only CE or loss
+ * ends slow start. */
+EMU_ALG_INLINE __u32 emu_dctcp_sce_threshold(__u32 ssthresh, __u32 loss_cwnd)
+{
+	__u32 half = loss_cwnd >> 1;
+
+	if (half < 2)
+		half = 2;
+	return ssthresh > half ? ssthresh : half;
+}
