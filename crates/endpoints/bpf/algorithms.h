@@ -18,5 +18,6 @@
 #include "arith/sce.h"
 #include "arith/cubic.h"
 #include "arith/vegas.h"
+#include "arith/relentless.h"
 
 #endif

@@ -8,6 +8,8 @@
  *   cc/dctcp_sce.c  "dctcp-sce"  DCTCP's proportional response to SCE, over Reno
  *   cc/cubic_sce.c  "cubic-sce"  CUBIC (RFC 9438, HyStart) with the SCE response
  *   cc/vegas.c      "vegas"      TCP Vegas, for kernels built without it
+ *   cc/relentless.c "relentless" the AQM evaluation thesis's Relentless: half a
+ *                                segment off per CE mark, ECT(1)
  *   tc.h            emu_egress (ECT(1) on L4S data, ESCE on SCE ACKs) and
  *                   emu_ingress (counts ECT(1) data, reads ESCE on ACKs)
  *
@@ -177,3 +179,4 @@ static __always_inline void emu_default_pacing(struct sock *sk)
 #include "cc/dctcp_sce.c"
 #include "cc/cubic_sce.c"
 #include "cc/vegas.c"
+#include "cc/relentless.c"

@@ -52,7 +52,7 @@ pub struct Endpoint {
 }
 
 /// Everything emu ships.
-pub const ENDPOINTS: [Endpoint; 6] = [
+pub const ENDPOINTS: [Endpoint; 7] = [
     Endpoint {
         name: "dctcp",
         kernel_name: "dctcp",
@@ -114,6 +114,17 @@ pub const ENDPOINTS: [Endpoint; 6] = [
                   Reno on loss",
         parameters: parameter_tables::VEGAS,
         settings_id: 4,
+    },
+    Endpoint {
+        name: "relentless",
+        kernel_name: "relentless",
+        map: "emu_relentless",
+        marking: Marking::Ect1,
+        without_ecn: "Reno",
+        summary: "Relentless as the AQM evaluation thesis ran it: half a segment off per CE mark, \
+                  Reno's growth, halving on loss; ECT(1)",
+        parameters: &[],
+        settings_id: 0,
     },
 ];
 
