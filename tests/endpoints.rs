@@ -149,13 +149,20 @@ fn departures(log: &Path) -> ([u64; 4], f64) {
     (counts, p99)
 }
 
-/// Each of emu's five registers for a run, is chosen by its flow on both
+/// Each of emu's ECN senders registers for a run, is chosen by its flow on both
 /// ends (the sender's TCP_INFO and iperf3's report of the receiver's
 /// socket), and is gone afterwards.
 #[test]
 fn each_registers_is_chosen_by_both_ends_and_is_gone_after() {
     let Some(_serial) = start() else { return };
-    let names = ["dctcp", "prague", "reno-sce", "cubic-sce", "dctcp-sce"];
+    let names = [
+        "dctcp",
+        "prague",
+        "reno-sce",
+        "cubic-sce",
+        "dctcp-sce",
+        "relentless",
+    ];
     let flows: Vec<(&str, &str)> = names.iter().map(|n| (*n, *n)).collect();
     let toml = dumbbell("3s", "rate = \"100mbit\"", &flows).replace("omit = \"3s\"\n", "");
     let (result, run, stderr) = run("four", &toml);
@@ -184,7 +191,7 @@ fn each_registers_is_chosen_by_both_ends_and_is_gone_after() {
     }
     let available =
         std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
-    for name in ["prague", "reno_sce", "cubic_sce", "dctcp_sce"] {
+    for name in ["prague", "reno_sce", "cubic_sce", "dctcp_sce", "relentless"] {
         assert!(
             !available.split_whitespace().any(|a| a == name),
             "{available}"
@@ -661,7 +668,7 @@ fn dctcp_holds_a_step_marking_queue_near_its_threshold() {
     let used = utilization(goodput(&result, "d"), 50e6);
     let p50 = srtt(&result, "d", "p50");
     let ([_, _, _, ce], queue_p99) = departures(&bottleneck_log(&dir));
-    let reductions = cwnd_reductions(&dir.join("tcp/d.csv"));
+    let reductions = cwnd_reductions(&dir.join("tcp/d.csv"), 0);
     let halvings = reductions.iter().filter(|r| **r >= 0.45).count();
     eprintln!(
         "dctcp: utilization {used:.3}, srtt p50 {p50:.2} ms, queue p99 {queue_p99:.2} ms, \
@@ -682,6 +689,50 @@ fn dctcp_holds_a_step_marking_queue_near_its_threshold() {
     assert!(
         halvings * 10 <= reductions.len(),
         "DCTCP's reductions are small, these are halvings: {reductions:?}"
+    );
+}
+
+/// Relentless (the AQM evaluation thesis's sender) alone through DualPI2
+/// at 20 Mbit/s and a 20 ms base RTT: its data leaves ECT(1), the L
+/// queue marks it, and its window answers each mark with half a segment:
+/// no halvings, only small steps, and in the steady state the window's
+/// one segment of growth a round is paid for by about two marks a round
+/// (one segment, at half a segment each).
+#[test]
+fn relentless_takes_half_a_segment_per_mark_through_dualpi2() {
+    let Some(_serial) = start() else { return };
+    let bottleneck = "rate = \"20mbit\"\nqueue = \"dualpi2\"";
+    let (result, dir, _) = run(
+        "relentless",
+        &dumbbell("10s", bottleneck, &[("r", "relentless")]),
+    );
+    let ([not_ect, ect1, ect0, ce], queue_p99) = departures(&bottleneck_log(&dir));
+    let used = utilization(goodput(&result, "r"), 20e6);
+    let p50 = srtt(&result, "r", "p50");
+    // Past the start-up (300 samples of 10 ms), whose overshoot of slow
+    // start meets a queue full of marks.
+    let reductions = cwnd_reductions(&dir.join("tcp/r.csv"), 300);
+    let largest = reductions.iter().copied().fold(0.0, f64::max);
+    // The 7 s after the start-up, in rounds of the flow's median RTT.
+    let rounds = 7000.0 / p50;
+    let marks_per_round = ce as f64 / rounds;
+    eprintln!(
+        "relentless through dualpi2: utilization {used:.3}, srtt p50 {p50:.2} ms, queue p99 \
+         {queue_p99:.2} ms; data packets not-ECT {not_ect}, ECT(1) {ect1}, ECT(0) {ect0}, CE {ce}; \
+         {marks_per_round:.2} marks a round; {} cwnd reductions, the largest {largest:.3}",
+        reductions.len()
+    );
+    assert!(ect1 + ce > 100 * (not_ect + ect0).max(1), "not ECT(1)");
+    assert!(used >= 0.85, "utilization {used}");
+    assert!(reductions.len() >= 10, "{reductions:?}");
+    assert!(
+        largest < 0.25,
+        "half a segment a mark makes small steps, not halvings: {reductions:?}"
+    );
+    assert!(
+        (1.0..=4.0).contains(&marks_per_round),
+        "{marks_per_round} marks a round: Reno's growth of one segment a round is paid \
+         for by two marks"
     );
 }
 
@@ -853,12 +904,13 @@ fn median(values: &[f64]) -> f64 {
 
 /// Each fall of the congestion window of a flow's data connection (the
 /// socket that carried the most) in its TCP samples, as a share of the
-/// window before it.
-fn cwnd_reductions(samples: &Path) -> Vec<f64> {
+/// window before it, past its first `skip` samples.
+fn cwnd_reductions(samples: &Path, skip: usize) -> Vec<f64> {
     let data = DataConnection::read(samples);
     let windows: Vec<f64> = data
         .rows
         .iter()
+        .skip(skip)
         .filter_map(|r| data.get(r, "cwnd").parse().ok())
         .collect();
     windows
@@ -949,7 +1001,7 @@ fn dctcp_sce_answers_sce_marks_in_cake() {
     let used = utilization(goodput(&result, "d"), 50e6);
     let ([_, ect1, ect0, ce], queue_p99) = departures(&bottleneck_log(&dir));
     let rtt = srtt(&result, "d", "p95");
-    let reductions = cwnd_reductions(&dir.join("tcp/d.csv"));
+    let reductions = cwnd_reductions(&dir.join("tcp/d.csv"), 0);
     let halvings = reductions.iter().filter(|r| **r >= 0.45).count();
     eprintln!(
         "dctcp-sce: {esce} bytes acknowledged with ESCE, utilization {used:.3}, srtt p95 {rtt:.2} ms, \

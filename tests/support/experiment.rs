@@ -224,7 +224,9 @@ pub fn emus_bpf_objects() -> Vec<String> {
     found.extend(
         available
             .split_whitespace()
-            .filter(|cc| ["prague", "reno_sce", "cubic_sce", "dctcp_sce"].contains(cc))
+            .filter(|cc| {
+                ["prague", "reno_sce", "cubic_sce", "dctcp_sce", "relentless"].contains(cc)
+            })
             .map(|cc| format!("congestion control {cc}")),
     );
     found
