@@ -11,8 +11,7 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::Stdio;
-use support::experiment::nothing_left;
+use support::experiment::run_quick_forms;
 use support::{emu, start, text};
 
 fn study() -> PathBuf {
@@ -193,37 +192,11 @@ fn the_study_has_every_run_of_the_thesiss_grid_once() {
 #[test]
 fn the_quick_forms_run() {
     let Some(_machine) = start() else { return };
-    let out = support::temp_dir("aqm-thesis-quick");
-    let run = emu()
-        .args([
-            "run",
-            study().to_str().unwrap(),
-            "--quick",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = text(&run.stderr);
-    assert!(run.status.success(), "emu run --quick failed:\n{stderr}");
-    nothing_left();
-    let root = out.join("aqm-thesis-quick");
-    let mut flows = 0;
-    for result in report::experiments::results_dir::find_results(&root) {
-        let json: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
-        for flow in json["flows"].as_array().unwrap() {
-            let label = format!("{} flow {}", result.display(), flow["name"]);
-            assert_eq!(flow["ended"], "exit 0", "{label}");
-            let throughput = flow["whole_flow"]["throughput_bps"].as_f64().unwrap_or(0.0);
-            assert!(
-                throughput > 0.1e6 && throughput < 10e6,
-                "{label}: {throughput}"
-            );
-            flows += 1;
-        }
-    }
-    assert_eq!(flows, 8 * 2, "an L and a C flow in each of the 8 files");
+    let (out, _, flows) = run_quick_forms(&study(), "aqm-thesis-quick", 10e6);
+    assert_eq!(
+        flows.len(),
+        8 * 2,
+        "an L and a C flow in each of the 8 files"
+    );
     std::fs::remove_dir_all(&out).unwrap();
 }

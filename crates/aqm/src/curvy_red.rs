@@ -166,13 +166,9 @@ pub(crate) fn parse(words: &mut Words) -> Result<CurvyRedParams, SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use emu_core::packet::build::ipv4_udp;
+    use crate::dualq::test_packet as packet;
     use emu_core::time::NS_PER_MS;
     use emu_core::Ecn;
-
-    fn packet(tos: u8) -> Packet {
-        Packet::new(ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, tos, 1500), 0)
-    }
 
     #[test]
     fn p_is_the_delay_over_dq_to_the_curviness_capped_at_1() {

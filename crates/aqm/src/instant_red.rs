@@ -193,12 +193,8 @@ pub(crate) fn parse(words: &mut Words) -> Result<InstantRedParams, SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use emu_core::packet::build::ipv4_udp;
+    use crate::dualq::test_packet as packet;
     use emu_core::Ecn;
-
-    fn packet(tos: u8) -> Packet {
-        Packet::new(ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, tos, 1500), 0)
-    }
 
     fn params(min: f64, max: f64) -> InstantRedParams {
         InstantRedParams {

@@ -21,7 +21,7 @@
 //! rather than dropped, and delays come from timestamps.
 
 use super::pi2::positive;
-use super::{classify, head_sojourn, time, Pair};
+use super::{classify, head_sojourn, packet_count, time, Pair, LIMIT_OPTION, SEED_OPTION};
 use crate::curvy_red::curvy;
 use crate::ecn::mark;
 use crate::grammar::{tc_time, Opt, SpecError, Words};
@@ -173,12 +173,7 @@ impl Queue for DualqCred {
 }
 
 pub(crate) const OPTIONS: &[Opt] = &[
-    (
-        "limit",
-        "PACKETS",
-        "1000",
-        "most packets held in both queues",
-    ),
+    LIMIT_OPTION,
     (
         "coupling",
         "K",
@@ -204,7 +199,7 @@ pub(crate) const OPTIONS: &[Opt] = &[
         "5",
         "L packets are marked for certain while more stay in L",
     ),
-    ("seed", "N", "1", "seed of the random decisions"),
+    SEED_OPTION,
 ];
 
 /// Reads dualq_cred's options.
@@ -222,9 +217,7 @@ pub(crate) fn parse(words: &mut Words) -> Result<CredParams, SpecError> {
             }
             "unit" => p.unit = words.value(keyword, tc_time)?.max(1),
             "smoothing" => p.smoothing = words.value(keyword, parse_count)?.min(30) as u32,
-            "step_packets" => {
-                p.step_packets = words.value(keyword, parse_count)?.min(u32::MAX as u64) as u32
-            }
+            "step_packets" => p.step_packets = words.value(keyword, packet_count)?,
             "seed" => p.seed = words.value(keyword, parse_count)?,
             _ => return Err(words.unknown(keyword)),
         }
@@ -234,14 +227,10 @@ pub(crate) fn parse(words: &mut Words) -> Result<CredParams, SpecError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_packet as packet;
     use super::*;
-    use emu_core::packet::build::ipv4_udp;
     use emu_core::time::NS_PER_MS;
     use emu_core::Ecn;
-
-    fn packet(tos: u8) -> Packet {
-        Packet::new(ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, tos, 1500), 0)
-    }
 
     /// The thesis's corrected exponent keeps the coupling law p_C =
     /// (p_L/K)² wherever the smoothed and the instantaneous delays agree.

@@ -19,7 +19,9 @@ pub mod pi2;
 pub mod pie;
 pub mod uncoupled;
 
+use crate::grammar::Opt;
 use crate::Fifo;
+use emu_core::size::parse_count;
 use emu_core::{Ecn, Nanos, Packet};
 
 /// The two traffic classes.
@@ -131,6 +133,29 @@ impl Wrr {
     }
 }
 
+/// A 1500-byte UDP packet with the TOS byte `tos` (its low two bits the
+/// ECN field), for the tests of the thesis's queues.
+#[cfg(test)]
+pub(crate) fn test_packet(tos: u8) -> Packet {
+    use emu_core::packet::build::ipv4_udp;
+    Packet::new(ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, tos, 1500), 0)
+}
+
+/// The options every dual queue of the thesis takes besides its own:
+/// the buffer over both queues and the seed.
+pub(crate) const LIMIT_OPTION: Opt = (
+    "limit",
+    "PACKETS",
+    "1000",
+    "most packets held in both queues",
+);
+pub(crate) const SEED_OPTION: Opt = ("seed", "N", "1", "seed of the random decisions");
+
+/// A packet count that fits a u32, larger ones held at u32::MAX.
+pub(crate) fn packet_count(text: &str) -> Result<u32, emu_core::error::ParseError> {
+    parse_count(text).map(|n| n.min(u32::MAX as u64) as u32)
+}
+
 /// A time for a `describe` line: `15ms`.
 pub(crate) fn time(ns: Nanos) -> String {
     emu_core::time::format_duration(ns).replace(' ', "")
@@ -139,7 +164,6 @@ pub(crate) fn time(ns: Nanos) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use emu_core::packet::build::ipv4_udp;
 
     #[test]
     fn only_ect1_is_low_latency() {
@@ -149,8 +173,7 @@ mod tests {
             (0b00, Class::C),
             (0b11, Class::C),
         ] {
-            let p = Packet::new(ipv4_udp([1, 1, 1, 1], [2, 2, 2, 2], 1, 2, tos, 100), 0);
-            assert_eq!(classify(&p), class, "tos {tos:#b}");
+            assert_eq!(classify(&test_packet(tos)), class, "tos {tos:#b}");
         }
     }
 

@@ -23,7 +23,7 @@
 //! and no overload rule (p' is clamped instead); arithmetic is in floating
 //! point, not Linux's fixed point.
 
-use super::{classify, head_sojourn, time, Class, Pair};
+use super::{classify, head_sojourn, packet_count, time, Class, Pair, LIMIT_OPTION, SEED_OPTION};
 use crate::dualpi2::time_shift_serves_l;
 use crate::ecn::mark;
 use crate::grammar::{probability, tc_time, Opt, SpecError, Words};
@@ -236,12 +236,7 @@ impl Queue for DualqPi2 {
 }
 
 pub(crate) const OPTIONS: &[Opt] = &[
-    (
-        "limit",
-        "PACKETS",
-        "1000",
-        "most packets held in both queues",
-    ),
+    LIMIT_OPTION,
     ("target", "TIME", "15ms", "PI target queue delay"),
     ("tupdate", "TIME", "16ms", "interval between PI updates"),
     (
@@ -281,7 +276,7 @@ pub(crate) const OPTIONS: &[Opt] = &[
         "2",
         "... if more than this many stay in L",
     ),
-    ("seed", "N", "1", "seed of the random decisions"),
+    SEED_OPTION,
 ];
 
 /// A positive gain or factor.
@@ -306,9 +301,7 @@ pub(crate) fn parse(words: &mut Words) -> Result<Pi2Params, SpecError> {
             "max_classic" => p.max_classic = words.value(keyword, probability)?,
             "tshift" => p.tshift = words.value(keyword, tc_time)?,
             "step" => p.step = words.value(keyword, tc_time)?,
-            "step_packets" => {
-                p.step_packets = words.value(keyword, parse_count)?.min(u32::MAX as u64) as u32
-            }
+            "step_packets" => p.step_packets = words.value(keyword, packet_count)?,
             "seed" => p.seed = words.value(keyword, parse_count)?,
             _ => return Err(words.unknown(keyword)),
         }
@@ -318,14 +311,10 @@ pub(crate) fn parse(words: &mut Words) -> Result<Pi2Params, SpecError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_packet as packet;
     use super::*;
-    use emu_core::packet::build::ipv4_udp;
     use emu_core::time::NS_PER_MS;
     use emu_core::Ecn;
-
-    fn packet(tos: u8) -> Packet {
-        Packet::new(ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, tos, 1500), 0)
-    }
 
     /// At 16 ms per update: Δp' = 0.16·(qd − 15 ms) + 1.6·(qd − qd_old).
     #[test]

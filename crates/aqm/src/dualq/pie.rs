@@ -21,7 +21,7 @@
 //! "unchanged" suggests.
 
 use super::pi2::positive;
-use super::{classify, head_sojourn, time, Class, Pair};
+use super::{classify, head_sojourn, packet_count, time, Class, Pair, LIMIT_OPTION, SEED_OPTION};
 use crate::ecn::mark;
 use crate::grammar::{tc_time, Opt, SpecError, Words};
 use crate::pie::{ticks, PieParams, PieVars, UpdateTimer, MAX_PROB};
@@ -186,12 +186,7 @@ impl Queue for DualqPie {
 }
 
 pub(crate) const OPTIONS: &[Opt] = &[
-    (
-        "limit",
-        "PACKETS",
-        "1000",
-        "most packets held in both queues",
-    ),
+    LIMIT_OPTION,
     ("target", "TIME", "15ms", "PIE's target classic delay"),
     ("tupdate", "TIME", "15ms", "interval between PIE updates"),
     ("alpha", "N", "2", "PIE's integral gain in 1/16 (2 = 0.125)"),
@@ -221,7 +216,7 @@ pub(crate) const OPTIONS: &[Opt] = &[
         "2",
         "... and L holds more than this many",
     ),
-    ("seed", "N", "1", "seed of the random decisions"),
+    SEED_OPTION,
 ];
 
 /// Reads dualq_pie's options.
@@ -244,9 +239,7 @@ pub(crate) fn parse(words: &mut Words) -> Result<CoupledPieParams, SpecError> {
                 })?
             }
             "step" => p.step = words.value(keyword, tc_time)?,
-            "step_packets" => {
-                p.step_packets = words.value(keyword, parse_count)?.min(u32::MAX as u64) as u32
-            }
+            "step_packets" => p.step_packets = words.value(keyword, packet_count)?,
             "seed" => p.pie.seed = words.value(keyword, parse_count)?,
             _ => return Err(words.unknown(keyword)),
         }
@@ -256,14 +249,10 @@ pub(crate) fn parse(words: &mut Words) -> Result<CoupledPieParams, SpecError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_packet as packet;
     use super::*;
-    use emu_core::packet::build::ipv4_udp;
     use emu_core::time::NS_PER_MS;
     use emu_core::Ecn;
-
-    fn packet(tos: u8) -> Packet {
-        Packet::new(ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, tos, 1500), 0)
-    }
 
     fn held_at(p_c: f64) -> DualqPie {
         let mut q = DualqPie::new(CoupledPieParams {

@@ -17,7 +17,7 @@
 //!   2%, ECT packets are dropped rather than marked once p > 10%, and p
 //!   decays by 1/64 (not 2%) per idle update.
 
-use super::{classify, time, Class, Wrr};
+use super::{classify, time, Class, Wrr, LIMIT_OPTION};
 use crate::grammar::{probability, tc_time, Opt, SpecError, Words};
 use crate::instant_red::{packets, InstantRed, InstantRedParams};
 use crate::pie::{Pie, PieParams};
@@ -233,12 +233,7 @@ pub(crate) const OPTIONS: &[Opt] = &[
         "1",
         "C flows in the run: the C weight and Eq. 3.1's nC",
     ),
-    (
-        "limit",
-        "PACKETS",
-        "1000",
-        "most packets held in both FIFOs",
-    ),
+    LIMIT_OPTION,
     (
         "l_max",
         "PACKETS",
@@ -340,14 +335,10 @@ pub(crate) fn parse(words: &mut Words) -> Result<UncoupledParams, SpecError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_packet as packet;
     use super::*;
     use crate::QueueSpec;
-    use emu_core::packet::build::ipv4_udp;
     use emu_core::time::NS_PER_MS;
-
-    fn packet(tos: u8) -> Packet {
-        Packet::new(ipv4_udp([10, 0, 0, 1], [10, 0, 0, 2], 1, 2, tos, 1500), 0)
-    }
 
     fn queue(spec: &str) -> Uncoupled {
         match QueueSpec::parse(spec).unwrap() {
