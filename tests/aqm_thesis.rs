@@ -11,8 +11,8 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use support::experiment::run_quick_forms;
-use support::{emu, start, text};
+use support::experiment::{run_quick_forms, swept_values};
+use support::start;
 
 fn study() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("experiments/aqm-thesis")
@@ -90,22 +90,9 @@ fn cells_of(file: &str) -> Vec<ThesisCell> {
         .lines()
         .find_map(|l| l.strip_prefix("queue = \""))
         .and_then(|rest| rest.strip_suffix('"'));
-    let out = emu()
-        .args([
-            "run",
-            study().join(file).to_str().unwrap(),
-            "--list-cells",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{file}: {}", text(&out.stderr));
-    let cells: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    cells
-        .as_array()
-        .unwrap()
+    swept_values(&study().join(file))
         .iter()
-        .map(|c| cell(&c["values"], fixed_queue))
+        .map(|values| cell(values, fixed_queue))
         .collect()
 }
 

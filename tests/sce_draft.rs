@@ -11,7 +11,7 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use support::experiment::run_quick_forms;
+use support::experiment::{run_quick_forms, swept_values};
 use support::{emu, start, text};
 
 fn study() -> PathBuf {
@@ -60,22 +60,9 @@ fn draft_cell(values: &serde_json::Value) -> DraftCell {
 
 /// Each file's cells, as the draft names them.
 fn cells_of(file: &str) -> Vec<DraftCell> {
-    let out = emu()
-        .args([
-            "run",
-            study().join(file).to_str().unwrap(),
-            "--list-cells",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{file}: {}", text(&out.stderr));
-    let cells: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    cells
-        .as_array()
-        .unwrap()
+    swept_values(&study().join(file))
         .iter()
-        .map(|c| draft_cell(&c["values"]))
+        .map(|values| draft_cell(values))
         .collect()
 }
 

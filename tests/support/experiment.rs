@@ -66,6 +66,31 @@ pub fn run_quick_forms(
     (out, root, flows)
 }
 
+/// The swept values of each cell of an experiment file, as `emu run FILE
+/// --list-cells --json` lists them.
+#[allow(dead_code)] // not every test binary lists cells
+pub fn swept_values(file: &Path) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("run")
+        .arg(file)
+        .args(["--list-cells", "--json"])
+        .output()
+        .expect("running emu");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        file.display(),
+        text(&out.stderr)
+    );
+    let cells: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    cells
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["values"].clone())
+        .collect()
+}
+
 /// `emu run FILE --out OUT` as a user types it: its table on stdout.
 pub fn emu_run_plain(file: &Path, out: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_emu"))

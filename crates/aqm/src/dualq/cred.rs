@@ -21,7 +21,7 @@
 //! rather than dropped, and delays come from timestamps.
 
 use super::pi2::positive;
-use super::{classify, head_sojourn, packet_count, time, Pair, LIMIT_OPTION, SEED_OPTION};
+use super::{head_sojourn, packet_count, time, Pair, LIMIT_OPTION, SEED_OPTION};
 use crate::curvy_red::curvy;
 use crate::ecn::mark;
 use crate::grammar::{tc_time, Opt, SpecError, Words};
@@ -124,13 +124,7 @@ impl DualqCred {
 
 impl Queue for DualqCred {
     fn enqueue(&mut self, packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
-        if self.pair.full(self.params.limit) {
-            outcome.drop(packet, DropReason::Tail, now);
-            return false;
-        }
-        let class = classify(&packet);
-        self.pair.fifo(class).push(packet, now);
-        true
+        self.pair.admit(packet, self.params.limit, now, outcome)
     }
 
     fn dequeue(&mut self, now: Nanos, outcome: &mut Outcome) -> Option<Packet> {

@@ -59,6 +59,24 @@ impl Pair {
         }
     }
 
+    /// Takes an arrival at `now` into its class's FIFO, or drops it at the
+    /// tail if the pair already holds `limit` packets.
+    pub(crate) fn admit(
+        &mut self,
+        packet: Packet,
+        limit: u64,
+        now: Nanos,
+        outcome: &mut crate::Outcome,
+    ) -> bool {
+        if self.full(limit) {
+            outcome.drop(packet, emu_core::log::DropReason::Tail, now);
+            return false;
+        }
+        let class = classify(&packet);
+        self.fifo(class).push(packet, now);
+        true
+    }
+
     /// Whether an arrival finds the buffer full.
     pub(crate) fn full(&self, limit: u64) -> bool {
         self.packets() as u64 >= limit

@@ -23,7 +23,7 @@
 //! and no overload rule (p' is clamped instead); arithmetic is in floating
 //! point, not Linux's fixed point.
 
-use super::{classify, head_sojourn, packet_count, time, Class, Pair, LIMIT_OPTION, SEED_OPTION};
+use super::{head_sojourn, packet_count, time, Class, Pair, LIMIT_OPTION, SEED_OPTION};
 use crate::dualpi2::time_shift_serves_l;
 use crate::ecn::mark;
 use crate::grammar::{probability, tc_time, Opt, SpecError, Words};
@@ -177,13 +177,7 @@ impl DualqPi2 {
 impl Queue for DualqPi2 {
     fn enqueue(&mut self, packet: Packet, now: Nanos, outcome: &mut Outcome) -> bool {
         self.run_timer(now);
-        if self.pair.full(self.params.limit) {
-            outcome.drop(packet, DropReason::Tail, now);
-            return false;
-        }
-        let class = classify(&packet);
-        self.pair.fifo(class).push(packet, now);
-        true
+        self.pair.admit(packet, self.params.limit, now, outcome)
     }
 
     fn dequeue(&mut self, now: Nanos, outcome: &mut Outcome) -> Option<Packet> {
