@@ -83,7 +83,7 @@ pub fn catalogue() -> &'static [Discipline] {
         },
         Discipline {
             name: "instant_red",
-            summary: "the AQM evaluation thesis's stateless RED: instantaneous queue in packets, p = 1 above max, ECT marked even there",
+            summary: "the AQM evaluation thesis's stateless RED: instantaneous queue in packets, p = 1 above max, ECT marked even there (unlike red: no average, no count between marks)",
             options: &[instant_red::OPTIONS],
         },
         Discipline {
@@ -93,12 +93,12 @@ pub fn catalogue() -> &'static [Discipline] {
         },
         Discipline {
             name: "dualq_uncoupled",
-            summary: "the AQM evaluation thesis's uncoupled dual queue: ECT(1) FIFO and classic FIFO, each under its own stateless RED (Eq. 3.1 thresholds) or PIE, WRR by flow counts",
+            summary: "the AQM evaluation thesis's uncoupled dual queue: ECT(1) FIFO and classic FIFO, each under its own stateless RED (Eq. 3.1 thresholds) or PIE (Linux's, not the thesis's Algorithm 1: 2% cap above 10%, drop ECT above 10%, 1/64 decay), WRR by flow counts",
             options: &[dualq::uncoupled::OPTIONS],
         },
         Discipline {
             name: "dualq_pi2",
-            summary: "DualQ Coupled AQM with PI2 as draft-ietf-tsvwg-aqm-dualq-coupled-01's pseudo-code (the AQM evaluation thesis's l4s-pi2): time-shifted FIFO, p_C = p'^2, p_L = K p'",
+            summary: "DualQ Coupled AQM with PI2 as draft-ietf-tsvwg-aqm-dualq-coupled-01's pseudo-code (the AQM evaluation thesis's l4s-pi2): p_C = p'^2, p_L = K p'. Unlike dualpi2 (RFC 9332, Linux): beta 1.6 per update (not 3.2), PI on the classic head's delay (not the older head), time-shifted FIFO (not WRR), step on delay AND L length, only ECT(1) in L, no 2-MTU floor or overload rule (p' clamped instead), floating point",
             options: &[dualq::pi2::OPTIONS],
         },
         Discipline {
@@ -108,7 +108,7 @@ pub fn catalogue() -> &'static [Discipline] {
         },
         Discipline {
             name: "dualq_pie",
-            summary: "the AQM evaluation thesis's coupled dual queue on PIE (l4s-pie): PIE on the classic delay gives p_C, p_L = sqrt(K p_C), all decided at enqueue, strict priority to L",
+            summary: "the AQM evaluation thesis's coupled dual queue on PIE (l4s-pie): PIE (Linux's arithmetic, as pie) on the classic delay gives p_C, p_L = sqrt(K p_C), all decided at enqueue, strict priority to L",
             options: &[dualq::pie::OPTIONS],
         },
         Discipline {
