@@ -62,7 +62,7 @@ fn draft_cell(values: &serde_json::Value) -> DraftCell {
 fn cells_of(file: &str) -> Vec<DraftCell> {
     swept_values(&study().join(file))
         .iter()
-        .map(|values| draft_cell(values))
+        .map(draft_cell)
         .collect()
 }
 
