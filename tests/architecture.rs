@@ -147,3 +147,83 @@ fn no_source_file_is_longer_than_the_house_limit() {
         "over {LONGEST_FILE} lines without their tests: {too_long:?}"
     );
 }
+
+/// Every file docs/architecture.md names in backquotes (`report/src/...`,
+/// `src/cli/...`, `crates/.../tests/...`) is there: a file moved or
+/// removed takes its line in the doc with it. Names with a placeholder
+/// (`bpf/cc/NAME.c`) stand for a kind of file and are left out.
+#[test]
+fn the_files_the_architecture_names_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let named: Vec<&str> = doc
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|quoted| {
+            quoted.contains('/')
+                && [".rs", ".c", ".h", ".py", ".md"]
+                    .iter()
+                    .any(|ext| quoted.ends_with(ext))
+                && quoted
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-./".contains(c))
+        })
+        .collect();
+    assert!(named.len() > 50, "found only {} file names", named.len());
+    // A name is the repository's, or a crate's, or a crate's source's.
+    let mut bases = vec![root.to_path_buf(), root.join("crates"), root.join("docs")];
+    for (_, dir) in WORKSPACE {
+        bases.extend([root.join(dir), root.join(dir).join("src")]);
+    }
+    let missing: Vec<&str> = named
+        .into_iter()
+        .filter(|name| bases.iter().all(|base| !base.join(name).exists()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md names files that are not there: {missing:?}"
+    );
+}
+
+/// The maps of docs/architecture.md's "Inside" sections (`crates/NAME/src/`
+/// and the folders and files under it) name files that are there.
+#[test]
+fn the_maps_of_each_crate_name_its_files() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    let mut map: Option<std::path::PathBuf> = None;
+    let mut folder = (String::new(), 0);
+    for line in doc.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let first = line.split_whitespace().next().unwrap_or("");
+        if indent == 4 && first.starts_with("crates/") && first.ends_with("/src/") {
+            map = Some(root.join(first));
+            folder = (String::new(), 0);
+            continue;
+        }
+        let Some(src) = &map else { continue };
+        if indent < 6 {
+            map = None;
+            continue;
+        }
+        if first.ends_with('/') {
+            folder = (first.to_string(), indent);
+        } else if indent <= folder.1 {
+            folder = (String::new(), 0);
+        }
+        for name in line.split_whitespace().filter(|w| w.ends_with(".rs")) {
+            checked += 1;
+            if !src.join(&folder.0).join(name).exists() {
+                missing.push(format!("{}{name}", folder.0));
+            }
+        }
+    }
+    assert!(checked > 80, "read only {checked} file names in the maps");
+    assert!(
+        missing.is_empty(),
+        "the maps name files that are not there: {missing:?}"
+    );
+}

@@ -247,12 +247,20 @@ fn emu_cc_names_each_setting_and_its_default() {
         ("rtt_transition", "500", "prague_rtt_transition"),
         ("ecn_fallback", "none (0)", "prague_ecn_fallback"),
         ("tso_floor", "0", "tcp_min_tso_segs"),
+        ("version", "0.6 (0)", "MODULE_VERSION"),
     ] {
         assert!(
             text.contains(&format!("  {setting} = {default}\n")),
             "{setting} = {default}: {text}"
         );
         assert!(text.contains(reference), "{reference}: {text}");
+    }
+    // Each version with the commit it follows.
+    for version in [
+        "  0.6: L4STeam/linux 02573a21",
+        "  0.5: L4STeam/linux e741f5ac",
+    ] {
+        assert!(text.contains(version), "{version}: {text}");
     }
     let dctcp = stdout(&emu(&["cc", "dctcp"]));
     for line in [
@@ -262,7 +270,9 @@ fn emu_cc_names_each_setting_and_its_default() {
     ] {
         assert!(dctcp.contains(line), "{line}: {dctcp}");
     }
-    assert!(stdout(&emu(&["cc", "reno-sce"])).contains("takes no settings"));
+    let reno_sce = stdout(&emu(&["cc", "reno-sce"]));
+    assert!(reno_sce.contains("unit = rcv_mss (0)"), "{reno_sce}");
+    assert!(reno_sce.contains("chromi/sce 07bbe597"), "{reno_sce}");
     let out = emu(&["cc", "westwood"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
@@ -701,4 +711,38 @@ fn a_report_over_an_incomplete_grid_says_so_in_its_status() {
         stdout(&out)
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A results directory in the layout `emu run` wrote at release 0.1 (a
+/// sweep of two rates, one run each, its packet logs left out: the tables
+/// do not read them) still reports as it did then: the same tables, the
+/// same warnings, the same `summary.json` and the same page.
+#[test]
+fn results_of_the_last_release_report_as_they_did() {
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-0.1");
+    let root = fixture.join("sweep");
+    let out_dir = std::env::temp_dir().join(format!("emu-results-0.1-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out_dir);
+    let out = emu(&[
+        "report",
+        &root.display().to_string(),
+        "--out",
+        &out_dir.display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let expected =
+        |name: &str| std::fs::read_to_string(fixture.join("expected").join(name)).unwrap();
+    assert_eq!(stdout(&out), expected("report.txt"));
+    let warnings: String = stderr(&out)
+        .lines()
+        .filter(|l| l.contains("warning"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(warnings, expected("warnings.txt"));
+    let written = |name: &str| std::fs::read_to_string(out_dir.join(name)).unwrap();
+    assert_eq!(written("summary.json"), expected("summary.json"));
+    let page = written("index.html").replace(&root.display().to_string(), "RESULTS");
+    assert_eq!(page, expected("index.html"));
+    std::fs::remove_dir_all(&out_dir).unwrap();
 }

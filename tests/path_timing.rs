@@ -153,3 +153,97 @@ fn tcp_goodput(args: &[&str], port: &str, options: &str) -> f64 {
         .as_f64()
         .unwrap()
 }
+
+/// Real-time threads of a higher priority than the fabric's lanes, one
+/// pinned to each CPU, that spin `busy` then sleep `idle` until dropped:
+/// while they spin, a lane with packets due waits, as on a machine whose
+/// host holds its CPUs.
+struct LaneHog {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl LaneHog {
+    fn start(busy: std::time::Duration, idle: std::time::Duration) -> LaneHog {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        // SAFETY: sysconf has no preconditions.
+        let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }.max(1) as usize;
+        let threads = (0..cpus)
+            .map(|cpu| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    // SAFETY: a zeroed cpu_set_t is valid and CPU_SET stays
+                    // within it; sched_setscheduler takes a valid param.
+                    unsafe {
+                        let mut set: libc::cpu_set_t = std::mem::zeroed();
+                        libc::CPU_SET(cpu, &mut set);
+                        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                        let param = libc::sched_param { sched_priority: 2 };
+                        libc::sched_setscheduler(0, libc::SCHED_FIFO, &param);
+                    }
+                    while !stop.load(Ordering::Relaxed) {
+                        let end = std::time::Instant::now() + busy;
+                        while std::time::Instant::now() < end {
+                            std::hint::spin_loop();
+                        }
+                        std::thread::sleep(idle);
+                    }
+                })
+            })
+            .collect();
+        LaneHog { stop, threads }
+    }
+}
+
+impl Drop for LaneHog {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A run whose deliveries the machine made late past its bottleneck
+/// queue's finest time scale (DualPI2's 1 ms step) says, in its verdict
+/// (`links.json`'s `timing`) and its warnings, that it did not keep time
+/// for that queue: real-time threads above the lanes' priority take each
+/// CPU for 3 ms in 4 while a flow crosses 50 Mbit/s.
+#[test]
+fn a_run_made_late_past_its_queues_step_says_it_did_not_keep_time() {
+    let Some(_serial) = start() else { return };
+    let toml = "[run]\nduration = \"4s\"\n\
+        [hosts.s]\nside = \"left\"\ndelay = \"5ms\"\n\
+        [hosts.r]\nside = \"right\"\ndelay = \"5ms\"\n\
+        [bottleneck]\nrate = \"50mbit\"\nqueue = \"dualpi2\"\n\
+        [[flows]]\nname = \"f\"\nfrom = \"s\"\nto = \"r\"\ncc = \"cubic\"\n";
+    let hog = LaneHog::start(
+        std::time::Duration::from_millis(3),
+        std::time::Duration::from_millis(1),
+    );
+    let ran = experiment::run_experiment_in(&temp_dir("late-dualpi2"), "late", toml);
+    drop(hog);
+    let links: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(ran.dir.join("links.json")).unwrap())
+            .unwrap();
+    let timing = &links["timing"];
+    eprintln!("verdict: {timing}");
+    assert_eq!(timing["kept_time"], false, "{timing}");
+    assert_eq!(timing["bar_ns"], 1_000_000, "{timing}");
+    assert!(
+        timing["late_p99_ns"].as_u64().unwrap() > 1_000_000,
+        "{timing}"
+    );
+    assert!(
+        timing["why"]
+            .to_string()
+            .contains("past dualpi2's L-queue marking step on bottleneck-0 (1.00 ms)"),
+        "{timing}"
+    );
+    let said = ran.result["timing_warnings"].to_string();
+    assert!(
+        said.contains("passed dualpi2's L-queue marking step (1.00 ms) on bottleneck-0"),
+        "{said}"
+    );
+}

@@ -7,7 +7,6 @@ use clap::{Args, ValueEnum};
 use emu_core::time::parse_duration;
 use report::draw::render::FigureFormat;
 use report::experiments::grid_tables::{Difference, Metric, TableSpec};
-use report::experiments::table_formats;
 use report::{FlowMatch, FlowSelection, Options};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -89,10 +88,6 @@ pub struct ReportArgs {
     #[arg(long)]
     partial: bool,
 }
-
-/// The exit status of a report over an experiment's grid that lacks cells
-/// or runs: written, but not whole.
-const INCOMPLETE: i32 = 3;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Format {
@@ -300,9 +295,10 @@ fn write_outputs(cli: &ReportArgs, runs: &[report::Run]) -> Result<bool, UsageEr
 
 /// `emu report` on directories `emu run` wrote: each experiment's cells
 /// merged into the table (printed, and `summary.json`), and its page; the
-/// status says whether the grid was whole (see [`INCOMPLETE`]).
-// Long: merge, print, write and page are one pass over the experiments
-// found, each step reporting its own failure to the user.
+/// status says whether the grid was whole (see
+/// `report::experiments::summary::INCOMPLETE`).
+// Long: print, write and page, each step reporting its own failure to the
+// user.
 fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
     let found = match report::experiments::results_dir::find(&cli.runs) {
         Ok(found) => found,
@@ -311,45 +307,14 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
             return Ok(1);
         }
     };
-    let mut tables = Vec::new();
-    let mut text = String::new();
-    let mut shortfalls = Vec::new();
-    for e in &found {
-        let merged = match experiment::results::merge::merge(&e.dirs) {
-            Ok(merged) => merged,
-            Err(e) => {
-                eprintln!("emu report: {e}");
-                return Ok(1);
-            }
-        };
-        for w in &merged.warnings {
-            eprintln!("emu report: warning: {w}");
-        }
-        if found.len() > 1 {
-            text += &format!("# {}\n", e.name);
-        }
-        text += &merged.text();
-        if let Some(short) = merged.shortfall() {
-            shortfalls.push(match found.len() {
-                1 => short,
-                _ => format!("{}: {short}", e.name),
-            });
-        }
-        tables.push(serde_json::to_value(&merged).map_err(|e| UsageError(e.to_string()))?);
+    let mut summary = report::experiments::summary::summarize(&found).map_err(UsageError)?;
+    for w in &summary.warnings {
+        eprintln!("emu report: warning: {w}");
     }
-    // One experiment's summary is its merged table, as before studies.
-    let summary = match &tables[..] {
-        [one] => one.clone(),
-        _ => serde_json::json!({ "experiments": found.iter().zip(&tables).map(|(e, t)| {
-            serde_json::json!({ "name": e.name, "scenario": e.scenario, "variant": e.variant, "results": t })
-        }).collect::<Vec<_>>() }),
-    };
-    let json = serde_json::to_string_pretty(&summary).map_err(|e| UsageError(e.to_string()))?;
     let spec = table_spec(cli);
     if let Some(spec) = &spec {
-        match table_formats::markdown_of_experiments(&found, spec) {
-            Ok((tables, passed_over)) => {
-                text += &tables;
+        match summary.add_grid_tables(&found, spec) {
+            Ok(passed_over) => {
                 for why in passed_over {
                     eprintln!("emu report: no tables for {why}");
                 }
@@ -360,34 +325,29 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
             }
         }
     }
-    // Whole, or accepted as it is: 0; else `INCOMPLETE`, said last.
+    // Whole, or accepted as it is: 0; else what is missing, said last.
+    let (code, incomplete) = summary.status(cli.partial);
     let status = || {
-        if shortfalls.is_empty() || cli.partial {
-            0
-        } else {
-            eprintln!(
-                "emu report: the grid is incomplete ({}): the report covers what is there; \
-                 run what is missing (`emu run ... --cell K`) and report again, \
-                 or pass --partial to accept it",
-                shortfalls.join("; ")
-            );
-            INCOMPLETE
+        if let Some(why) = &incomplete {
+            eprintln!("emu report: {why}");
         }
+        code
     };
     if cli.json {
-        super::output::print_out(format_args!("{json}\n"));
+        super::output::print_out(format_args!("{}\n", summary.json));
         if cli.out.is_none() {
             return Ok(status());
         }
     } else {
-        super::output::print_out(text);
+        super::output::print_out(&summary.text);
     }
     let out = cli.out.clone().unwrap_or_else(|| match &cli.runs[..] {
         [one] => one.join("report"),
         _ => PathBuf::from("report"),
     });
     let path = out.join("summary.json");
-    if let Err(e) = std::fs::create_dir_all(&out).and_then(|_| std::fs::write(&path, json + "\n")) {
+    let json = format!("{}\n", summary.json);
+    if let Err(e) = std::fs::create_dir_all(&out).and_then(|_| std::fs::write(&path, json)) {
         eprintln!("emu report: writing {}: {e}", path.display());
         return Ok(1);
     }
@@ -401,7 +361,7 @@ fn experiments(cli: &ReportArgs) -> Result<i32, UsageError> {
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "study".into());
-    match report::experiments::report::write(&found, &tables, &out, &title, &options) {
+    match report::experiments::report::write(&found, &summary.tables, &out, &title, &options) {
         Ok(written) => {
             for w in &written.warnings {
                 eprintln!("emu report: warning: {w}");

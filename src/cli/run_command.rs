@@ -4,12 +4,8 @@
 
 use super::output::UsageError;
 use clap::Args;
-use experiment::file::ExperimentError;
-use experiment::run::progress::Progress;
-use experiment::run::session::{Options, Workload};
-use std::cell::RefCell;
+use experiment::run::session::Options;
 use std::path::PathBuf;
-use std::rc::Rc;
 
 #[derive(Args)]
 #[command(
@@ -64,9 +60,7 @@ pub struct RunArgs {
 }
 
 pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
-    if cli.file.is_dir() {
-        return study(cli);
-    }
+    let study = cli.file.is_dir();
     let options = Options {
         file: cli.file,
         sets: cli.sets,
@@ -79,6 +73,9 @@ pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
         resume: cli.resume,
         progress: None,
     };
+    if study {
+        return experiment::run::study::execute(&options).map_err(|e| UsageError(e.0));
+    }
     match experiment::run::session::execute(&options) {
         Ok(code) => Ok(code),
         Err(error) => {
@@ -86,120 +83,4 @@ pub fn run(cli: RunArgs) -> Result<i32, UsageError> {
             Ok(1)
         }
     }
-}
-
-/// Every experiment file of a directory, one after another, into
-/// OUT/DIRNAME/. A file that fails does not stop the others; an
-/// interruption does. Every file is planned first, so a mistake in the
-/// last one is found before the first runs.
-fn study(cli: RunArgs) -> Result<i32, UsageError> {
-    if cli.cell.is_some() {
-        return Err(UsageError(format!(
-            "--cell: {} is a directory of experiments, whose cells are numbered per file; run one file with --cell K",
-            cli.file.display()
-        )));
-    }
-    let files = study_files(&cli.file)?;
-    let name = std::fs::canonicalize(&cli.file)
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "study".into());
-    let name = if cli.quick {
-        format!("{name}-quick")
-    } else {
-        name
-    };
-    let out = cli
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("runs"))
-        .join(name);
-    let options = |file: &PathBuf, list_cells: bool| Options {
-        file: file.clone(),
-        sets: cli.sets.clone(),
-        runs: cli.runs,
-        out: Some(out.clone()),
-        cell: None,
-        list_cells,
-        json: cli.json,
-        quick: cli.quick,
-        resume: cli.resume,
-        progress: None,
-    };
-    let mut whole = Workload::default();
-    if !cli.list_cells {
-        match workload(&files, &options) {
-            Ok(work) => whole = work,
-            Err(error) => {
-                eprintln!("emu run: {error}");
-                return Ok(1);
-            }
-        }
-    }
-    // One progress for the whole study: its cells done of all of them.
-    let progress = Rc::new(RefCell::new(Progress::new(whole.cells, whole.seconds)));
-    let mut failed = Vec::new();
-    for file in &files {
-        if cli.list_cells {
-            super::output::print_out(format_args!("# {}\n", file.display()));
-        } else {
-            eprintln!("emu run: {}", file.display());
-        }
-        let options = Options {
-            progress: Some(progress.clone()),
-            ..options(file, cli.list_cells)
-        };
-        match experiment::run::session::execute(&options) {
-            Ok(0) => {}
-            Ok(130) => return Ok(130),
-            Ok(_) => failed.push(file.display().to_string()),
-            Err(error) => {
-                eprintln!("emu run: {error}");
-                failed.push(file.display().to_string());
-            }
-        }
-    }
-    if !cli.list_cells {
-        eprintln!("emu run: the study's results are in {}", out.display());
-    }
-    if failed.is_empty() {
-        Ok(0)
-    } else {
-        eprintln!("emu run: these experiments failed: {}", failed.join(", "));
-        Ok(1)
-    }
-}
-
-/// The experiment files of a study's directory (`*.toml`), in name order.
-fn study_files(dir: &std::path::Path) -> Result<Vec<PathBuf>, UsageError> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| UsageError(format!("{}: {e}", dir.display())))?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        return Err(UsageError(format!(
-            "{}: no experiment files (*.toml) in this directory",
-            dir.display()
-        )));
-    }
-    Ok(files)
-}
-
-/// Plans every file of a study (`options` for each), running nothing, and
-/// adds up the cells and planned seconds they will run; the first file
-/// that does not plan is the error.
-fn workload(
-    files: &[PathBuf],
-    options: &dyn Fn(&PathBuf, bool) -> Options,
-) -> Result<Workload, ExperimentError> {
-    let mut whole = Workload::default();
-    for file in files {
-        let work = experiment::run::session::check(&options(file, false))?;
-        whole.cells += work.cells;
-        whole.seconds += work.seconds;
-    }
-    Ok(whole)
 }

@@ -38,7 +38,7 @@ pub mod twin_codel_af;
 pub(crate) use fifo::Fifo;
 pub use fifo::{Bounded, Infinite, Limits, Overflow};
 pub use spec::catalogue::catalogue;
-pub use spec::{build_queue, QueueSpec, SpecError};
+pub use spec::{build_queue, QueueSpec, SpecError, TimeScale};
 
 use emu_core::log::{DropReason, Mark};
 use emu_core::{Nanos, Packet};

@@ -15,6 +15,7 @@
 #include "arith/roots.h"
 #include "arith/dctcp.h"
 #include "arith/prague.h"
+#include "arith/prague_05.h"
 #include "arith/sce.h"
 #include "arith/cubic.h"
 #include "arith/vegas.h"

@@ -98,6 +98,10 @@ struct tcp_sock {
 	__u32 snd_una;
 	__u32 srtt_us;
 	__u32 packets_out;
+	__u32 sacked_out;
+	__u32 lost_out;
+	__u32 retrans_out;
+	__u32 write_seq;
 	__u32 delivered;
 	__u32 delivered_ce;
 	__u32 max_packets_out;

@@ -16,6 +16,10 @@
 #define EMU_CC_PRAGUE 2
 #define EMU_CC_CUBIC_SCE 3
 #define EMU_CC_VEGAS 4
+/* The SCE window counter's senders (sce_window.h's EMU_SCE_P_* slots),
+ * numbered apart from the controls added one by one above. */
+#define EMU_CC_RENO_SCE 32
+#define EMU_CC_DCTCP_SCE 33
 
 /* The number of values an entry holds; each congestion control documents
  * its own slots (EMU_PRAGUE_P_*, EMU_DCTCP_P_*, EMU_CUBIC_P_*,

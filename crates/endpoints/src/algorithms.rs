@@ -6,6 +6,11 @@
 //! in `f64`, so the kernel runs exactly the integer code these tests pass.
 
 #[cfg(test)]
+mod prague_05;
+#[cfg(test)]
+mod sce_unit;
+
+#[cfg(test)]
 mod tests {
     unsafe extern "C" {
         fn emu_alg_dctcp_alpha(alpha: u32, ce: u32, delivered: u32, shift_g: u32) -> u32;
@@ -522,15 +527,15 @@ mod tests {
         );
     }
 
-    /// tso_floor and max_tso_segs on the burst: the module of 2020 took
-    /// max(burst, tcp_min_tso_segs), then capped it at max_tso_segs; the
-    /// current reference drops the floor.
+    /// tso_floor and max_tso_segs on the burst: version 0.6's tso_segs hook
+    /// took max(burst, tcp_min_tso_segs), then capped it at max_tso_segs;
+    /// the current reference drops the floor.
     #[test]
     fn prague_burst_floor_and_cap() {
         let segs =
             |burst, floor, on, cap| unsafe { emu_alg_prague_tso_segs(burst, floor, on, cap) };
         assert_eq!(segs(1, 2, 0, 0), 1, "no floor by default");
-        assert_eq!(segs(1, 2, 1, 0), 2, "the 2020 floor");
+        assert_eq!(segs(1, 2, 1, 0), 2, "0.6's floor");
         assert_eq!(segs(5, 2, 1, 0), 5, "the floor never lowers");
         assert_eq!(segs(5, 2, 0, 3), 3, "the cap");
         assert_eq!(segs(1, 4, 1, 3), 3, "the cap after the floor");

@@ -80,8 +80,8 @@ pub const ENDPOINTS: [Endpoint; 7] = [
         marking: Marking::Sce,
         without_ecn: "Reno",
         summary: "Reno with SCE: a small reduction per SCE mark, Reno's response to CE and loss",
-        parameters: &[],
-        settings_id: 0,
+        parameters: parameter_tables::SCE_WINDOW,
+        settings_id: 32,
     },
     Endpoint {
         name: "cubic-sce",
@@ -101,8 +101,8 @@ pub const ENDPOINTS: [Endpoint; 7] = [
         without_ecn: "Reno",
         summary:
             "DCTCP-style SCE: half the SCE-marked share of each window off it, a quarter on CE",
-        parameters: &[],
-        settings_id: 0,
+        parameters: parameter_tables::SCE_WINDOW,
+        settings_id: 33,
     },
     Endpoint {
         name: "vegas",

@@ -11,7 +11,8 @@
 //! Layers, from the bottom:
 //! - [`catalogue`]: what emu ships, by the names users write;
 //!   [`parameters`]: the references' module parameters each takes, per
-//!   flow, and how a flow writes them.
+//!   flow, and how a flow writes them; [`versions`]: the versions of a
+//!   reference one of them can follow, each with its commit.
 //! - [`kernel`]: what this kernel offers (its congestion controls, BTF).
 //! - [`object`]: the compiled BPF object and the errors libbpf reports.
 //! - [`registry`]: registering a congestion control, or sharing the one
@@ -39,6 +40,7 @@ pub mod parameter_tables;
 pub mod parameters;
 pub mod per_flow;
 pub mod registry;
+pub mod versions;
 
 mod algorithms;
 

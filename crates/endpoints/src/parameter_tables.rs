@@ -34,9 +34,10 @@ pub struct Parameter {
     pub meaning: &'static str,
 }
 
-/// TCP Prague's, as the reference module of 2020 (L4S team's kernel, the
-/// version with classic-ECN detection) has them, plus `tso_floor` for
-/// the one thing that changed in its burst sizing since.
+/// TCP Prague's, as the reference module 0.6 (the L4S team's kernel, the
+/// version with `frac_cwnd` and classic-ECN detection) has them, plus
+/// `tso_floor` for the one thing that changed in its burst sizing since,
+/// and `version` (0.5's defaults are in `versions`).
 pub const PRAGUE: &[Parameter] = &[
     Parameter {
         name: "burst_shift",
@@ -92,12 +93,21 @@ pub const PRAGUE: &[Parameter] = &[
     },
     Parameter {
         name: "tso_floor",
-        reference: "(net.ipv4.tcp_min_tso_segs in the 2020 module's tso_segs)",
+        reference: "(net.ipv4.tcp_min_tso_segs in version 0.6's tso_segs hook)",
         slot: 6,
         kind: Kind::Integer { min: 0, max: 1 },
         default: 0,
         meaning: "1: a GSO burst is at least net.ipv4.tcp_min_tso_segs segments (2), \
-                  as in the module of 2020; 0: one segment, as the reference now",
+                  as in version 0.6's tso_segs hook; 0: one segment, as the reference now",
+    },
+    Parameter {
+        name: "version",
+        reference: "(MODULE_VERSION; each version's commit is listed below)",
+        slot: 7,
+        kind: Kind::Choice(&["0.6", "0.5"]),
+        default: 0,
+        meaning: "which version of the reference it follows: 0.6 (fractional window) or \
+                  0.5 (the bakeoff's, of 2020-04-08), whose module defaults then apply",
     },
 ];
 
@@ -241,3 +251,17 @@ pub const VEGAS: &[Parameter] = &[
         meaning: "above this many segments queued, slow start ends",
     },
 ];
+
+/// Reno-SCE's and DCTCP-SCE's: their references have no module parameters;
+/// this one undoes a quirk of theirs, kept by default.
+pub const SCE_WINDOW: &[Parameter] = &[Parameter {
+    name: "unit",
+    reference: "(icsk_ack.rcv_mss in the module's ACK handler)",
+    slot: 0,
+    kind: Kind::Choice(&["rcv_mss", "mss"]),
+    default: 0,
+    meaning: "the window counter's byte unit (a step is unit * cwnd; a duplicate ACK \
+              counts one unit): rcv_mss, the received segments' size, 536 on a host that \
+              only sends, as the reference (so about 2.7 segments of growth a round trip, \
+              and as much more per SCE-marked window); mss, the sending MSS",
+}];

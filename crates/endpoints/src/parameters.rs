@@ -17,7 +17,9 @@
 use crate::catalogue::Endpoint;
 use std::fmt::Write as _;
 
-pub use crate::parameter_tables::{Kind, Parameter, CUBIC_SCE, DCTCP, PRAGUE, SLOTS, VEGAS};
+pub use crate::parameter_tables::{
+    Kind, Parameter, CUBIC_SCE, DCTCP, PRAGUE, SCE_WINDOW, SLOTS, VEGAS,
+};
 
 /// One flow's settings of one of emu's congestion controls: every slot,
 /// the defaults where the flow set nothing.
@@ -91,6 +93,7 @@ pub fn parse(endpoint: &'static Endpoint, text: &str) -> Result<Settings, String
             .map_err(|takes| format!("{key}={value}: {key} takes {takes}"))?;
         settings.given.push((parameter.name, value.to_string()));
     }
+    crate::versions::apply(endpoint, &mut settings.values, &settings.given)?;
     Ok(settings)
 }
 
@@ -171,6 +174,7 @@ pub fn describe(endpoint: &Endpoint) -> String {
     let mut text = format!("{}: {}\n", endpoint.name, endpoint.summary);
     if endpoint.parameters.is_empty() {
         text += "\nIt takes no settings.\n";
+        describe_versions(endpoint, &mut text);
         return text;
     }
     let _ = write!(
@@ -196,7 +200,30 @@ pub fn describe(endpoint: &Endpoint) -> String {
             p.name, p.meaning, p.reference
         );
     }
+    describe_versions(endpoint, &mut text);
     text
+}
+
+/// The commit each version follows, for `emu cc NAME`.
+fn describe_versions(endpoint: &Endpoint, text: &mut String) {
+    let versions = crate::versions::of(endpoint);
+    match versions {
+        [] => return,
+        [one] => {
+            let _ = writeln!(text, "\nIt follows {}.", one.follows);
+            return;
+        }
+        _ => *text += "\nVersions (version=NAME), each the commit it follows:\n\n",
+    }
+    for v in versions {
+        let _ = writeln!(text, "  {}: {}", v.name, v.follows);
+        for (name, value) in v.defaults {
+            let _ = writeln!(text, "      {name} defaults to {value} there");
+        }
+        if !v.lacks.is_empty() {
+            let _ = writeln!(text, "      takes no {}", v.lacks.join(", "));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -281,8 +308,46 @@ mod tests {
         assert!(e.contains("KEY=VALUE"), "{e}");
         let e = parse(prague(), "burst_shift=1 burst_shift=2").unwrap_err();
         assert!(e.contains("twice"), "{e}");
-        let e = parse(find("reno-sce").unwrap(), "x=1").unwrap_err();
+        let e = parse(&BARE, "x=1").unwrap_err();
         assert!(e.contains("takes no settings"), "{e}");
+        assert!(describe(&BARE).contains("It takes no settings"));
+    }
+
+    /// A congestion control without settings.
+    const BARE: Endpoint = Endpoint {
+        name: "bare",
+        kernel_name: "bare",
+        map: "emu_bare",
+        marking: crate::Marking::Ect0,
+        without_ecn: "Reno",
+        summary: "none",
+        parameters: &[],
+        settings_id: 0,
+    };
+
+    #[test]
+    fn a_version_brings_its_defaults_and_a_bad_one_is_named() {
+        let s = parse(prague(), "version=0.5 rtt_target=10ms").unwrap();
+        assert_eq!(s.get("version"), Some(1));
+        assert_eq!(s.get("rtt_scaling"), Some(0), "0.5's none");
+        assert_eq!(s.get("rtt_target"), Some(10_000), "the flow's own");
+        assert_eq!(s.get("ecn_fallback"), Some(1));
+        let e = parse(prague(), "version=2019").unwrap_err();
+        assert!(
+            e.contains("version=2019") && e.contains("0.6 (0)") && e.contains("0.5 (1)"),
+            "{e}"
+        );
+        let e = parse(prague(), "tso_floor=1 version=0.5").unwrap_err();
+        assert!(
+            e.contains("'tso_floor'") && e.contains("version 0.5"),
+            "{e}"
+        );
+        let text = describe(prague());
+        assert!(text.contains("  0.5: L4STeam/linux e741f5ac"), "{text}");
+        assert!(
+            text.contains("rtt_transition defaults to 100 there"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -321,7 +386,14 @@ mod tests {
             assert!(text.contains(p.reference), "{text}");
         }
         assert!(text.contains("rtt_scaling = rate (1)"), "{text}");
-        assert!(describe(find("reno-sce").unwrap()).contains("no settings"));
+        let reno_sce = describe(find("reno-sce").unwrap());
+        assert!(reno_sce.contains("unit = rcv_mss (0)"), "{reno_sce}");
+        let sce = parse(find("dctcp-sce").unwrap(), "unit=mss").unwrap();
+        assert_eq!(sce.get("unit"), Some(1));
+        assert!(
+            reno_sce.contains("It follows chromi/sce 07bbe597"),
+            "{reno_sce}"
+        );
         let cubic = describe(find("cubic-sce").unwrap());
         for p in CUBIC_SCE {
             assert!(cubic.contains(&format!("  {} = ", p.name)), "{cubic}");

@@ -259,10 +259,10 @@ fn netem(delay: &str, jitter: Option<(&str, &str)>, slot: Option<&str>) -> Hop {
 }
 
 fn prague_2020() -> Option<endpoints::Settings> {
-    // The L4S team's kernel of 2020-04-08: classic-ECN detection and
-    // fallback on, bursts of at least tcp_min_tso_segs.
+    // The L4S team's kernel of 2020-04-08: its module, Prague 0.5, with
+    // that module's defaults.
     let prague = endpoints::find("prague").unwrap();
-    Some(endpoints::parameters::parse(prague, "ecn_fallback=1 tso_floor=1").unwrap())
+    Some(endpoints::parameters::parse(prague, "version=0.5").unwrap())
 }
 
 fn flow(cc: &str, start_s: u64, tos: u8) -> Flow {

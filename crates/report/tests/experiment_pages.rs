@@ -216,7 +216,7 @@ fn write_experiment(dir: &Path, variant: &str) {
 }
 
 /// The merged table `emu report` hands the page (mean ± stddev per flow).
-fn table() -> serde_json::Value {
+fn table() -> report::experiments::merge::Merged {
     let spread = |m: f64| serde_json::json!({"mean": m, "stddev": m / 10.0, "n": 1});
     let cells: Vec<serde_json::Value> = (0..2)
         .map(|cell| {
@@ -229,7 +229,7 @@ fn table() -> serde_json::Value {
             })
         })
         .collect();
-    serde_json::json!({ "cells": cells })
+    serde_json::from_value(serde_json::json!({ "cells": cells })).unwrap()
 }
 
 /// The SVGs of a DOM, each one's text.

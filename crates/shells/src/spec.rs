@@ -38,6 +38,21 @@ impl DirectionSpec {
             dynamics: link::Dynamics::default(),
         }
     }
+
+    /// The finest time scale its queues decide on (see
+    /// [`aqm::QueueSpec::finest_time_scale`]): the queue it starts with and
+    /// each that `--queue-steps` puts in, at its rate where the rate is
+    /// constant. Timing errors past it make the queue answer the machine.
+    pub fn finest_queue_time_scale(&self) -> Option<aqm::TimeScale> {
+        let bps = match &self.server {
+            Server::Rate(rate) => Some(rate.bits_per_sec()),
+            _ => None,
+        };
+        std::iter::once(&self.queue)
+            .chain(self.dynamics.queue_steps.iter().map(|step| &step.queue))
+            .filter_map(|queue| queue.finest_time_scale(bps))
+            .min_by_key(|scale| scale.ns)
+    }
 }
 
 /// One shell as the user asked for it.

@@ -32,11 +32,22 @@ pub(crate) fn summarize(
     let mut text = String::new();
     let mut entries = Vec::new();
     for (index, direction, r) in results {
-        let description = &shells[index - depth].description;
+        let shell = &shells[index - depth];
+        let description = &shell.description;
+        let scale = shell.directions[*direction as usize].finest_queue_time_scale();
         text += &direction_line(description, *direction, r);
         text += &kernel_line(&r.kernel);
         text += &overload_line(r);
-        entries.push(direction_json(*index, description, *direction, r));
+        text += &queue_line(scale.as_ref(), r);
+        let mut entry = direction_json(*index, description, *direction, r);
+        if let Some(scale) = scale {
+            entry["queue_time_scale"] = serde_json::json!({
+                "ns": scale.ns,
+                "set_by": scale.what,
+                "kept": r.lateness.quantile_ns(0.99) <= scale.ns,
+            });
+        }
+        entries.push(entry);
     }
     text += &receivers_line(receivers);
     let OwnUsage {
@@ -133,6 +144,23 @@ fn overload_line(r: &DirectionResult) -> String {
         r.overload.worst_p99_ns as f64 / 1e3,
         r.overload.worst_mean_ns / 1e3,
     )
+}
+
+/// The line of a direction whose writes were late at p99 past its
+/// queue's finest time scale (see [`aqm::QueueSpec::finest_time_scale`]):
+/// the queue then marked or dropped for the machine's delays too.
+fn queue_line(scale: Option<&aqm::TimeScale>, r: &DirectionResult) -> String {
+    let p99 = r.lateness.quantile_ns(0.99);
+    match scale {
+        Some(scale) if p99 > scale.ns => format!(
+            "emu:   late past the queue: writes were {:.2} ms late at the 99th percentile, past {} ({:.2} ms): \
+             the queue marked or dropped for the machine's delays as well as the flows'\n",
+            p99 as f64 / 1e6,
+            scale.what,
+            scale.ns as f64 / 1e6,
+        ),
+        _ => String::new(),
+    }
 }
 
 /// A direction's accounting in the summary's JSON.
@@ -235,18 +263,20 @@ mod tests {
     use emu_core::log::LogSink;
     use link::{Link, LinkConfig, Server};
 
-    /// A trace named with quotes, control characters and non-ASCII still
-    /// gives a summary that JSON readers accept, with the name intact.
-    #[test]
-    fn the_summary_is_valid_json_whatever_the_description() {
-        let description = "link up \"ünï\u{1}\ttrace\".up";
+    /// One shell whose uplink has `queue` (at 50 Mbit/s), and that
+    /// direction's result with `lateness`.
+    fn shell_and_result(
+        description: &str,
+        queue: &str,
+        lateness: Lateness,
+    ) -> (ShellSpec, DirectionResult) {
         let spec = ShellSpec {
             kind: "link",
             description: description.into(),
             directions: std::array::from_fn(|_| DirectionSpec {
                 delay: 0,
-                server: Server::Unlimited,
-                queue: aqm::QueueSpec::Infinite,
+                server: Server::Rate(emu_core::Rate::from_bits_per_sec(50_000_000).unwrap()),
+                queue: aqm::QueueSpec::parse(queue).unwrap(),
                 loss: link::Pattern::Bernoulli(0.0),
                 overhead: 0,
                 link_layer: Default::default(),
@@ -274,7 +304,7 @@ mod tests {
             read: 0,
             handed_in: 0,
             write_errors: 0,
-            lateness: Lateness::default(),
+            lateness,
             overload: Default::default(),
             spin: Some(3_000),
             slack: Some(20_000),
@@ -286,6 +316,67 @@ mod tests {
                 after_write: 0,
             },
         };
+        (spec, result)
+    }
+
+    /// Writes late past the queue's finest time scale (DualPI2's 1 ms
+    /// step) are said, in the text and the JSON; under it, nothing is.
+    #[test]
+    fn writes_late_past_the_queues_step_are_said() {
+        for (late_ns, said) in [(1_500_000, true), (400_000, false)] {
+            let mut lateness = Lateness::default();
+            for _ in 0..100 {
+                lateness.record(late_ns);
+            }
+            let (spec, result) = shell_and_result("link 50mbit", "dualpi2", lateness);
+            let summary = summarize(
+                &[spec],
+                0,
+                &[(0, Direction::Uplink, result)],
+                None,
+                (0, 0),
+                1.0,
+            );
+            assert_eq!(
+                summary.text.contains(
+                    "late past the queue: writes were 1.50 ms late at the 99th percentile, \
+                     past dualpi2's L-queue marking step (1.00 ms)"
+                ),
+                said,
+                "{}",
+                summary.text
+            );
+            assert!(!said || summary.text.matches("late past the queue").count() == 1);
+            let parsed: serde_json::Value = serde_json::from_str(&summary.json).unwrap();
+            let scale = &parsed["directions"][0]["queue_time_scale"];
+            assert_eq!(scale["ns"], 1_000_000, "{scale}");
+            assert_eq!(scale["kept"], !said, "{scale}");
+        }
+        // A FIFO decides on nothing finer than its capacity.
+        let mut lateness = Lateness::default();
+        lateness.record(3_000_000);
+        let (spec, result) = shell_and_result("link 50mbit", "droptail packets 100", lateness);
+        let summary = summarize(
+            &[spec],
+            0,
+            &[(0, Direction::Uplink, result)],
+            None,
+            (0, 0),
+            1.0,
+        );
+        assert!(
+            !summary.text.contains("late past the queue"),
+            "{}",
+            summary.text
+        );
+    }
+
+    /// A trace named with quotes, control characters and non-ASCII still
+    /// gives a summary that JSON readers accept, with the name intact.
+    #[test]
+    fn the_summary_is_valid_json_whatever_the_description() {
+        let description = "link up \"ünï\u{1}\ttrace\".up";
+        let (spec, result) = shell_and_result(description, "infinite", Lateness::default());
         let receivers = Some(ReceiverDrops {
             inside: 0,
             outside: 7,

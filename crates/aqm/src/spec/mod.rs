@@ -23,6 +23,9 @@
 
 pub mod catalogue;
 pub mod mahimahi;
+mod time_scale;
+
+pub use time_scale::TimeScale;
 
 use crate::cake::{Cake, CakeParams};
 use crate::codel::{Codel, CodelQueueParams};

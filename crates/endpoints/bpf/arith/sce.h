@@ -19,6 +19,29 @@ EMU_ALG_INLINE __u64 emu_reno_sce_reduction(__u64 sce_bytes, __u32 sqrt_cwnd)
 	return sce_bytes * sqrt_cwnd / 2;
 }
 
+/* The byte unit of the SCE senders' window counter (its step is unit *
+ * cwnd, and a duplicate ACK counts as one unit): the references'
+ * icsk_ack.rcv_mss, the size of the segments the host receives (536 on a
+ * host that only sends, while a full data segment acknowledged adds 1448
+ * bytes), or mss_cache, the sending MSS, where `sending_mss` is set. At
+ * least 1. */
+EMU_ALG_INLINE __u32 emu_sce_unit(__u32 rcv_mss, __u32 mss_cache, __u32 sending_mss)
+{
+	__u32 unit = sending_mss ? mss_cache : rcv_mss;
+
+	return unit ? unit : 1;
+}
+
+/* The bytes an ACK acknowledged, for the window counter: those snd_una
+ * moved over; a duplicate ACK counts as one unit, a pure window update
+ * as none. */
+EMU_ALG_INLINE __u32 emu_sce_acked_bytes(__u32 snd_una_moved, __u32 window_update, __u32 unit)
+{
+	if (snd_una_moved || window_update)
+		return snd_una_moved;
+	return unit;
+}
+
 /* Whole-segment steps held in a signed window counter of `unit` per
  * segment: returns +n (grow) or -n (shrink) and leaves the remainder in
  * *cnt, which ends strictly between -unit and unit. */

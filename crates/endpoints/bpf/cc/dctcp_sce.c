@@ -13,7 +13,7 @@ void BPF_PROG(emu_dctcp_sce_init, struct sock *sk)
 {
 	struct emu_dctcp_sce_ca *ca = inet_csk_ca(sk);
 
-	emu_sce_window_init(sk, &ca->w);
+	emu_sce_window_init(sk, &ca->w, EMU_CC_DCTCP_SCE);
 }
 
 SEC("struct_ops/emu_dctcp_sce_ssthresh")

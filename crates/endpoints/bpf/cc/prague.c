@@ -12,6 +12,13 @@
 #define EMU_PRAGUE_P_RTT_TRANSITION 4	/* prague_rtt_transition, rounds */
 #define EMU_PRAGUE_P_ECN_FALLBACK 5	/* prague_ecn_fallback: 0, 1, 2 */
 #define EMU_PRAGUE_P_TSO_FLOOR 6	/* bursts at least net.ipv4.tcp_min_tso_segs */
+#define EMU_PRAGUE_P_VERSION 7		/* EMU_PRAGUE_V_*: which reference it follows */
+
+/* The versions of the reference module it follows (src/versions.rs names
+ * each one's commit): 0.6, with a fractional window, and 0.5 of 2020-04-08,
+ * with a carry (cc/prague_05.c). */
+#define EMU_PRAGUE_V_06 0
+#define EMU_PRAGUE_V_05 1
 
 /* As the reference, it asks for AccECN, in the object built for kernels
  * that negotiate it (registry.rs picks): with a listener that accepts it,
@@ -29,8 +36,14 @@ struct emu_prague_ca {
 	__u64 alpha_stamp;	/* us, last alpha update */
 	__u64 upscaled_alpha;	/* alpha * 16, 2^20 = 1 */
 	__u64 ai_increase;	/* per-ACK increase, times cwnd, 2^20 = 1 */
-	__u64 frac_cwnd;	/* window, 2^20 = 1 segment */
-	__u64 loss_frac_cwnd;
+	union {
+		__u64 frac_cwnd;	/* window, 2^20 = 1 segment */
+		__s64 cwnd_cnt;		/* 0.5: carry, 2^20 = 1 segment */
+	};
+	union {
+		__u64 loss_frac_cwnd;
+		__s64 loss_cwnd_cnt;
+	};
 	__u32 loss_cwnd;
 	__u32 old_delivered;
 	__u32 old_delivered_ce;
@@ -49,6 +62,7 @@ struct emu_prague_ca {
 	__u8 rtt_scaling;	/* EMU_PRAGUE_RTT_*; NONE without a target */
 	__u8 ecn_fallback;
 	__u8 tso_floor;
+	__u8 version;		/* EMU_PRAGUE_V_* */
 	struct emu_ce_echo echo;
 };
 _Static_assert(sizeof(struct emu_prague_ca) <= 104, "icsk_ca_priv");
@@ -140,6 +154,7 @@ static __always_inline void emu_prague_settings(struct sock *sk, struct emu_prag
 	ca->rtt_transition = EMU_PRAGUE_RTT_TRANSITION;
 	ca->ecn_fallback = 0;
 	ca->tso_floor = 0;
+	ca->version = EMU_PRAGUE_V_06;
 	if (p) {
 		ca->burst_shift = p->value[EMU_PRAGUE_P_BURST_SHIFT];
 		ca->max_tso_segs = p->value[EMU_PRAGUE_P_MAX_TSO_SEGS];
@@ -148,6 +163,8 @@ static __always_inline void emu_prague_settings(struct sock *sk, struct emu_prag
 		ca->rtt_transition = p->value[EMU_PRAGUE_P_RTT_TRANSITION];
 		ca->ecn_fallback = p->value[EMU_PRAGUE_P_ECN_FALLBACK];
 		ca->tso_floor = p->value[EMU_PRAGUE_P_TSO_FLOOR];
+		ca->version = p->value[EMU_PRAGUE_P_VERSION] == EMU_PRAGUE_V_05 ? EMU_PRAGUE_V_05
+										: EMU_PRAGUE_V_06;
 	}
 	ca->rtt_target = (__u16)(target >> EMU_PRAGUE_RTT_SHIFT);
 	if (!ca->rtt_target || ca->rtt_scaling > EMU_PRAGUE_RTT_ADDITIVE)
@@ -183,6 +200,30 @@ static __always_inline void emu_prague_classic_report(struct sock *sk,
 		f->classic_ecn_max = (__u32)c->classic_ecn;
 }
 
+/* Whether a CE reduction is due now (with RTT independence, at most one
+ * per target RTT), and in *alpha the alpha it takes: no lower than
+ * classic-ECN detection says where fallback is on. Both versions'. */
+static __always_inline int emu_prague_cwr_alpha(struct sock *sk, struct emu_prague_ca *ca,
+						__u64 *alpha)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct emu_prague_classic *c;
+
+	if (emu_prague_rtt_indep(sk, ca) &&
+	    tp->tcp_mstamp - ca->cwr_stamp < emu_prague_target(sk, ca))
+		return 0;
+	ca->cwr_stamp = tp->tcp_mstamp;
+	*alpha = ca->upscaled_alpha >> EMU_PRAGUE_SHIFT_G;
+	if (ca->ecn_fallback == 1) {
+		c = emu_prague_classic_of(sk, ca);
+		if (c)
+			*alpha = emu_prague_classic_alpha(c->classic_ecn, *alpha);
+	}
+	return 1;
+}
+
+#include "prague_05.c"
+
 SEC("struct_ops/emu_prague_init")
 void BPF_PROG(emu_prague_init, struct sock *sk)
 {
@@ -190,6 +231,7 @@ void BPF_PROG(emu_prague_init, struct sock *sk)
 	struct tcp_sock *tp = tcp_sk(sk);
 
 	ca->state = TCP_CA_Open;
+	ca->version = EMU_PRAGUE_V_06;
 	ca->in_loss = 0;
 	ca->loss_cwnd = 0;
 	ca->loss_frac_cwnd = 0;
@@ -214,7 +256,11 @@ void BPF_PROG(emu_prague_init, struct sock *sk)
 	if (emu_sk_is_open(sk))
 		emu_prague_classic_init(sk, ca);
 	emu_prague_new_round(sk, ca);
-	if (tp->srtt_us)
+	/* 0.5 starts its carry empty and sets no pacing rate before the
+	 * first ACK; 0.6 paces from the handshake's RTT. */
+	if (ca->version == EMU_PRAGUE_V_05)
+		ca->cwnd_cnt = 0;
+	else if (tp->srtt_us)
 		emu_prague_pacing(sk, ca);
 }
 
@@ -304,12 +350,18 @@ void BPF_PROG(emu_prague_cong_control, struct sock *sk, __u32 ack, int flag,
 		emu_default_pacing(sk);
 		return;
 	}
-	emu_prague_update_cwnd(sk, ca, rs);
+	if (ca->version == EMU_PRAGUE_V_05)
+		emu_prague05_update_cwnd(sk, ca, rs);
+	else
+		emu_prague_update_cwnd(sk, ca, rs);
 	if (!emu_before(tp->snd_una, ca->next_seq) &&
 	    (!emu_prague_rtt_indep(sk, ca) ||
 	     tp->tcp_mstamp - ca->alpha_stamp >= emu_prague_target(sk, ca)))
 		emu_prague_update_alpha(sk, ca);
-	emu_prague_pacing(sk, ca);
+	if (ca->version == EMU_PRAGUE_V_05)
+		emu_prague05_pacing(sk, ca);
+	else
+		emu_prague_pacing(sk, ca);
 }
 
 /* Each RTT sample feeds classic-ECN detection's own slow estimator. */
@@ -337,21 +389,10 @@ static __always_inline void emu_prague_enter_loss(struct sock *sk, struct emu_pr
 
 static __always_inline void emu_prague_enter_cwr(struct sock *sk, struct emu_prague_ca *ca)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct emu_prague_classic *c;
 	__u64 alpha, red;
 
-	/* With RTT independence, at most one reduction per target RTT. */
-	if (emu_prague_rtt_indep(sk, ca) &&
-	    tp->tcp_mstamp - ca->cwr_stamp < emu_prague_target(sk, ca))
+	if (!emu_prague_cwr_alpha(sk, ca, &alpha))
 		return;
-	ca->cwr_stamp = tp->tcp_mstamp;
-	alpha = ca->upscaled_alpha >> EMU_PRAGUE_SHIFT_G;
-	if (ca->ecn_fallback == 1) {
-		c = emu_prague_classic_of(sk, ca);
-		if (c)
-			alpha = emu_prague_classic_alpha(c->classic_ecn, alpha);
-	}
 	red = emu_prague_reduction(ca->frac_cwnd, alpha);
 	ca->frac_cwnd = red < ca->frac_cwnd ? ca->frac_cwnd - red : 0;
 }
@@ -369,6 +410,8 @@ void BPF_PROG(emu_prague_set_state, struct sock *sk, __u8 new_state)
 		 * Reno's halving at once. */
 		if (new_state == TCP_CA_Recovery || new_state == TCP_CA_CWR)
 			tp->snd_cwnd = EMU_MAX(EMU_MIN(tp->snd_cwnd, tp->snd_ssthresh), 2U);
+	} else if (ca->version == EMU_PRAGUE_V_05) {
+		emu_prague05_set_state(sk, ca, new_state);
 	} else if (new_state == TCP_CA_Recovery) {
 		emu_prague_enter_loss(sk, ca);
 	} else if (new_state == TCP_CA_CWR) {
@@ -389,7 +432,10 @@ void BPF_PROG(emu_prague_cwnd_event, struct sock *sk, int ev)
 		if (!(tcp_sk(sk)->ecn_flags & TCP_ECN_MODE_ACCECN))
 			emu_ce_echo_event(sk, &ca->echo, ev);
 	} else if (ev == CA_EVENT_LOSS && !ca->reno) {
-		emu_prague_enter_loss(sk, ca);
+		if (ca->version == EMU_PRAGUE_V_05)
+			emu_prague05_enter_loss(sk, ca);
+		else
+			emu_prague_enter_loss(sk, ca);
 	}
 }
 
@@ -402,6 +448,8 @@ __u32 BPF_PROG(emu_prague_ssthresh, struct sock *sk)
 
 	if (ca->reno)
 		return tcp_reno_ssthresh(sk);
+	if (ca->version == EMU_PRAGUE_V_05)
+		return emu_prague05_ssthresh(sk, ca);
 	/* Detection's gains follow the window, as the reference's do. */
 	c = emu_prague_classic_of(sk, ca);
 	if (c)
@@ -417,7 +465,8 @@ __u32 BPF_PROG(emu_prague_ssthresh, struct sock *sk)
  * segments would cross a 1 ms marking step); above, the kernel's 1 ms is
  * the larger, and a BPF congestion control cannot lower it. With
  * tso_floor, the namespace's net.ipv4.tcp_min_tso_segs is the floor, as
- * the reference of 2020 had it. */
+ * version 0.6 of the reference had it. Prague 0.5's cap (a max_tso_segs
+ * hook in its kernel, which 6.18 lacks) comes through here the same way. */
 SEC("struct_ops/emu_prague_min_tso_segs")
 __u32 BPF_PROG(emu_prague_min_tso_segs, struct sock *sk)
 {
@@ -436,6 +485,8 @@ __u32 BPF_PROG(emu_prague_undo_cwnd, struct sock *sk)
 
 	if (ca->reno)
 		return tcp_reno_undo_cwnd(sk);
+	if (ca->version == EMU_PRAGUE_V_05)
+		return emu_prague05_undo(sk, ca);
 	ca->frac_cwnd = EMU_MAX(ca->frac_cwnd, ca->loss_frac_cwnd);
 	return EMU_MAX(ca->loss_cwnd, tcp_sk(sk)->snd_cwnd);
 }

@@ -18,7 +18,7 @@ void BPF_PROG(emu_reno_sce_init, struct sock *sk)
 
 	ca->sqrt_cwnd = 1;
 	ca->ce_ack = 0;
-	emu_sce_window_init(sk, &ca->w);
+	emu_sce_window_init(sk, &ca->w, EMU_CC_RENO_SCE);
 }
 
 SEC("struct_ops/emu_reno_sce_ssthresh")

@@ -507,6 +507,6 @@ pub fn kind_name(kind: FlowKind) -> &'static str {
         FlowKind::Udp => "udp",
         FlowKind::Ping => "ping",
         FlowKind::Command => "command",
-        FlowKind::Pantheon => "pantheon",
+        FlowKind::Pantheon => report::experiments::results_schema::PANTHEON_KIND,
     }
 }

@@ -74,6 +74,9 @@ impl Grid {
         let syntax = |e: toml_edit::TomlError| {
             ExperimentError(format!("{file}: {}", e.to_string().trim_end()))
         };
+        let written = toml_edit::Document::parse(text.to_string()).map_err(syntax)?;
+        let mut written_lists = Vec::new();
+        collect_axes(written.as_table(), text, "", &mut written_lists);
         let text = if sets.is_empty() {
             text.to_string()
         } else {
@@ -87,7 +90,8 @@ impl Grid {
         let mut axes = Vec::new();
         collect_axes(document.as_table(), &text, "", &mut axes);
         axes.sort_by_key(|a| a.span.start);
-        let dimensions = dimensions(file, &document, &axes)?;
+        let written_lists: Vec<String> = written_lists.into_iter().map(|a| a.key).collect();
+        let dimensions = dimensions(file, &document, &axes, &written_lists)?;
         // Every cell is planned before the first runs (so a bad one fails
         // before anything starts): a grid must stay countable and small
         // enough to plan. Lists in many keys multiply quickly.
@@ -229,38 +233,25 @@ fn collect_axes(table: &Table, text: &str, prefix: &str, axes: &mut Vec<Axis>) {
 
 /// The grid's dimensions: each group of `run.together` whose keys are
 /// still lists, then every other list alone, ordered by where their first
-/// list stands in the file. A key of a group that holds one value (fixed
-/// by `--set`, say) leaves its group; a key the file does not have, or
-/// lists of different lengths in one group, are errors.
+/// list stands in the file. A key of a group that `--set` fixes to one
+/// value leaves its group's lists but keeps the group's place (the scalar
+/// holds for every cell of the group), so the cells keep the numbers the
+/// file's own listing gives them and a `--cell K` chosen from it runs the
+/// same pairing. A key the file does not have, or lists of different
+/// lengths in one group, are errors.
 fn dimensions(
     file: &str,
     document: &toml_edit::Document<String>,
     axes: &[Axis],
+    written_lists: &[String],
 ) -> Result<Vec<Vec<usize>>, ExperimentError> {
     let bad = |why: String| ExperimentError(format!("{file}: run.together: {why}"));
-    let groups: Vec<Vec<String>> = match document.get("run").and_then(|r| r.get("together")) {
-        None => Vec::new(),
-        Some(item) => item
-            .as_array()
-            .and_then(|groups| {
-                groups
-                    .iter()
-                    .map(|g| {
-                        g.as_array()?
-                            .iter()
-                            .map(|k| k.as_str().map(str::to_string))
-                            .collect::<Option<Vec<String>>>()
-                    })
-                    .collect::<Option<Vec<_>>>()
-            })
-            .ok_or_else(|| {
-                bad("give lists of keys, e.g. together = [[\"bottleneck.rate\", \"bottleneck.delay\"]]".into())
-            })?,
-    };
     let mut grouped = vec![false; axes.len()];
-    let mut dimensions: Vec<Vec<usize>> = Vec::new();
-    for keys in &groups {
+    // Each dimension with the place it takes: where its first list stands.
+    let mut placed: Vec<(usize, Vec<usize>)> = Vec::new();
+    for keys in &together_groups(document).map_err(bad)? {
         let mut group = Vec::new();
+        let mut place = usize::MAX;
         for key in keys {
             if let Some(a) = axes.iter().position(|axis| &axis.key == key) {
                 if grouped[a] {
@@ -268,7 +259,12 @@ fn dimensions(
                 }
                 grouped[a] = true;
                 group.push(a);
-            } else if !has_key(document.as_table(), key) {
+                place = place.min(axes[a].span.start);
+            } else if let Some(node) = node_at(document.as_table(), key) {
+                if written_lists.contains(key) {
+                    place = place.min(node.start().unwrap_or(usize::MAX));
+                }
+            } else {
                 return Err(bad(format!(
                     "'{key}' is not a key of the experiment (keys are dotted, entries of [[flows]] and [[bottleneck]] by index: flows.0.cc)"
                 )));
@@ -284,44 +280,79 @@ fn dimensions(
                     axes[other].values.len()
                 )));
             }
-            dimensions.push(group);
+            group.sort_by_key(|&a| axes[a].span.start);
+            placed.push((place, group));
         }
     }
-    dimensions.extend((0..axes.len()).filter(|&a| !grouped[a]).map(|a| vec![a]));
-    for group in &mut dimensions {
-        group.sort_by_key(|&a| axes[a].span.start);
-    }
-    dimensions.sort_by_key(|group| axes[group[0]].span.start);
-    Ok(dimensions)
+    placed.extend(
+        (0..axes.len())
+            .filter(|&a| !grouped[a])
+            .map(|a| (axes[a].span.start, vec![a])),
+    );
+    placed.sort_by_key(|(place, _)| *place);
+    Ok(placed.into_iter().map(|(_, group)| group).collect())
 }
 
-/// Whether the dotted `key` names a value under `table`.
-fn has_key(table: &Table, key: &str) -> bool {
-    let parts: Vec<&str> = key.split('.').collect();
-    has_path(&Item::Table(table.clone()), &parts)
-}
-
-fn has_path(item: &Item, path: &[&str]) -> bool {
-    let Some((first, rest)) = path.split_first() else {
-        return true;
+/// The keys of each group of `run.together`, or what to write instead.
+fn together_groups(document: &toml_edit::Document<String>) -> Result<Vec<Vec<String>>, String> {
+    let Some(item) = document.get("run").and_then(|r| r.get("together")) else {
+        return Ok(Vec::new());
     };
-    match item {
-        Item::Table(t) => t.get(first).is_some_and(|i| has_path(i, rest)),
-        Item::ArrayOfTables(a) => first
-            .parse::<usize>()
-            .ok()
-            .and_then(|i| a.get(i))
-            .is_some_and(|t| has_path(&Item::Table(t.clone()), rest)),
-        Item::Value(Value::InlineTable(t)) => t
-            .get(first)
-            .is_some_and(|v| has_path(&Item::Value(v.clone()), rest)),
-        Item::Value(Value::Array(a)) => first
-            .parse::<usize>()
-            .ok()
-            .and_then(|i| a.get(i))
-            .is_some_and(|v| has_path(&Item::Value(v.clone()), rest)),
-        _ => false,
+    item.as_array()
+        .and_then(|groups| {
+            groups
+                .iter()
+                .map(|g| {
+                    g.as_array()?
+                        .iter()
+                        .map(|k| k.as_str().map(str::to_string))
+                        .collect::<Option<Vec<String>>>()
+                })
+                .collect::<Option<Vec<_>>>()
+        })
+        .ok_or_else(|| {
+            "give lists of keys, e.g. together = [[\"bottleneck.rate\", \"bottleneck.delay\"]]"
+                .into()
+        })
+}
+
+/// What a dotted key names in a document: a table, an entry of an array
+/// of tables, or a value.
+#[derive(Clone, Copy)]
+enum Node<'a> {
+    Table(&'a Table),
+    Item(&'a Item),
+    Value(&'a Value),
+}
+
+impl<'a> Node<'a> {
+    fn child(self, part: &str) -> Option<Node<'a>> {
+        let index = || part.parse::<usize>().ok();
+        match self {
+            Node::Table(t) | Node::Item(Item::Table(t)) => t.get(part).map(Node::Item),
+            Node::Item(Item::ArrayOfTables(a)) => a.get(index()?).map(Node::Table),
+            Node::Item(Item::Value(v)) | Node::Value(v) => match v {
+                Value::InlineTable(t) => t.get(part).map(Node::Value),
+                Value::Array(a) => a.get(index()?).map(Node::Value),
+                _ => None,
+            },
+            Node::Item(Item::None) => None,
+        }
     }
+
+    /// Where a value stands in the text it was read from.
+    fn start(self) -> Option<usize> {
+        match self {
+            Node::Item(Item::Value(v)) | Node::Value(v) => v.span().map(|s| s.start),
+            _ => None,
+        }
+    }
+}
+
+/// What the dotted `key` names under `table`, if anything.
+fn node_at<'a>(table: &'a Table, key: &str) -> Option<Node<'a>> {
+    key.split('.')
+        .try_fold(Node::Table(table), |node, part| node.child(part))
 }
 
 /// `key=value`: the value is read as TOML (`50`, `"x"`, `["a", "b"]`),
@@ -511,6 +542,45 @@ rate = ["10mbit", "50mbit"]
         assert_eq!(
             grid.cell(0).label(),
             "bottleneck.jitter=1ms bottleneck.rate=10mbit"
+        );
+    }
+
+    /// A scalar `--set` on a key paired in `run.together` holds for every
+    /// cell and leaves the other lists paired where the file put them:
+    /// each cell keeps the values the file's own listing gives it.
+    #[test]
+    fn a_set_on_a_paired_key_keeps_the_cells_numbers() {
+        let text = include_str!("../../../../experiments/sce-l4s/1-one-flow-l4s.toml");
+        let listed = Grid::new("1-one-flow-l4s.toml", text, &[]).unwrap();
+        let set = Grid::new("1-one-flow-l4s.toml", text, &["run.duration=30s".into()]).unwrap();
+        assert_eq!(set.len(), listed.len());
+        assert_eq!(
+            listed.cell(3).label(),
+            "run.duration=60s bottleneck.rate=5mbit bottleneck.delay=40ms"
+        );
+        for k in 0..listed.len() {
+            let (listed, set) = (listed.cell(k), set.cell(k));
+            let without_duration: Vec<_> = listed
+                .assignments
+                .iter()
+                .filter(|(key, _)| key != "run.duration")
+                .cloned()
+                .collect();
+            assert_eq!(set.assignments, without_duration, "cell {k}");
+            let value: toml::Table = toml::from_str(&set.text).unwrap();
+            assert_eq!(value["run"]["duration"].as_str(), Some("30s"), "cell {k}");
+        }
+        // Fixed the other way round, by the key that comes later in the
+        // file, the durations keep their place too.
+        let set = Grid::new(
+            "1-one-flow-l4s.toml",
+            text,
+            &["bottleneck.delay=10ms".into()],
+        )
+        .unwrap();
+        assert_eq!(
+            set.cell(3).label(),
+            "run.duration=60s bottleneck.rate=5mbit"
         );
     }
 

@@ -20,10 +20,11 @@
 use emu_core::flow::{FlowTable, FlowTuple};
 use emu_core::log::{Direction, Event, LogReader, Record};
 use emu_core::Nanos;
+use report::experiments::results_schema::PathFigures;
 use report::measures::histogram::{Histogram, Rank};
-use serde::{Deserialize, Serialize};
+use report::measures::in_flight::InFlight;
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::net::IpAddr;
 use std::path::PathBuf;
 
@@ -43,23 +44,6 @@ pub struct FlowClaim {
     pub entry: PathBuf,
     /// The receiver's side link log (its downlink is where they leave).
     pub exit: PathBuf,
-}
-
-/// A flow's figures from the links' logs, as Pantheon defines them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PathFigures {
-    /// Delivered bits over the span from the first delivery to the last.
-    pub throughput_bps: Option<f64>,
-    /// One-way delay, 95th percentile (numpy's `nearest`, as Pantheon),
-    /// to the microsecond.
-    pub delay_p95_ms: Option<f64>,
-    /// 1 − delivered bytes / sent bytes, in percent (what was still in
-    /// flight at the end counts as lost, as in Pantheon).
-    pub loss_percent: Option<f64>,
-    pub sent_packets: u64,
-    pub sent_bytes: u64,
-    pub delivered_packets: u64,
-    pub delivered_bytes: u64,
 }
 
 /// What one flow's tuples and packets came to.
@@ -120,7 +104,7 @@ struct Tally {
 pub fn measure(claims: &[FlowClaim]) -> Result<Vec<FlowOnPath>, String> {
     let mut tallies: Vec<Tally> = claims.iter().map(|_| Tally::default()).collect();
     let mut owners: HashMap<u32, Option<usize>> = HashMap::new();
-    let mut in_flight: HashMap<(u32, u32), VecDeque<Nanos>> = HashMap::new();
+    let mut in_flight: InFlight<(u32, u32), Nanos> = InFlight::default();
     let entries: BTreeSet<&PathBuf> = claims.iter().map(|c| &c.entry).collect();
     let exits: BTreeSet<&PathBuf> = claims.iter().map(|c| &c.exit).collect();
     let mut streams = Vec::new();
@@ -152,7 +136,7 @@ pub fn measure(claims: &[FlowClaim]) -> Result<Vec<FlowOnPath>, String> {
             if let Some(&Some(f)) = owners.get(&record.flow) {
                 let key = (record.flow, record.fingerprint);
                 if &claims[f].exit == stream.path {
-                    if let Some(sent) = pop_front(&mut in_flight, key) {
+                    if let Some(sent) = in_flight.pop(&key) {
                         deliver(&mut tallies[f], &record, sent);
                     }
                 }
@@ -206,7 +190,7 @@ fn enter(
     record: &Record,
     owners: &mut HashMap<u32, Option<usize>>,
     tallies: &mut [Tally],
-    in_flight: &mut HashMap<(u32, u32), VecDeque<Nanos>>,
+    in_flight: &mut InFlight<(u32, u32), Nanos>,
 ) {
     if record.event == Event::Flow {
         stream.names.add(record);
@@ -228,21 +212,8 @@ fn enter(
     if let Some(&Some(i)) = owners.get(&record.flow) {
         tallies[i].sent.0 += 1;
         tallies[i].sent.1 += record.bytes as u64;
-        in_flight
-            .entry((record.flow, record.fingerprint))
-            .or_default()
-            .push_back(record.time);
+        in_flight.push((record.flow, record.fingerprint), record.time);
     }
-}
-
-/// The earliest of `key`'s packets in flight; the key goes with its last.
-fn pop_front(map: &mut HashMap<(u32, u32), VecDeque<Nanos>>, key: (u32, u32)) -> Option<Nanos> {
-    let queue = map.get_mut(&key)?;
-    let front = queue.pop_front();
-    if queue.is_empty() {
-        map.remove(&key);
-    }
-    front
 }
 
 fn deliver(tally: &mut Tally, record: &Record, sent: Nanos) {

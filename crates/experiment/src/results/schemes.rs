@@ -166,15 +166,15 @@ pub fn write(
     let title = format!("{title}: schemes compared");
     let files = [
         (
-            "schemes.html",
+            results_dir::SCHEMES_PAGE,
             report::pages::schemes::page(&title, &schemes),
         ),
         (
-            "schemes.svg",
+            results_dir::SCHEMES_FIGURE,
             report::pages::schemes::summary_svg(&title, &schemes),
         ),
         (
-            "schemes.json",
+            results_dir::SCHEMES,
             format!(
                 "{:#}\n",
                 serde_json::json!({ "title": title, "schemes": schemes })
@@ -188,7 +188,7 @@ pub fn write(
     let text = format!(
         "{title}\n{}table and summary plot in {}\n",
         report::pages::schemes::table_text(&schemes),
-        root.join("schemes.html").display()
+        root.join(results_dir::SCHEMES_PAGE).display()
     );
     Ok((text, report::pages::schemes::failures(&schemes)))
 }

@@ -17,7 +17,7 @@ pub(super) fn write_accounting(
     dir: &Path,
     (names, origin): (&[(String, [usize; 2])], Nanos),
     result: &shells::dumbbell::FabricResult,
-    log_lost: u64,
+    (log_lost, timing): (u64, &super::timing::Verdict),
     hosts: &[Host],
 ) -> Result<bool, RunError> {
     let fabric = &result.fabric;
@@ -57,6 +57,7 @@ pub(super) fn write_accounting(
         "log_records_lost": log_lost,
         "monotonic_origin_ns": origin,
         "accounting_holds": ok,
+        "timing": timing,
         "links": entries,
     });
     let path = dir.join(results_dir::LINKS);

@@ -274,9 +274,7 @@ pub(super) fn open_samples(
     let mut states: Vec<Option<FlowState>> = Vec::new();
     for flow in &plan.flows {
         if samples_tcp(flow.kind) {
-            let path = dir
-                .join(results_dir::TCP_DIR)
-                .join(format!("{}.csv", flow.name));
+            let path = results_dir::tcp_samples(dir, &flow.name);
             let mut csv = std::io::BufWriter::new(
                 std::fs::File::create(&path).map_err(io_error("creating", &path))?,
             );

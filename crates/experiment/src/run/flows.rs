@@ -20,8 +20,7 @@ pub fn output_path(dir: &Path, flow: &FlowPlan) -> PathBuf {
         FlowKind::Ping | FlowKind::Command => "out",
         FlowKind::Pantheon => "sender.out",
     };
-    dir.join(results_dir::FLOWS_DIR)
-        .join(format!("{}.{extension}", flow.name))
+    results_dir::flow_file(dir, &flow.name, extension)
 }
 
 /// One side of a Pantheon flow: the host it runs on and its program
@@ -50,8 +49,7 @@ pub fn pantheon_side(
     }
     argv.push(flow.port.to_string());
     let file = |suffix: &str| {
-        dir.join(results_dir::FLOWS_DIR)
-            .join(format!("{}.{}.{suffix}", flow.name, side.name()))
+        results_dir::flow_file(dir, &flow.name, &format!("{}.{suffix}", side.name()))
     };
     (
         host(side),
@@ -75,10 +73,7 @@ pub fn receiver(plan: &Plan, flow: &FlowPlan, dir: &Path) -> Option<CommandLine>
         return None;
     }
     let to = plan.hosts[flow.to?].address.to_string();
-    let file = |suffix: &str| {
-        dir.join(results_dir::FLOWS_DIR)
-            .join(format!("{}.{suffix}", flow.name))
-    };
+    let file = |suffix: &str| results_dir::flow_file(dir, &flow.name, suffix);
     Some(CommandLine {
         argv: [
             "iperf3",
@@ -104,9 +99,7 @@ pub fn sender(plan: &Plan, flow: &FlowPlan, dir: &Path) -> CommandLine {
     let from = plan.hosts[flow.from].address.to_string();
     let to = flow.to.map(|t| plan.hosts[t].address.to_string());
     let stdout = output_path(dir, flow);
-    let stderr = dir
-        .join(results_dir::FLOWS_DIR)
-        .join(format!("{}.err", flow.name));
+    let stderr = results_dir::flow_file(dir, &flow.name, "err");
     let mut argv: Vec<String> = Vec::new();
     let mut env = Vec::new();
     match flow.kind {

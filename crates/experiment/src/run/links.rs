@@ -11,7 +11,7 @@ use fabric::{Fabric, Topology};
 use link::Link;
 use report::experiments::results_dir;
 use shells::links::{copy_traces, LinkSetup};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The links of a run, in the fabric's order, with their names and logs.
 pub(super) struct Links {
@@ -31,11 +31,6 @@ pub(super) struct PlannedLink<'a> {
     ids: [usize; 2],
 }
 
-/// The name of host `host`'s side link.
-pub(super) fn side_link(host: &str) -> String {
-    format!("side-{host}")
-}
-
 /// Every link of `plan`: each host's side link (uplink from the host),
 /// then the bottlenecks (uplink left to right).
 pub(super) fn planned_links(plan: &Plan) -> Vec<PlannedLink<'_>> {
@@ -43,7 +38,7 @@ pub(super) fn planned_links(plan: &Plan) -> Vec<PlannedLink<'_>> {
     let mut links = Vec::new();
     for (h, host) in plan.hosts.iter().enumerate() {
         links.push(PlannedLink {
-            name: side_link(&host.name),
+            name: results_dir::side_link(&host.name),
             description: format!(
                 "side link of {}: uplink from the host, downlink to it",
                 host.name
@@ -54,7 +49,7 @@ pub(super) fn planned_links(plan: &Plan) -> Vec<PlannedLink<'_>> {
     }
     for (b, [forward, reverse]) in plan.bottlenecks.iter().enumerate() {
         links.push(PlannedLink {
-            name: format!("bottleneck-{b}"),
+            name: results_dir::bottleneck_link(b),
             description: format!("bottleneck {b}: uplink left to right, downlink right to left"),
             directions: [forward, reverse],
             ids: [2 * hosts + 2 * b, 2 * hosts + 2 * b + 1],
@@ -138,7 +133,7 @@ pub(super) fn build_links(plan: &Plan, dir: &Path, seed: u64) -> Result<Links, R
             realtime_now(),
             copy_traces(&link_dir, "0", &directions)?,
         );
-        let path = link_log(dir, &link.name);
+        let path = results_dir::link_log(dir, &link.name);
         let file = writer
             .add_file(&path, &header)
             .map_err(io_error("creating", &path))?;
@@ -157,11 +152,4 @@ pub(super) fn build_links(plan: &Plan, dir: &Path, seed: u64) -> Result<Links, R
         writer,
         start,
     })
-}
-
-/// Where the packet log of link `name` of a run in `dir` goes.
-pub(super) fn link_log(dir: &Path, name: &str) -> PathBuf {
-    dir.join(results_dir::LINKS_DIR)
-        .join(name)
-        .join("0-link.emulog")
 }

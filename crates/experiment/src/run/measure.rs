@@ -2,7 +2,6 @@
 //! output and TCP_INFO samples, their connections counted, and the marks
 //! and paths the links' logs show.
 
-use super::links::{link_log, side_link};
 use super::repetition::RunError;
 use crate::file::{kind_name, FlowKind, FlowPlan, Plan};
 use crate::results::flow_paths::{self, FlowClaim};
@@ -11,6 +10,7 @@ use crate::results::measured::{Distribution, FlowResult, WholeFlow};
 use crate::run::flows;
 use emu_core::time::NS_PER_SEC;
 use emu_core::Nanos;
+use report::experiments::results_dir::{link_log, side_link};
 use shells::tcp_info::TcpSample;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};

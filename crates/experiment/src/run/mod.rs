@@ -1,4 +1,7 @@
-//! Running a plan: the session over a grid's cells (`session`); one
+//! Running a plan: the session over a grid's cells (`session`), the file
+//! read and every cell planned first (`prepare`), what it was asked
+//! (`options`), what it writes into the
+//! results directory (`writing`), and a study of several files (`study`); one
 //! repetition on real namespaces, its phases in order (`runner`), what
 //! names it and how it fails (`repetition`); its links and topology
 //! (`links`); the flows' control plane (`control`) and the programs behind
@@ -14,12 +17,16 @@ pub mod control;
 pub mod flows;
 pub mod links;
 mod measure;
+pub mod options;
 pub mod pantheon;
+mod prepare;
 pub mod progress;
 pub mod repetition;
 mod resume;
 pub mod runner;
 pub mod session;
+pub mod study;
 pub mod system;
 pub mod timing;
 pub mod wrappers;
+mod writing;

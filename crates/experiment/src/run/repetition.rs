@@ -7,6 +7,8 @@ use std::path::Path;
 pub struct RunInfo {
     pub cell: usize,
     pub cell_label: String,
+    /// The cell's swept keys and values.
+    pub sweep: Vec<(String, String)>,
     pub run: u32,
     pub runs: u32,
     pub seed: u64,

@@ -15,7 +15,7 @@ use super::measure::{count_path_marks, measure_paths};
 use super::repetition::{io_error, RunError, RunInfo};
 use super::system;
 use crate::file::{Plan, Side};
-use crate::results::measured::RunResult;
+use crate::results::measured::{Assignments, RunResult};
 use crate::run::timing;
 use fabric::Fabric;
 use report::experiments::results_dir;
@@ -126,8 +126,9 @@ fn run_with_hosts(
         .finish()
         .map_err(|e| RunError::Failed(format!("writing the packet logs: {e}")))?
         .records_lost;
-    let accounting_ok = write_accounting(plan, dir, (&names, start), &result, lost, hosts)?;
-    let timing_warnings = timing_warnings(plan, &result);
+    let (timing_warnings, verdict) = timing(plan, &result);
+    let accounting_ok =
+        write_accounting(plan, dir, (&names, start), &result, (lost, &verdict), hosts)?;
     let mut flows = control?;
     let marked: u64 = names
         .iter()
@@ -144,6 +145,7 @@ fn run_with_hosts(
     Ok(RunResult {
         cell: info.cell,
         cell_label: info.cell_label.clone(),
+        sweep: Assignments(info.sweep.clone()),
         run: info.run,
         seed: info.seed,
         flows,
@@ -156,9 +158,10 @@ fn run_with_hosts(
     .with_jain(&left_to_right))
 }
 
-/// What a run's timing calls for saying (see [`crate::run::timing`]): each
-/// host's deliveries and each lane's time held off a CPU.
-fn timing_warnings(plan: &Plan, result: &shells::dumbbell::FabricResult) -> Vec<String> {
+/// What a run's timing calls for saying, and its verdict on it (see
+/// [`crate::run::timing`]): each host's deliveries and each lane's time
+/// held off a CPU, against the bottleneck queues' finest time scale.
+fn timing(plan: &Plan, result: &shells::dumbbell::FabricResult) -> (Vec<String>, timing::Verdict) {
     let hosts: Vec<timing::HostLateness> = plan
         .hosts
         .iter()
@@ -184,5 +187,26 @@ fn timing_warnings(plan: &Plan, result: &shells::dumbbell::FabricResult) -> Vec<
             })
         })
         .collect();
-    timing::warnings(&hosts, &lanes)
+    let queue = finest_queue_scale(plan);
+    (
+        timing::warnings(&hosts, &lanes, queue.as_ref()),
+        timing::verdict(&hosts, &lanes, queue.as_ref()),
+    )
+}
+
+/// The finest time scale any bottleneck queue decides on, either way,
+/// with the bottleneck's name as the results give it.
+fn finest_queue_scale(plan: &Plan) -> Option<timing::QueueScale> {
+    plan.bottlenecks
+        .iter()
+        .enumerate()
+        .flat_map(|(i, directions)| {
+            directions.iter().filter_map(move |d| {
+                Some(timing::QueueScale {
+                    link: results_dir::bottleneck_link(i),
+                    scale: d.finest_queue_time_scale()?,
+                })
+            })
+        })
+        .min_by_key(|q| q.scale.ns)
 }

@@ -5,42 +5,22 @@
 //! on shared cores bends the results. To spread a grid over machines, run
 //! `--cell K` for each K that `--list-cells` prints.
 
-use crate::file::sweep::{Cell, Grid};
-use crate::file::{self, Experiment, ExperimentError, Plan, Source};
+use crate::file::ExperimentError;
 use crate::results::measured::{self, CellSummary, RunResult};
 use crate::run::control::ControlPlane;
-use crate::run::flows;
+use crate::run::prepare::{prepare, Planned};
 use crate::run::progress::Progress;
 use crate::run::repetition::{RunError, RunInfo};
 use crate::run::runner;
-use emu_core::time::NS_PER_SEC;
+use crate::run::writing;
 use report::experiments::results_dir;
 use std::cell::RefCell;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 use std::time::Instant;
 
-/// What the command line asked for.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    pub file: PathBuf,
-    pub sets: Vec<String>,
-    pub runs: Option<u32>,
-    pub out: Option<PathBuf>,
-    pub cell: Option<usize>,
-    pub list_cells: bool,
-    pub json: bool,
-    /// The file's quick form: `[quick]`'s overrides, one repetition,
-    /// results under NAME-quick.
-    pub quick: bool,
-    /// Keep the repetitions an earlier attempt finished (see
-    /// [`super::resume`]); run the rest.
-    pub resume: bool,
-    /// The progress of the whole session this file is part of (a study's,
-    /// shared by its files); None: this file's own.
-    pub progress: Option<Rc<RefCell<Progress>>>,
-}
+pub use crate::run::options::Options;
 
 /// What a file's session will run: its cells (those `--cell` selects) and
 /// their runs' planned seconds, for a study's progress.
@@ -48,140 +28,6 @@ pub struct Options {
 pub struct Workload {
     pub cells: usize,
     pub seconds: f64,
-}
-
-/// A cell, read and planned.
-struct Planned {
-    cell: Cell,
-    experiment: Experiment,
-    plan: Plan,
-}
-
-/// Reads the file and plans every cell: all errors come before anything
-/// starts.
-fn prepare(options: &Options) -> Result<(Grid, Vec<Planned>), ExperimentError> {
-    let file = options.file.display().to_string();
-    let text = std::fs::read_to_string(&options.file)
-        .map_err(|e| ExperimentError(format!("{file}: cannot read the experiment file: {e}")))?;
-    let sets = if options.quick {
-        quick_sets(&file, &text, &options.sets)?
-    } else {
-        options.sets.clone()
-    };
-    let grid = Grid::new(&file, &text, &sets)?;
-    let base = options
-        .file
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
-    let stem = options
-        .file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "experiment".into());
-    let available = crate::run::congestion::with_emus(crate::run::system::congestion_controls());
-    let mut planned = Vec::new();
-    for index in 0..grid.len() {
-        let cell = grid.cell(index);
-        let source = Source {
-            file: &file,
-            text: &cell.text,
-        };
-        let mut experiment = file::parse(&source)
-            .map_err(|e| with_sets(e, &sets))
-            .map_err(|e| in_cell(e, &cell, &grid))?;
-        if let Some(runs) = options.runs {
-            experiment.run.runs = runs;
-        }
-        let mut plan = file::plan(
-            &experiment,
-            &source,
-            &stem,
-            &base,
-            &available,
-            &crate::run::wrappers::run_first,
-        )
-        .map_err(|e| in_cell(e, &cell, &grid))?;
-        crate::run::congestion::to_kernel_names(&mut plan);
-        planned.push(Planned {
-            cell,
-            experiment,
-            plan,
-        });
-    }
-    crate::run::pantheon::deps::check(&crate::run::pantheon::wrappers(
-        planned.iter().map(|p| &p.plan),
-    ))
-    .map_err(|e| ExperimentError(format!("{file}: {e}")))?;
-    // Said once, not once per cell of a sweep.
-    let mut warned: Vec<&String> = Vec::new();
-    for warning in planned.iter().flat_map(|p| &p.plan.warnings) {
-        if !warned.contains(&warning) {
-            eprintln!("emu run: warning: {warning}");
-            warned.push(warning);
-        }
-    }
-    if let Some(k) = options.cell {
-        if k >= grid.len() {
-            return Err(ExperimentError(format!(
-                "--cell {k}: the experiment has {} cell{} (0 to {})",
-                grid.len(),
-                if grid.len() == 1 { "" } else { "s" },
-                grid.len() - 1
-            )));
-        }
-    }
-    Ok((grid, planned))
-}
-
-/// The overrides of the quick form, then the command line's: one
-/// repetition of `quick.duration` (5 s if absent) and `quick.set`. A file
-/// that does not parse gets its error from the grid, which reads it next.
-fn quick_sets(file: &str, text: &str, sets: &[String]) -> Result<Vec<String>, ExperimentError> {
-    let quick = match text.parse::<toml::Table>() {
-        Ok(mut table) => match table.remove("quick") {
-            Some(section) => section
-                .try_into::<file::QuickSection>()
-                .map_err(|e| ExperimentError(format!("{file}: [quick]: {}", e.message())))?,
-            None => file::QuickSection::default(),
-        },
-        Err(_) => file::QuickSection::default(),
-    };
-    let duration = quick.duration.map_or(5 * NS_PER_SEC, |d| d.0);
-    let mut all = vec![
-        "run.runs=1".to_string(),
-        format!("run.duration=\"{duration}ns\""),
-    ];
-    all.extend(quick.set);
-    all.extend(sets.iter().cloned());
-    Ok(all)
-}
-
-/// A parse error of a file changed by `--set` counts its lines in the
-/// changed text, which the user never sees: say so, and what changed it.
-fn with_sets(error: ExperimentError, sets: &[String]) -> ExperimentError {
-    if sets.is_empty() {
-        return error;
-    }
-    ExperimentError(format!(
-        "{}\n(the lines are those of the file with --set {} applied)",
-        error.0,
-        sets.join(", --set ")
-    ))
-}
-
-fn in_cell(error: ExperimentError, cell: &Cell, grid: &Grid) -> ExperimentError {
-    if grid.len() == 1 {
-        error
-    } else {
-        ExperimentError(format!(
-            "{} (in sweep cell {}: {})",
-            error.0,
-            cell.index,
-            cell.label()
-        ))
-    }
 }
 
 /// Reads and plans every cell, running nothing: a study checks all its
@@ -215,12 +61,12 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
     shells::privilege::check().map_err(|e| ExperimentError(e.to_string()))?;
     let for_schemes = pantheon_preflight(&planned)?;
     let first = &planned[0].plan;
-    let root = results_root(options, first)?;
+    let root = writing::results_root(options, first)?;
     let selected: Vec<&Planned> = planned
         .iter()
         .filter(|p| options.cell.is_none_or(|k| k == p.cell.index))
         .collect();
-    write_meta(&root, options, &grid, &selected)?;
+    writing::write_meta(&root, options, &grid, &selected)?;
 
     // The guardian is forked while this process still has one thread.
     let mut guardian =
@@ -240,7 +86,7 @@ pub fn execute(options: &Options) -> Result<i32, ExperimentError> {
     guardian.release();
     let (summaries, missing, failure) = outcome?;
 
-    write_summary(&root, &first.name, &summaries)?;
+    writing::write_summary(&root, &first.name, &summaries)?;
 
     if options.json {
         let json = serde_json::json!({
@@ -306,24 +152,6 @@ fn load_endpoints(
     crate::run::congestion::load(&names)
 }
 
-/// The directory this session's results go to (`--out`, else the file's
-/// `run.out`, else `runs`; then the experiment's name), made.
-fn results_root(options: &Options, first: &Plan) -> Result<PathBuf, ExperimentError> {
-    let root = options
-        .out
-        .clone()
-        .or_else(|| first.run.out.clone())
-        .unwrap_or_else(|| PathBuf::from("runs"))
-        .join(if options.quick {
-            format!("{}-quick", first.name)
-        } else {
-            first.name.clone()
-        });
-    std::fs::create_dir_all(&root)
-        .map_err(|e| ExperimentError(format!("creating {}: {e}", root.display())))?;
-    Ok(root)
-}
-
 /// A flow's `scheme` swept: the comparison of every cell run so far,
 /// printed (unless `json`); the schemes whose runs moved no data.
 fn compare_schemes(root: &Path, name: &str, planned: &[Planned], json: bool) -> Vec<String> {
@@ -346,36 +174,6 @@ fn compare_schemes(root: &Path, name: &str, planned: &[Planned], json: bool) -> 
             Vec::new()
         }
     }
-}
-
-/// Writes `ROOT/summary.json`: the cells just run, with those of the file
-/// already there that were not (cells run elsewhere with `--cell`, or
-/// earlier), in cell order.
-fn write_summary(
-    root: &Path,
-    experiment: &str,
-    summaries: &[CellSummary],
-) -> Result<(), ExperimentError> {
-    let mut all: Vec<CellSummary> = Vec::new();
-    let summary_path = root.join(results_dir::SUMMARY);
-    // Cells run elsewhere (--cell on other machines) or earlier are kept.
-    if let Ok(text) = std::fs::read_to_string(&summary_path) {
-        if let Ok(old) = serde_json::from_str::<serde_json::Value>(&text) {
-            if let Ok(cells) = serde_json::from_value::<Vec<CellSummary>>(old["cells"].clone()) {
-                all.extend(
-                    cells
-                        .into_iter()
-                        .filter(|c| !summaries.iter().any(|s| s.cell == c.cell)),
-                );
-            }
-        }
-    }
-    all.extend(summaries.iter().cloned());
-    all.sort_by_key(|c| c.cell);
-    let json = serde_json::json!({ "experiment": experiment, "cells": all });
-    std::fs::write(&summary_path, format!("{json:#}\n"))
-        .map_err(|e| ExperimentError(format!("writing {}: {e}", summary_path.display())))?;
-    Ok(())
 }
 
 type CellsOutcome = (Vec<CellSummary>, Vec<usize>, Option<String>);
@@ -401,8 +199,8 @@ fn run_cells(
     let mut failure = None;
     for planned in selected {
         let cell_dir = results_dir::cell_dir(root, planned.cell.index);
-        let resuming = resume && super::resume::same_cell(&cell_dir, &resolved(planned)?);
-        write_cell_files(&cell_dir, planned)?;
+        let resuming = resume && super::resume::same_cell(&cell_dir, &writing::resolved(planned)?);
+        writing::write_cell_files(&cell_dir, planned)?;
         let mut kept = 0;
         let mut results: Vec<RunResult> = Vec::new();
         let mut finished = true;
@@ -418,6 +216,7 @@ fn run_cells(
                 RunInfo {
                     cell: planned.cell.index,
                     cell_label: planned.cell.label(),
+                    sweep: planned.cell.assignments.clone(),
                     run,
                     runs: planned.plan.run.runs,
                     seed: planned.plan.run.seed.wrapping_add(run as u64),
@@ -442,7 +241,7 @@ fn run_cells(
                 .run_done(planned_run, Some(started.elapsed().as_secs_f64()));
             match outcome {
                 Ok(result) => {
-                    keep_result(planned, run, &dir, &result)?;
+                    writing::keep_result(planned, run, &dir, &result)?;
                     results.push(result);
                 }
                 Err(RunError::Interrupted) => {
@@ -467,60 +266,13 @@ fn run_cells(
         if finished {
             let summary =
                 measured::summarize_cell(planned.cell.index, &planned.cell.label(), &results);
-            write_json(&cell_dir.join(results_dir::SUMMARY), &summary)?;
+            writing::write_json(&cell_dir.join(results_dir::SUMMARY), &summary)?;
             summaries.push(summary);
         } else {
             missing.push(planned.cell.index);
         }
     }
     Ok((summaries, missing, failure))
-}
-
-/// Writes run `run` of cell `cell`'s result into its directory, and warns
-/// of what makes its figures doubtful: accounting that does not add up, a
-/// flow whose program failed (it has no figures, or wrong ones; the table
-/// shows a dash), a run that did not keep time.
-fn keep_result(
-    planned: &Planned,
-    run: u32,
-    dir: &Path,
-    result: &RunResult,
-) -> Result<(), ExperimentError> {
-    let cell = planned.cell.index;
-    write_json(&dir.join(results_dir::RESULT), result)?;
-    if !result.accounting_ok {
-        eprintln!(
-            "emu run: warning: cell {cell} run {run}: a link's packet accounting does not add up; see {}",
-            dir.join(results_dir::LINKS).display()
-        );
-    }
-    for flow in result.flows.iter().filter(|f| !flows::ended_well(&f.ended)) {
-        eprintln!(
-            "emu run: warning: cell {cell} run {run}: flow {} ended with {}; see {}",
-            flow.name,
-            flow.ended,
-            dir.join(results_dir::FLOWS_DIR).display()
-        );
-    }
-    let planned_cc = planned
-        .plan
-        .flows
-        .iter()
-        .map(|f| (f.name.as_str(), f.cc.as_deref()));
-    for warning in crate::run::congestion::fallbacks(planned_cc, &result.flows) {
-        eprintln!("emu run: warning: cell {cell} run {run}: {warning}");
-    }
-    for warning in &result.timing_warnings {
-        eprintln!("emu run: warning: cell {cell} run {run}: {warning}");
-    }
-    Ok(())
-}
-
-/// Writes `value` as pretty JSON, a newline after it.
-fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), ExperimentError> {
-    let json = serde_json::to_string_pretty(value).expect("results serialize");
-    std::fs::write(path, json + "\n")
-        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))
 }
 
 fn print_cells(planned: &[Planned], json: bool) {
@@ -549,116 +301,7 @@ fn print_cells(planned: &[Planned], json: bool) {
 
 /// Prints to standard output; a reader that went away (`| head`) is not
 /// an error worth a panic.
-fn say(text: &str) {
+pub(crate) fn say(text: &str) {
     use std::io::Write;
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-}
-
-fn write_meta(
-    root: &Path,
-    options: &Options,
-    grid: &Grid,
-    selected: &[&Planned],
-) -> Result<(), ExperimentError> {
-    let meta = serde_json::json!({
-        "emu_version": env!("CARGO_PKG_VERSION"),
-        "kernel": endpoints::kernel::release(),
-        "file": options.file.display().to_string(),
-        "set": options.sets,
-        "cells_in_grid": grid.len(),
-        "cells_here": selected.iter().map(|p| p.cell.index).collect::<Vec<_>>(),
-        "swept_keys": grid.axes().iter().map(|a| a.key.clone()).collect::<Vec<_>>(),
-        "quick": options.quick,
-        "scenario": selected.first().and_then(|p| p.plan.run.scenario.clone()),
-        "variant": selected.first().and_then(|p| p.plan.run.variant.clone()),
-        "started_unix_ns": emu_core::time::realtime_now(),
-    });
-    let path = root.join(results_dir::meta_file(options.cell));
-    std::fs::write(&path, format!("{meta:#}\n"))
-        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))
-}
-
-/// The cell's experiment with every default filled in, as TOML and as
-/// the plan the runs follow.
-/// The cell's experiment with every default filled in, as its
-/// `experiment.toml` holds it.
-fn resolved(planned: &Planned) -> Result<String, ExperimentError> {
-    toml::to_string(&planned.experiment)
-        .map_err(|e| ExperimentError(format!("writing the resolved experiment: {e}")))
-}
-
-fn write_cell_files(dir: &Path, planned: &Planned) -> Result<(), ExperimentError> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| ExperimentError(format!("creating {}: {e}", dir.display())))?;
-    let toml = resolved(planned)?;
-    let path = dir.join(results_dir::EXPERIMENT);
-    let header = format!(
-        "# cell {}: {}\n# emu {}, kernel {}\n",
-        planned.cell.index,
-        planned.cell.label(),
-        env!("CARGO_PKG_VERSION"),
-        endpoints::kernel::release()
-    );
-    std::fs::write(&path, header + &toml)
-        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))?;
-    let path = dir.join(results_dir::PLAN);
-    let json = plan_json(&planned.plan);
-    std::fs::write(&path, format!("{json:#}\n"))
-        .map_err(|e| ExperimentError(format!("writing {}: {e}", path.display())))
-}
-
-fn plan_json(plan: &Plan) -> serde_json::Value {
-    use emu_core::time::format_duration;
-    let direction = |d: &file::DirectionPlan| {
-        let server = match &d.server {
-            link::Server::Unlimited => "unlimited".to_string(),
-            link::Server::Rate(r) => format!("{} bit/s", r.bits_per_sec()),
-            link::Server::Trace { trace, .. } => {
-                format!("trace, period {}", format_duration(trace.period()))
-            }
-            link::Server::Schedule(_) => "rate schedule".to_string(),
-        };
-        serde_json::json!({
-            "delay": format_duration(d.delay),
-            "server": server,
-            "queue": serde_json::to_value(&d.queue).unwrap_or_default(),
-            "loss": format!("{:?}", d.loss),
-            "overhead": d.overhead,
-            "dynamics": (!d.dynamics.is_none()).then(|| format!("{:?}", d.dynamics)),
-        })
-    };
-    serde_json::json!({
-        "name": plan.name,
-        "duration": format_duration(plan.run.duration.0),
-        "seed": plan.run.seed,
-        "runs": plan.run.runs,
-        "sample_interval": format_duration(plan.run.sample_interval.0),
-        "mtu": plan.run.mtu,
-        "hosts": plan.hosts.iter().map(|h| serde_json::json!({
-            "name": h.name,
-            "side": format!("{:?}", h.side).to_lowercase(),
-            "address": h.address.to_string(),
-            "sysctls": h.sysctls,
-            "up": direction(&h.up),
-            "down": direction(&h.down),
-        })).collect::<Vec<_>>(),
-        "bottlenecks": plan.bottlenecks.iter().map(|[f, r]| serde_json::json!({
-            "forward": direction(f),
-            "reverse": direction(r),
-        })).collect::<Vec<_>>(),
-        "flows": plan.flows.iter().map(|f| serde_json::json!({
-            "name": f.name,
-            "kind": file::kind_name(f.kind),
-            "from": plan.hosts[f.from].name,
-            "to": f.to.map(|t| plan.hosts[t].name.clone()),
-            "cc": f.cc,
-            "rate_bps": f.rate.map(|r| r.0.bits_per_sec()),
-            "ecn": format!("{:?}", f.ecn),
-            "start": format_duration(f.start),
-            "duration": format_duration(f.duration),
-            "bytes": f.bytes,
-            "port": f.port,
-            "command": f.command,
-        })).collect::<Vec<_>>(),
-    })
 }

@@ -1,14 +1,21 @@
 //! Whether a run kept time: the warnings a run's figures need when the
 //! fabric wrote packets late into its hosts, or the kernel held its
-//! threads off their CPUs.
+//! threads off their CPUs, and the run's verdict on its own timing.
 //!
 //! Late writes bend the path: a bottleneck that leaves its packets late is
 //! slower and burstier than the one configured, and the flows' figures
-//! are those of that path. The results still stand as measured, so a run
-//! that kept no time is not failed; it is said, on stderr and in
-//! `result.json` (`timing_warnings`).
+//! are those of that path. How late is too late depends on what the run
+//! measures: a queue that marks past a 1 ms sojourn (DualPI2's step, a
+//! CoDel `ce_threshold`, an SCE ramp) answers 1 ms of the machine's
+//! lateness as if the flows had queued it, where a 15 ms PIE target does
+//! not notice. So the verdict holds the run's lateness against its
+//! bottleneck queues' finest time scale. The results still stand as
+//! measured, so a run that kept no time is not failed; it is said, on
+//! stderr, in `result.json` (`timing_warnings`) and in `links.json`
+//! (`timing`, the verdict).
 
 use emu_core::Nanos;
+use serde::Serialize;
 
 /// A host's p99 lateness above which the run did not keep time: the bar
 /// an experiment's deliveries are held to at 1 Gbit/s on two cores.
@@ -22,6 +29,39 @@ pub const LATE_MAX: Nanos = 5_000_000;
 /// run is held for none of it, and 50 ms in 10 s is a burst of hundreds
 /// of packets at 50 Mbit/s.
 pub const HELD_SHARE: f64 = 0.005;
+/// The p99 lateness past which a run's path was not the one configured
+/// whatever its queues: 2 ms is more jitter than any study of these
+/// queues puts on a path on purpose. A queue with a finer time scale
+/// lowers the bar to it.
+pub const DISTURBED_P99: Nanos = 2_000_000;
+
+/// The finest time scale of the run's bottleneck queues, and where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueScale {
+    /// The bottleneck link it is on (`bottleneck-0`).
+    pub link: String,
+    pub scale: aqm::TimeScale,
+}
+
+/// A run's verdict on its own timing (`links.json`'s `timing`): whether
+/// the path it emulated was the one configured, and why not. What tests
+/// and scripts read to tell a run the machine disturbed from a result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// False when a lane was held off its CPU past [`HELD_SHARE`], or the
+    /// worst host's p99 lateness passed `bar_ns`.
+    pub kept_time: bool,
+    /// The worst host's p99 and the longest single lateness, in ns.
+    pub late_p99_ns: Nanos,
+    pub late_max_ns: Nanos,
+    /// The p99 bar: the bottleneck queues' finest time scale, or
+    /// [`DISTURBED_P99`] where that is finer or there is none.
+    pub bar_ns: Nanos,
+    /// What set the bar (`dualpi2's L-queue marking step on bottleneck-0`).
+    pub bar_set_by: String,
+    /// One line per reason the run did not keep time.
+    pub why: Vec<String>,
+}
 
 /// What one host's deliveries came to: how late its packets were written.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,10 +81,22 @@ pub struct LaneHeld<'a> {
     pub over_ns: Nanos,
 }
 
+impl LaneHeld<'_> {
+    /// Held off its CPU for more than [`HELD_SHARE`] of its time.
+    fn held(&self) -> bool {
+        (self.held_ns as f64) > HELD_SHARE * self.over_ns as f64
+    }
+}
+
 /// The warnings of a run: one for the host written latest (by p99, and
 /// by its longest lateness if another host's is longer), one per lane
-/// held off its CPU for more than [`HELD_SHARE`] of its time.
-pub fn warnings(hosts: &[HostLateness], lanes: &[LaneHeld]) -> Vec<String> {
+/// held off its CPU for more than [`HELD_SHARE`] of its time, and one
+/// when the lateness passed the bottleneck queues' finest time scale.
+pub fn warnings(
+    hosts: &[HostLateness],
+    lanes: &[LaneHeld],
+    queue: Option<&QueueScale>,
+) -> Vec<String> {
     let mut said = Vec::new();
     let written = hosts.iter().filter(|h| h.packets > 0);
     let worst_p99 = written.clone().max_by_key(|h| h.p99_ns);
@@ -65,21 +117,71 @@ pub fn warnings(hosts: &[HostLateness], lanes: &[LaneHeld]) -> Vec<String> {
                 ms(p99.max_ns),
             ));
         }
-    }
-    for lane in lanes {
-        if (lane.held_ns as f64) > HELD_SHARE * lane.over_ns as f64 {
+        if let Some(q) = queue.filter(|q| p99.p99_ns > q.scale.ns) {
             said.push(format!(
-                "the fabric's {} lane waited {} for a CPU while it had packets to carry ({:.1}% of the run): \
-                 the kernel holds real-time threads that use more than their share of each second \
-                 (/proc/sys/kernel/sched_rt_runtime_us) or that meet others of their priority, and \
-                 deliveries due meanwhile were late",
-                lane.lane,
-                ms(lane.held_ns),
-                100.0 * lane.held_ns as f64 / lane.over_ns.max(1) as f64,
+                "the deliveries' lateness ({} at the 99th percentile) passed {} ({}) on {}: \
+                 the machine's delays built sojourn that the queue marked or dropped as if the \
+                 flows had queued it, so this run's marks, drops and the flows' response to them \
+                 are not the configured path's (links.json: timing)",
+                ms(p99.p99_ns),
+                q.scale.what,
+                ms(q.scale.ns),
+                q.link,
             ));
         }
     }
+    for lane in lanes.iter().filter(|lane| lane.held()) {
+        said.push(format!(
+            "the fabric's {} lane waited {} for a CPU while it had packets to carry ({:.1}% of the run): \
+             the kernel holds real-time threads that use more than their share of each second \
+             (/proc/sys/kernel/sched_rt_runtime_us) or that meet others of their priority, and \
+             deliveries due meanwhile were late",
+            lane.lane,
+            ms(lane.held_ns),
+            100.0 * lane.held_ns as f64 / lane.over_ns.max(1) as f64,
+        ));
+    }
     said
+}
+
+/// The run's verdict on its timing (see [`Verdict`]).
+pub fn verdict(hosts: &[HostLateness], lanes: &[LaneHeld], queue: Option<&QueueScale>) -> Verdict {
+    let written = hosts.iter().filter(|h| h.packets > 0);
+    let late_p99_ns = written.clone().map(|h| h.p99_ns).max().unwrap_or(0);
+    let late_max_ns = written.map(|h| h.max_ns).max().unwrap_or(0);
+    let (bar_ns, bar_set_by) = match queue {
+        Some(q) if q.scale.ns < DISTURBED_P99 => {
+            (q.scale.ns, format!("{} on {}", q.scale.what, q.link))
+        }
+        _ => (
+            DISTURBED_P99,
+            "the path's own bar (no bottleneck queue decides on less)".to_string(),
+        ),
+    };
+    let mut why = Vec::new();
+    if late_p99_ns > bar_ns {
+        why.push(format!(
+            "deliveries were {} late at the 99th percentile, past {} ({})",
+            ms(late_p99_ns),
+            bar_set_by,
+            ms(bar_ns)
+        ));
+    }
+    for lane in lanes.iter().filter(|lane| lane.held()) {
+        why.push(format!(
+            "the fabric's {} lane was held off a CPU for {}",
+            lane.lane,
+            ms(lane.held_ns)
+        ));
+    }
+    Verdict {
+        kept_time: why.is_empty(),
+        late_p99_ns,
+        late_max_ns,
+        bar_ns,
+        bar_set_by,
+        why,
+    }
 }
 
 fn ms(ns: Nanos) -> String {
@@ -107,8 +209,8 @@ mod tests {
             held_ns: 5_000_000,
             over_ns: 10_000_000_000,
         }];
-        assert!(warnings(&hosts, &lanes).is_empty());
-        assert!(warnings(&[], &[]).is_empty());
+        assert!(warnings(&hosts, &lanes, None).is_empty());
+        assert!(warnings(&[], &[], None).is_empty());
     }
 
     #[test]
@@ -121,7 +223,7 @@ mod tests {
                 ..host("idle", 0, 0)
             },
         ];
-        let said = warnings(&hosts, &[]);
+        let said = warnings(&hosts, &[], None);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(
             said[0].starts_with(
@@ -132,7 +234,7 @@ mod tests {
         );
         assert!(said[0].contains("`offload = true` under [run]"), "{said:?}");
         // A stall alone, on the host with the highest p99 too.
-        let said = warnings(&[host("r1", 100_000, 6_000_000)], &[]);
+        let said = warnings(&[host("r1", 100_000, 6_000_000)], &[], None);
         assert!(
             said[0]
                 .contains("host r1 late: 0.10 ms at the 99th percentile, up to 6.00 ms; the path"),
@@ -154,12 +256,83 @@ mod tests {
                 over_ns: 4_000_000_000,
             },
         ];
-        let said = warnings(&[], &lanes);
+        let said = warnings(&[], &lanes, None);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(
             said[0].starts_with("the fabric's left lane waited 67.00 ms for a CPU while it had packets to carry (1.7% of the run)"),
             "{said:?}"
         );
         assert!(said[0].contains("sched_rt_runtime_us"), "{said:?}");
+    }
+
+    fn dualpi2_step() -> QueueScale {
+        QueueScale {
+            link: "bottleneck-0".into(),
+            scale: aqm::TimeScale {
+                ns: 1_000_000,
+                what: "dualpi2's L-queue marking step".into(),
+            },
+        }
+    }
+
+    /// 1.14 ms late at p99 is within the 2 ms any path allows, but past
+    /// DualPI2's 1 ms step: the run did not keep time for that queue.
+    #[test]
+    fn lateness_past_the_queues_finest_time_scale_is_a_disturbed_run() {
+        let hosts = [
+            host("f1-r", 1_140_000, 1_420_000),
+            host("f1-s", 90_000, 400_000),
+        ];
+        let step = dualpi2_step();
+        let v = verdict(&hosts, &[], Some(&step));
+        assert!(!v.kept_time, "{v:?}");
+        assert_eq!(
+            (v.late_p99_ns, v.late_max_ns, v.bar_ns),
+            (1_140_000, 1_420_000, 1_000_000)
+        );
+        assert_eq!(
+            v.why,
+            [
+                "deliveries were 1.14 ms late at the 99th percentile, past dualpi2's L-queue \
+              marking step on bottleneck-0 (1.00 ms)"
+            ]
+        );
+        let said = warnings(&hosts, &[], Some(&step));
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said[1].starts_with(
+                "the deliveries' lateness (1.14 ms at the 99th percentile) passed dualpi2's \
+                 L-queue marking step (1.00 ms) on bottleneck-0"
+            ),
+            "{said:?}"
+        );
+        // The same lateness through a queue with no finer scale than 2 ms
+        // (drop-tail, a 15 ms PIE) kept time.
+        let v = verdict(&hosts, &[], None);
+        assert!(v.kept_time, "{v:?}");
+        assert_eq!(v.bar_ns, DISTURBED_P99);
+        assert_eq!(warnings(&hosts, &[], None).len(), 1);
+        // Under the step, nothing to say of the queue.
+        let quiet = [host("f1-r", 390_000, 900_000)];
+        assert!(verdict(&quiet, &[], Some(&step)).kept_time);
+        assert_eq!(warnings(&quiet, &[], Some(&step)).len(), 1);
+    }
+
+    #[test]
+    fn a_held_lane_or_lateness_past_2_ms_is_a_disturbed_run_whatever_the_queue() {
+        let lanes = [LaneHeld {
+            lane: "left",
+            held_ns: 67_000_000,
+            over_ns: 4_000_000_000,
+        }];
+        let v = verdict(&[host("a", 40_000, 90_000)], &lanes, None);
+        assert!(!v.kept_time);
+        assert_eq!(
+            v.why,
+            ["the fabric's left lane was held off a CPU for 67.00 ms"]
+        );
+        let v = verdict(&[host("a", 2_100_000, 3_000_000)], &[], None);
+        assert_eq!(v.why.len(), 1, "{v:?}");
+        assert!(verdict(&[], &[], None).kept_time);
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::analysis::mahimahi_figures::MahimahiFigures;
 use crate::measures::histogram::{Histogram, Rank};
+pub use crate::measures::statistics::jain;
 use emu_core::flow::FlowTuple;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -266,14 +267,3 @@ pub struct DirectionSeries {
 }
 
 pub const SAMPLE_POINTS: usize = 4000;
-
-/// Jain's fairness index (Σx)² / (n·Σx²), None without a positive value.
-pub fn jain(values: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let (mut n, mut sum, mut squares) = (0usize, 0.0, 0.0);
-    for x in values {
-        n += 1;
-        sum += x;
-        squares += x * x;
-    }
-    (n > 0 && squares > 0.0).then(|| sum * sum / (n as f64 * squares))
-}

@@ -11,10 +11,11 @@
 //! bottleneck and the number of intervals, not by the log's length.
 
 use crate::experiments::run_flows::{Role, RunFlows};
+use crate::measures::in_flight::InFlight;
 use emu_core::flow::FlowTable;
 use emu_core::log::{Change, Direction, Event, LogError, LogReader, Record};
 use emu_core::Nanos;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// ECN codepoints (the low two bits of the traffic class).
@@ -183,16 +184,177 @@ impl BottleneckSeries {
     }
 }
 
-/// A packet inside the bottleneck: when it arrived and its queue.
-type Inside = HashMap<(Direction, u32), VecDeque<(Nanos, usize)>>;
+/// One pass over a bottleneck's log: the bins it fills, and the packets
+/// inside the bottleneck (by direction and fingerprint: when each arrived
+/// and its queue), which leave the map as they leave the bottleneck.
+struct Pass<'a> {
+    flows: &'a RunFlows,
+    origin: Nanos,
+    bin: Nanos,
+    dual: bool,
+    queues: Vec<QueueBins>,
+    flow_bins: Vec<FlowBins>,
+    names: FlowTable,
+    roles: HashMap<(Direction, u32), Option<Role>>,
+    inside: InFlight<(Direction, u32), (Nanos, usize)>,
+    last: usize,
+    changes: Vec<PathChange>,
+}
+
+impl<'a> Pass<'a> {
+    fn new(flows: &'a RunFlows, origin: Nanos, bin: Nanos, dual: bool) -> Pass<'a> {
+        let queues = Direction::BOTH
+            .iter()
+            .flat_map(|d| match dual {
+                true => vec![format!("{} L", d.name()), format!("{} C", d.name())],
+                false => vec![d.name().to_string()],
+            })
+            .map(|name| QueueBins {
+                name,
+                ..QueueBins::default()
+            })
+            .collect();
+        Pass {
+            flows,
+            origin,
+            bin,
+            dual,
+            queues,
+            flow_bins: vec![FlowBins::default(); flows.flows.len()],
+            names: FlowTable::default(),
+            roles: HashMap::new(),
+            inside: InFlight::default(),
+            last: 0,
+            changes: Vec::new(),
+        }
+    }
+
+    /// The queue a packet of `direction` with codepoint `ecn` on arrival
+    /// goes to: L for ECT(1) or CE in a dual queue, C otherwise.
+    fn queue_of(&self, direction: Direction, ecn: u8) -> usize {
+        let per_direction = if self.dual { 2 } else { 1 };
+        direction as usize * per_direction + usize::from(self.dual && !(ecn == ECT1 || ecn == CE))
+    }
+
+    /// The named flow whose data `r` is, if any.
+    fn data_flow(&mut self, r: &Record) -> Option<usize> {
+        let (names, flows) = (&self.names, self.flows);
+        let role = *self.roles.entry((r.direction, r.flow)).or_insert_with(|| {
+            names
+                .get(r.shell, r.direction, r.flow)
+                .and_then(|t| flows.role(t))
+        });
+        match role {
+            Some(Role::Data(i)) => Some(i),
+            _ => None,
+        }
+    }
+
+    fn record(&mut self, r: &Record) {
+        if r.event == Event::Flow {
+            self.names.add(r);
+            return;
+        }
+        if r.event == Event::Change {
+            add_change(&mut self.changes, r, self.origin);
+            return;
+        }
+        let key = (r.direction, r.fingerprint);
+        let data = self.data_flow(r);
+        let bin = (r.time >= self.origin).then(|| ((r.time - self.origin) / self.bin) as usize);
+        if let Some(b) = bin {
+            self.last = self.last.max(b);
+        }
+        match r.event {
+            Event::Arrive => self
+                .inside
+                .push(key, (r.time, self.queue_of(r.direction, r.ecn))),
+            Event::Depart => {
+                if let (Some((arrived, q)), Some(b)) = (self.inside.pop(&key), bin) {
+                    self.depart(r, b, q, data.map(|i| (i, arrived)));
+                }
+            }
+            Event::Drop => {
+                let q = self
+                    .inside
+                    .pop(&key)
+                    .map_or(self.queue_of(r.direction, r.ecn), |(_, q)| q);
+                if let Some(b) = bin {
+                    self.queues[q].drops.add(b, 1.0);
+                }
+            }
+            Event::Mark => {
+                let q = self
+                    .inside
+                    .oldest(&key)
+                    .map_or(self.queue_of(r.direction, r.ecn), |&(_, q)| q);
+                if let Some(b) = bin {
+                    self.mark(r.detail, b, q, data);
+                }
+            }
+            Event::Duplicate => {
+                if let Some(&oldest) = self.inside.oldest(&key) {
+                    self.inside.push(key, oldest);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A departure in bin `b` from queue `q`; `data`: the named flow it
+    /// is data of, and when it arrived.
+    fn depart(&mut self, r: &Record, b: usize, q: usize, data: Option<(usize, Nanos)>) {
+        let queue = &mut self.queues[q];
+        let sojourn = r.sojourn as f64 / 1e6;
+        queue.sojourn_ms.add(b, sojourn);
+        queue.departures.add(b, 1.0);
+        queue.departed_bytes.add(b, r.bytes as f64);
+        queue.sojourn_max_ms.max(b, sojourn);
+        if let Some((i, arrived)) = data {
+            let f = &mut self.flow_bins[i];
+            f.direction
+                .get_or_insert_with(|| r.direction.name().to_string());
+            f.departed_bytes.add(b, r.bytes as f64);
+            f.transit_ms
+                .add(b, r.time.saturating_sub(arrived) as f64 / 1e6);
+            f.transits.add(b, 1.0);
+        }
+    }
+
+    /// A mark (`detail`) in bin `b` on a packet of queue `q`.
+    fn mark(&mut self, detail: u8, b: usize, q: usize, data: Option<usize>) {
+        let (queue, flow) = (&mut self.queues[q], data.map(|i| &mut self.flow_bins[i]));
+        let (queue_count, flow_count) = match detail {
+            MARK_CE => (&mut queue.ce, flow.map(|f| &mut f.ce)),
+            MARK_ECT1 => (&mut queue.ect1, flow.map(|f| &mut f.ect1)),
+            _ => return,
+        };
+        queue_count.add(b, 1.0);
+        if let Some(count) = flow_count {
+            count.add(b, 1.0);
+        }
+    }
+
+    fn finish(mut self) -> BottleneckSeries {
+        // Only the queues that carried something.
+        self.queues.retain(|q| {
+            q.departures.0.iter().any(|&n| n > 0.0) || q.drops.0.iter().any(|&n| n > 0.0)
+        });
+        self.changes.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
+        BottleneckSeries {
+            bin_s: self.bin as f64 / 1e9,
+            bins: self.last + 1,
+            flows: self.flow_bins,
+            queues: self.queues,
+            changes: self.changes,
+        }
+    }
+}
 
 /// Reads the log at `path`; time 0 is the monotonic instant `origin`
 /// (when the flows started), intervals are `bin` ns long. Records from
 /// before `origin` only place packets. `dual`: split each direction's
 /// queue into L and C.
-// Long: one pass over the log, one arm per kind of record (arrive, depart,
-// drop, mark), each adding to the bins it names; the arms share the pass's
-// tables of packets inside and flows' roles.
 pub fn read(
     path: &Path,
     flows: &RunFlows,
@@ -200,135 +362,11 @@ pub fn read(
     bin: Nanos,
     dual: bool,
 ) -> Result<BottleneckSeries, LogError> {
-    let reader = LogReader::open(path)?;
-    let queue_names: Vec<String> = Direction::BOTH
-        .iter()
-        .flat_map(|d| {
-            if dual {
-                vec![format!("{} L", d.name()), format!("{} C", d.name())]
-            } else {
-                vec![d.name().to_string()]
-            }
-        })
-        .collect();
-    let per_direction = if dual { 2 } else { 1 };
-    let queue_of = |d: Direction, ecn: u8| {
-        d as usize * per_direction + usize::from(dual && !(ecn == ECT1 || ecn == CE))
-    };
-    let mut queues: Vec<QueueBins> = queue_names
-        .into_iter()
-        .map(|name| QueueBins {
-            name,
-            ..QueueBins::default()
-        })
-        .collect();
-    let mut flow_bins = vec![FlowBins::default(); flows.flows.len()];
-    let mut names = FlowTable::default();
-    let mut roles: HashMap<(Direction, u32), Option<Role>> = HashMap::new();
-    let mut inside: Inside = HashMap::new();
-    let mut last = 0;
-    let mut changes = Vec::new();
-    for item in reader {
-        let r = item?;
-        if r.event == Event::Flow {
-            names.add(&r);
-            continue;
-        }
-        if r.event == Event::Change {
-            add_change(&mut changes, &r, origin);
-            continue;
-        }
-        let key = (r.direction, r.fingerprint);
-        let role = *roles.entry((r.direction, r.flow)).or_insert_with(|| {
-            names
-                .get(r.shell, r.direction, r.flow)
-                .and_then(|t| flows.role(t))
-        });
-        let data = match role {
-            Some(Role::Data(i)) => Some(i),
-            _ => None,
-        };
-        let bin = (r.time >= origin).then(|| ((r.time - origin) / bin) as usize);
-        if let Some(b) = bin {
-            last = last.max(b);
-        }
-        match r.event {
-            Event::Arrive => inside
-                .entry(key)
-                .or_default()
-                .push_back((r.time, queue_of(r.direction, r.ecn))),
-            Event::Depart => {
-                let Some((arrived, q)) = inside.get_mut(&key).and_then(VecDeque::pop_front) else {
-                    continue;
-                };
-                let Some(b) = bin else { continue };
-                let queue = &mut queues[q];
-                let sojourn = r.sojourn as f64 / 1e6;
-                queue.sojourn_ms.add(b, sojourn);
-                queue.departures.add(b, 1.0);
-                queue.departed_bytes.add(b, r.bytes as f64);
-                queue.sojourn_max_ms.max(b, sojourn);
-                if let Some(i) = data {
-                    let f = &mut flow_bins[i];
-                    f.direction
-                        .get_or_insert_with(|| r.direction.name().to_string());
-                    f.departed_bytes.add(b, r.bytes as f64);
-                    f.transit_ms
-                        .add(b, r.time.saturating_sub(arrived) as f64 / 1e6);
-                    f.transits.add(b, 1.0);
-                }
-            }
-            Event::Drop => {
-                let q = inside
-                    .get_mut(&key)
-                    .and_then(VecDeque::pop_front)
-                    .map_or(queue_of(r.direction, r.ecn), |(_, q)| q);
-                if let Some(b) = bin {
-                    queues[q].drops.add(b, 1.0);
-                }
-            }
-            Event::Mark => {
-                let q = inside
-                    .get(&key)
-                    .and_then(|v| v.front())
-                    .map_or(queue_of(r.direction, r.ecn), |&(_, q)| q);
-                let Some(b) = bin else { continue };
-                let (queue, flow) = (&mut queues[q], data.map(|i| &mut flow_bins[i]));
-                match r.detail {
-                    MARK_CE => {
-                        queue.ce.add(b, 1.0);
-                        if let Some(f) = flow {
-                            f.ce.add(b, 1.0);
-                        }
-                    }
-                    MARK_ECT1 => {
-                        queue.ect1.add(b, 1.0);
-                        if let Some(f) = flow {
-                            f.ect1.add(b, 1.0);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            Event::Duplicate => {
-                if let Some(&front) = inside.get(&key).and_then(|v| v.front()) {
-                    inside.entry(key).or_default().push_back(front);
-                }
-            }
-            _ => {}
-        }
+    let mut pass = Pass::new(flows, origin, bin, dual);
+    for item in LogReader::open(path)? {
+        pass.record(&item?);
     }
-    // Only the queues that carried something.
-    queues
-        .retain(|q| q.departures.0.iter().any(|&n| n > 0.0) || q.drops.0.iter().any(|&n| n > 0.0));
-    changes.sort_by(|a, b| a.time_s.total_cmp(&b.time_s));
-    Ok(BottleneckSeries {
-        bin_s: bin as f64 / 1e9,
-        bins: last + 1,
-        flows: flow_bins,
-        queues,
-        changes,
-    })
+    Ok(pass.finish())
 }
 
 #[cfg(test)]
@@ -460,6 +498,35 @@ mod tests {
             .collect();
         assert_eq!(seen, [(2.0, "rate 5 Mbit/s"), (4.0, "queue step 1")]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Packets that have left the bottleneck leave the pass's map: a long
+    /// log holds only what is inside, not every fingerprint it saw.
+    #[test]
+    fn the_packets_inside_are_only_those_not_yet_gone() {
+        let flows = RunFlows::default();
+        let mut pass = Pass::new(&flows, 0, 100 * MS, true);
+        let packet = |time: Nanos, fingerprint: u32, event| Record {
+            time,
+            fingerprint,
+            bytes: 1000,
+            event,
+            ..Record::default()
+        };
+        for i in 0..100_000u32 {
+            let t = i as Nanos * 10_000;
+            let leaves = if i % 2 == 0 {
+                Event::Depart
+            } else {
+                Event::Drop
+            };
+            pass.record(&packet(t, i, Event::Arrive));
+            pass.record(&packet(t + 5_000, i, leaves));
+        }
+        pass.record(&packet(1_000_000_000, 7, Event::Arrive));
+        assert_eq!((pass.inside.keys(), pass.inside.len()), (1, 1));
+        let series = pass.finish();
+        assert_eq!(series.queues[0].departures.0.iter().sum::<f64>(), 50_000.0);
     }
 
     #[test]

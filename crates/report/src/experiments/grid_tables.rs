@@ -12,6 +12,7 @@
 //! results already loaded.
 
 use crate::experiments::results_dir::{CellDir, ExperimentDir};
+use crate::experiments::results_schema::{FlowResult, RunResult};
 use std::collections::BTreeMap;
 
 /// A figure a table can hold.
@@ -81,18 +82,13 @@ impl Metric {
 
     /// The figure of one flow of one run (`flow` is None for a run's own
     /// figure).
-    fn of(
-        self,
-        run: &serde_json::Value,
-        flow: Option<&serde_json::Value>,
-        rate: Option<f64>,
-    ) -> Option<f64> {
-        let whole = |key: &str| flow?["whole_flow"][key].as_f64();
+    fn of(self, run: &RunResult, flow: Option<&FlowResult>, rate: Option<f64>) -> Option<f64> {
+        let whole = || flow?.whole_flow;
         match self {
-            Metric::Throughput => Some(whole("throughput_bps")? / 1e6),
-            Metric::Utilization => Some(whole("throughput_bps")? / rate.filter(|r| *r > 0.0)?),
-            Metric::Rtt => whole("srtt_mean_ms"),
-            Metric::Jain => run["jain_index"].as_f64(),
+            Metric::Throughput => Some(whole()?.throughput_bps? / 1e6),
+            Metric::Utilization => Some(whole()?.throughput_bps? / rate.filter(|r| *r > 0.0)?),
+            Metric::Rtt => Some(whole()?.srtt_mean_ms),
+            Metric::Jain => run.jain_index,
         }
     }
 }
@@ -365,19 +361,14 @@ fn layout(metric: Metric, placed: &[Placed], rows: &[String], cols: &[String]) -
         let mut figures: BTreeMap<Group, Vec<f64>> = BTreeMap::new();
         let mut order: Vec<Group> = Vec::new();
         for run in &p.cell.runs {
-            let flows: Vec<Option<&serde_json::Value>> = match metric.per_flow() {
-                true => run.result["flows"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(Some)
-                    .collect(),
+            let flows: Vec<Option<&FlowResult>> = match metric.per_flow() {
+                true => run.result.flows.iter().map(Some).collect(),
                 false => vec![None],
             };
             for flow in flows {
                 let group = Group {
                     rest: p.rest.clone(),
-                    flow: flow.map(|f| f["name"].as_str().unwrap_or("").to_string()),
+                    flow: flow.map(|f| f.name.clone()),
                 };
                 let value = metric.of(&run.result, flow, rate);
                 if !order.contains(&group) {

@@ -13,7 +13,11 @@ use crate::draw::render::{FigureFormat, Renderer};
 use crate::experiments::bottleneck_series::{self, BottleneckSeries};
 use crate::experiments::figures::{flow_figures, queue_figures};
 use crate::experiments::grid_tables::{self, TableSpec};
-use crate::experiments::results_dir::{CellDir, ExperimentDir, RunDir};
+use crate::experiments::merge::Merged;
+use crate::experiments::results_dir::{
+    CellDir, ExperimentDir, RunDir, BOTTLENECK_PREFIX, CLOCK, LINKS_DIR, LOG_EXTENSION, SCHEMES,
+};
+use crate::experiments::results_schema::{Clock, JainMeasure, Spread};
 use crate::experiments::run_flows;
 use crate::experiments::table_formats;
 use crate::pages::figures::Figure;
@@ -44,11 +48,11 @@ pub struct Written {
 }
 
 /// Writes the page of `experiment` and its figures into `dir`. `table` is
-/// the experiment's merged results (`cells[]` with each flow's spread),
+/// the experiment's merged results (each cell with each flow's spread),
 /// as `emu report` prints them.
 pub fn write(
     experiment: &ExperimentDir,
-    table: &serde_json::Value,
+    table: &Merged,
     dir: &Path,
     options: &PageOptions,
 ) -> io::Result<Written> {
@@ -113,14 +117,20 @@ pub fn write(
     Ok(Written { page, warnings })
 }
 
+/// What the page reads of `schemes.json`.
+#[derive(serde::Deserialize)]
+struct Compared {
+    schemes: Vec<crate::pages::schemes::Scheme>,
+}
+
 /// The schemes of a scheme comparison (`emu run` wrote `schemes.json`
 /// beside the cells), for the page's first section; None for any other
 /// experiment.
 fn compared_schemes(experiment: &ExperimentDir) -> Option<Vec<crate::pages::schemes::Scheme>> {
     experiment.dirs.iter().find_map(|dir| {
-        let text = std::fs::read_to_string(dir.join("schemes.json")).ok()?;
-        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-        serde_json::from_value(json["schemes"].clone()).ok()
+        let text = std::fs::read_to_string(dir.join(SCHEMES)).ok()?;
+        let compared: Compared = serde_json::from_str(&text).ok()?;
+        Some(compared.schemes)
     })
 }
 
@@ -202,21 +212,21 @@ fn cell_heading(cell: &CellDir) -> String {
     )
 }
 
-/// `12.34 ± 0.56` of a spread (`{mean, stddev, n}`) times `scale`.
-fn spread(value: &serde_json::Value, scale: f64, decimals: usize) -> String {
-    match (value["mean"].as_f64(), value["stddev"].as_f64()) {
-        (Some(m), Some(s)) => format!("{:.decimals$} ± {:.decimals$}", m * scale, s * scale),
-        _ => "–".into(),
+/// `12.34 ± 0.56` of a spread times `scale`.
+fn spread(value: Option<Spread>, scale: f64, decimals: usize) -> String {
+    match value {
+        Some(s) => format!(
+            "{:.decimals$} ± {:.decimals$}",
+            s.mean * scale,
+            s.stddev * scale
+        ),
+        None => "–".into(),
     }
 }
 
 /// The cell's flows across its runs, mean ± standard deviation.
-fn spread_table(table: &serde_json::Value, cell: usize) -> String {
-    let Some(c) = table["cells"].as_array().and_then(|cells| {
-        cells
-            .iter()
-            .find(|c| c["cell"].as_u64() == Some(cell as u64))
-    }) else {
+fn spread_table(table: &Merged, cell: usize) -> String {
+    let Some(c) = table.cells.iter().find(|c| c.cell == cell) else {
         return String::new();
     };
     let mut html = format!(
@@ -224,30 +234,26 @@ fn spread_table(table: &serde_json::Value, cell: usize) -> String {
          <table><tr><th>flow</th><th>congestion control</th><th>goodput (Mbit/s)</th>\
          <th>srtt mean (ms)</th><th>srtt p95 (ms)</th><th>retransmits</th><th>CE marks</th>\
          <th>ping RTT (ms)</th></tr>\n",
-        c["runs"],
-        if c["runs"].as_u64() == Some(1) {
-            ""
-        } else {
-            "s"
-        },
-        spread(&c["jain_index"], 1.0, 3)
-            + match c["jain_measure"].as_str() {
-                Some("path-throughput") => " (over the links' throughputs)",
-                _ => "",
+        c.runs,
+        if c.runs == 1 { "" } else { "s" },
+        spread(c.jain_index, 1.0, 3)
+            + match c.jain_measure {
+                JainMeasure::PathThroughput => " (over the links' throughputs)",
+                JainMeasure::Goodput => "",
             }
     );
-    for f in c["flows"].as_array().into_iter().flatten() {
+    for f in &c.flows {
         let _ = writeln!(
             html,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(f["name"].as_str().unwrap_or("")),
-            escape(f["congestion_control"].as_str().unwrap_or("–")),
-            spread(&f["goodput_bps"], 1e-6, 2),
-            spread(&f["srtt_mean_ms"], 1.0, 1),
-            spread(&f["srtt_p95_ms"], 1.0, 1),
-            spread(&f["retransmits"], 1.0, 0),
-            spread(&f["ce_marks"], 1.0, 0),
-            spread(&f["ping_rtt_mean_ms"], 1.0, 1),
+            escape(&f.name),
+            escape(f.congestion_control.as_deref().unwrap_or("–")),
+            spread(f.goodput_bps, 1e-6, 2),
+            spread(f.srtt_mean_ms, 1.0, 1),
+            spread(f.srtt_p95_ms, 1.0, 1),
+            spread(f.retransmits, 1.0, 0),
+            spread(f.ce_marks, 1.0, 0),
+            spread(f.ping_rtt_mean_ms, 1.0, 1),
         );
     }
     html + "</table>\n"
@@ -255,26 +261,26 @@ fn spread_table(table: &serde_json::Value, cell: usize) -> String {
 
 /// The monotonic instant the run's flows started (`clock.json`).
 fn flows_started(run: &Path) -> Option<Nanos> {
-    let text = std::fs::read_to_string(run.join("clock.json")).ok()?;
-    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-    json["flows_started_monotonic_ns"].as_u64()
+    let text = std::fs::read_to_string(run.join(CLOCK)).ok()?;
+    let clock: Clock = serde_json::from_str(&text).ok()?;
+    clock.flows_started_monotonic_ns
 }
 
 /// Each bottleneck's log in a run: `links/bottleneck-B/*.emulog`, by B.
 fn bottleneck_logs(run: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(entries) = std::fs::read_dir(run.join("links")) else {
+    let Ok(entries) = std::fs::read_dir(run.join(LINKS_DIR)) else {
         return Vec::new();
     };
     let mut links: Vec<(u64, String, PathBuf)> = entries
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let b = name.strip_prefix("bottleneck-")?.parse().ok()?;
+            let b = name.strip_prefix(BOTTLENECK_PREFIX)?.parse().ok()?;
             let log = std::fs::read_dir(e.path())
                 .ok()?
                 .flatten()
                 .map(|f| f.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "emulog"))
+                .filter(|p| p.extension().is_some_and(|x| x == LOG_EXTENSION))
                 .min()?;
             Some((b, name, log))
         })
@@ -287,11 +293,9 @@ fn bottleneck_logs(run: &Path) -> Vec<(String, PathBuf)> {
 /// result.json): its figures are those of a path slower or burstier than
 /// the one configured.
 fn timing_warnings(run: &RunDir) -> String {
-    let warnings = run.result["timing_warnings"].as_array();
-    warnings
-        .into_iter()
-        .flatten()
-        .filter_map(|w| w.as_str())
+    run.result
+        .timing_warnings
+        .iter()
         .map(|w| {
             format!(
                 "<p class=\"warning\">This run did not keep time: {}</p>\n",

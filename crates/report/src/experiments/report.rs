@@ -3,6 +3,7 @@
 //! (`OUT/index.html`, see [`crate::experiments::study_index`]) and one page per
 //! experiment (`OUT/NAME/index.html`), each with its figures beside it.
 
+use crate::experiments::merge::Merged;
 use crate::experiments::page::{self, PageOptions};
 use crate::experiments::results_dir::ExperimentDir;
 use crate::experiments::study_index::{self, Entry};
@@ -22,7 +23,7 @@ pub struct Report {
 /// results of `experiments[i]`. `title` heads a study's index.
 pub fn write(
     experiments: &[ExperimentDir],
-    tables: &[serde_json::Value],
+    tables: &[Merged],
     out: &Path,
     title: &str,
     options: &PageOptions,

@@ -5,6 +5,7 @@
 //! Only the small JSON files are read here; the packet logs are read by
 //! [`crate::experiments::bottleneck_series`] when a page is drawn.
 
+use crate::experiments::results_schema::{Assignments, Meta, PlanFile, RunResult};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -24,13 +25,58 @@ pub const SUMMARY: &str = "summary.json";
 pub const LINKS_DIR: &str = "links";
 pub const FLOWS_DIR: &str = "flows";
 pub const TCP_DIR: &str = "tcp";
+/// A Pantheon comparison's `NAME/schemes.json`, with its page and figure.
+pub const SCHEMES: &str = "schemes.json";
+pub const SCHEMES_PAGE: &str = "schemes.html";
+pub const SCHEMES_FIGURE: &str = "schemes.svg";
+/// What `emu report` writes into a results directory: `NAME/report/`.
+pub const REPORT_DIR: &str = "report";
+/// A bottleneck's logs in a run: `links/bottleneck-B/`.
+pub const BOTTLENECK_PREFIX: &str = "bottleneck-";
+/// The extension of emu's packet logs.
+pub const LOG_EXTENSION: &str = "emulog";
+const CELL_PREFIX: &str = "cell-";
+const RUN_PREFIX: &str = "run-";
+const META_PREFIX: &str = "meta";
+const JSON_SUFFIX: &str = ".json";
+
+/// Where the links of a run keep their logs: `links/side-HOST/` for a
+/// host's side link, `links/bottleneck-B/` for a bottleneck, each in one
+/// file (`0-link.emulog`).
+pub fn link_log(run_dir: &Path, link: &str) -> PathBuf {
+    run_dir
+        .join(LINKS_DIR)
+        .join(link)
+        .join(format!("0-link.{LOG_EXTENSION}"))
+}
+
+/// The name of host `host`'s side link: `side-HOST`.
+pub fn side_link(host: &str) -> String {
+    format!("side-{host}")
+}
+
+/// The name of bottleneck `b`'s link: `bottleneck-B`.
+pub fn bottleneck_link(b: usize) -> String {
+    format!("{BOTTLENECK_PREFIX}{b}")
+}
+
+/// A file of a flow's programs in a run: `flows/FLOW.SUFFIX` (`bulk.json`,
+/// `bulk.err`, `bulk.server.out`, `copa.sender.out`).
+pub fn flow_file(run_dir: &Path, flow: &str, suffix: &str) -> PathBuf {
+    run_dir.join(FLOWS_DIR).join(format!("{flow}.{suffix}"))
+}
+
+/// A flow's TCP_INFO samples in a run: `tcp/FLOW.csv`.
+pub fn tcp_samples(run_dir: &Path, flow: &str) -> PathBuf {
+    run_dir.join(TCP_DIR).join(format!("{flow}.csv"))
+}
 
 /// The experiment's `meta.json`, or `meta-cell-K.json` for a run of one
 /// cell (`--cell K`: cells run on several machines, merged afterwards).
 pub fn meta_file(cell: Option<usize>) -> String {
     match cell {
-        Some(k) => format!("meta-cell-{k}.json"),
-        None => "meta.json".to_string(),
+        Some(k) => format!("{META_PREFIX}-{CELL_PREFIX}{k}{JSON_SUFFIX}"),
+        None => format!("{META_PREFIX}{JSON_SUFFIX}"),
     }
 }
 
@@ -61,6 +107,9 @@ pub struct CellDir {
     /// The sweep's assignments, `bottleneck.queue=pie hosts.a.delay=10ms`
     /// (`(no sweep)` without one).
     pub label: String,
+    /// The sweep's assignments as its first run's result records them
+    /// (empty in results written before they were recorded).
+    pub sweep: Assignments,
     pub dir: PathBuf,
     /// The bottlenecks' queue disciplines, from `plan.json` (`dualpi2`).
     pub queues: Vec<String>,
@@ -72,20 +121,24 @@ pub struct CellDir {
     pub runs: Vec<RunDir>,
 }
 
-/// One repetition: its directory and its `result.json`.
+/// One repetition: its directory and its `result.json`, read once.
 #[derive(Debug, Clone)]
 pub struct RunDir {
     pub run: u64,
     pub dir: PathBuf,
-    pub result: serde_json::Value,
+    pub result: RunResult,
 }
 
 impl CellDir {
     /// The sweep's assignments as (key, value) pairs; none without a sweep.
-    /// A value may hold spaces (`bottleneck.queue=pfifo limit 50`): a word
-    /// starts a new assignment only as `KEY=` with a dotted key, as every
-    /// swept key is.
+    /// Results written before the assignments were recorded have them
+    /// from the label, where a value may hold spaces
+    /// (`bottleneck.queue=pfifo limit 50`): a word starts a new assignment
+    /// only as `KEY=` with a dotted key, as every swept key is.
     pub fn axes(&self) -> Vec<(String, String)> {
+        if !self.sweep.is_empty() {
+            return self.sweep.0.clone();
+        }
         let mut axes: Vec<(String, String)> = Vec::new();
         for word in self.label.split_whitespace() {
             let starts = word.split_once('=').filter(|(key, _)| {
@@ -114,12 +167,12 @@ const RESULTS_DEPTH: usize = 4;
 
 /// Where a run of a cell goes: `OUT/cell-K/run-R`.
 pub fn run_dir(out: &Path, cell: usize, run: u32) -> PathBuf {
-    cell_dir(out, cell).join(format!("run-{run}"))
+    cell_dir(out, cell).join(format!("{RUN_PREFIX}{run}"))
 }
 
 /// Where a cell's runs and plan go: `OUT/cell-K`.
 pub fn cell_dir(out: &Path, cell: usize) -> PathBuf {
-    out.join(format!("cell-{cell}"))
+    out.join(format!("{CELL_PREFIX}{cell}"))
 }
 
 /// The `result.json` of every finished run of the cell in `cell_dir`, in
@@ -168,32 +221,29 @@ pub fn experiment_dir(result: &Path) -> Option<&Path> {
 
 /// The grid's size as a `meta.json` or `meta-cell-K.json` records it.
 pub fn cells_in_grid(root: &Path) -> Option<usize> {
-    let entries = std::fs::read_dir(root).ok()?;
-    entries
-        .flatten()
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("meta") && name.ends_with(".json")
-        })
-        .filter_map(|e| {
-            let text = std::fs::read_to_string(e.path()).ok()?;
-            let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-            json["cells_in_grid"].as_u64().map(|n| n as usize)
-        })
-        .max()
+    metas(root).iter().filter_map(|m| m.cells_in_grid).max()
 }
 
 /// The runs a cell's plan asked for (`cell-K/plan.json`).
 pub fn runs_planned(cell_dir: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(cell_dir.join(PLAN)).ok()?;
-    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-    json["runs"].as_u64().map(|n| n as u32)
+    read_json::<PlanFile>(&cell_dir.join(PLAN))?.runs
 }
 
-fn read_json(path: &Path) -> Option<serde_json::Value> {
+/// A cell's `plan.json` as the report reads it (empty if there is none).
+pub fn plan(cell_dir: &Path) -> PlanFile {
+    read_json(&cell_dir.join(PLAN)).unwrap_or_default()
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
     let text = std::fs::read_to_string(path).ok()?;
     serde_json::from_str(&text).ok()
+}
+
+/// One run's `result.json`, or why it cannot be read.
+pub fn read_result(file: &Path) -> Result<RunResult, String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{}: not a run's result: {e}", file.display()))
 }
 
 /// Whether `dir` is an experiment's directory: it has a `cell-K/` with a
@@ -220,12 +270,12 @@ fn numbered(dir: &Path, prefix: &str) -> Vec<(u64, PathBuf)> {
 }
 
 fn cell_dirs(dir: &Path) -> Vec<(u64, PathBuf)> {
-    numbered(dir, "cell-")
+    numbered(dir, CELL_PREFIX)
 }
 
 /// The runs of a cell that finished: those with a `result.json`.
 fn run_dirs(cell: &Path) -> Vec<(u64, PathBuf)> {
-    numbered(cell, "run-")
+    numbered(cell, RUN_PREFIX)
         .into_iter()
         .filter(|(_, d)| d.join(RESULT).is_file())
         .collect()
@@ -247,7 +297,7 @@ fn experiment_dirs(path: &Path) -> Vec<PathBuf> {
             for entry in entries.flatten() {
                 let p = entry.path();
                 let name = entry.file_name();
-                if p.is_dir() && name != LINKS_DIR && name != "report" {
+                if p.is_dir() && name != LINKS_DIR && name != REPORT_DIR {
                     stack.push((p, depth + 1));
                 }
             }
@@ -258,34 +308,20 @@ fn experiment_dirs(path: &Path) -> Vec<PathBuf> {
 }
 
 /// The bottlenecks of a cell's `plan.json`: each one's queue discipline
-/// (`bottlenecks[].forward.queue`, a name or an object named by its
-/// `discipline`, `kind` or `type` field or its one key) and its rates
-/// (`server`: `50000000 bit/s`, or the queue's `bandwidth` in bytes per
-/// second where lower or the link has none).
+/// (`bottlenecks[].forward.queue`) and its rates (`server`: `50000000
+/// bit/s`, or the queue's `bandwidth` in bytes per second where lower or
+/// the link has none).
 fn bottlenecks(cell: &Path) -> (Vec<String>, Vec<[Option<f64>; 2]>) {
-    let plan = read_json(&cell.join(PLAN)).unwrap_or_default();
-    let all = plan["bottlenecks"].as_array().cloned().unwrap_or_default();
-    let rate = |d: &serde_json::Value| {
-        let link = d["server"]
-            .as_str()
-            .and_then(|s| s.strip_suffix(" bit/s"))
-            .and_then(|s| s.trim().parse::<f64>().ok());
-        let shaper = d["queue"]["bandwidth"]
-            .as_f64()
-            .filter(|b| *b > 0.0)
-            .map(|b| b * 8.0);
-        match (link, shaper) {
-            (Some(l), Some(s)) => Some(l.min(s)),
-            (l, s) => l.or(s),
-        }
-    };
-    let queues = all
+    let plan = plan(cell);
+    let queues = plan
+        .bottlenecks
         .iter()
-        .map(|b| queue_name(&b["forward"]["queue"]))
+        .map(|b| queue_name(&b.forward.queue))
         .collect();
-    let rates = all
+    let rates = plan
+        .bottlenecks
         .iter()
-        .map(|b| [rate(&b["forward"]), rate(&b["reverse"])])
+        .map(|b| [b.forward.rate(), b.reverse.rate()])
         .collect();
     (queues, rates)
 }
@@ -309,7 +345,7 @@ pub fn queue_name(queue: &serde_json::Value) -> String {
 
 /// An experiment's `meta.json`, or the `meta-cell-K.json` each machine
 /// that ran some of its cells (`--cell K`) wrote, in order of name.
-fn metas(root: &Path) -> Vec<serde_json::Value> {
+fn metas(root: &Path) -> Vec<Meta> {
     let Ok(entries) = std::fs::read_dir(root) else {
         return Vec::new();
     };
@@ -319,7 +355,7 @@ fn metas(root: &Path) -> Vec<serde_json::Value> {
         .filter(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("meta") && n.ends_with(".json"))
+                .is_some_and(|n| n.starts_with(META_PREFIX) && n.ends_with(JSON_SUFFIX))
         })
         .collect();
     files.sort();
@@ -359,7 +395,7 @@ fn parts(path: &Path) -> Vec<Part> {
         return found;
     }
     let cell_of = |dir: &Path| -> Option<(PathBuf, u64)> {
-        Some((dir.parent()?.to_path_buf(), number(dir, "cell-")?))
+        Some((dir.parent()?.to_path_buf(), number(dir, CELL_PREFIX)?))
     };
     if let Some((root, cell)) = cell_of(path).filter(|_| !run_dirs(path).is_empty()) {
         return vec![Part {
@@ -369,7 +405,7 @@ fn parts(path: &Path) -> Vec<Part> {
             run: None,
         }];
     }
-    let run = number(path, "run-").filter(|_| path.join(RESULT).is_file());
+    let run = number(path, RUN_PREFIX).filter(|_| path.join(RESULT).is_file());
     match (run, path.parent().and_then(cell_of)) {
         (Some(run), Some((root, cell))) => vec![Part {
             root,
@@ -401,11 +437,6 @@ pub fn find(paths: &[PathBuf]) -> Result<Vec<ExperimentDir>, String> {
                 .file_name()
                 .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into());
             let metas = metas(dir);
-            let text = |key: &str| {
-                metas
-                    .iter()
-                    .find_map(|m| m[key].as_str().map(str::to_string))
-            };
             let entry = by_name
                 .entry(name.clone())
                 .or_insert_with(|| ExperimentDir {
@@ -418,9 +449,15 @@ pub fn find(paths: &[PathBuf]) -> Result<Vec<ExperimentDir>, String> {
             if entry.dirs.contains(&part.given) {
                 continue;
             }
-            entry.scenario = entry.scenario.take().or_else(|| text("scenario"));
-            entry.variant = entry.variant.take().or_else(|| text("variant"));
-            add_cells(entry, &part);
+            entry.scenario = entry
+                .scenario
+                .take()
+                .or_else(|| metas.iter().find_map(|m| m.scenario.clone()));
+            entry.variant = entry
+                .variant
+                .take()
+                .or_else(|| metas.iter().find_map(|m| m.variant.clone()));
+            add_cells(entry, &part)?;
             entry.dirs.push(part.given);
         }
     }
@@ -431,26 +468,27 @@ pub fn find(paths: &[PathBuf]) -> Result<Vec<ExperimentDir>, String> {
     Ok(experiments)
 }
 
-fn add_cells(experiment: &mut ExperimentDir, part: &Part) {
+/// The cells of `part` (and their runs, each `result.json` read) added
+/// to `experiment`; a result that does not read is an error.
+fn add_cells(experiment: &mut ExperimentDir, part: &Part) -> Result<(), String> {
     let cells = cell_dirs(&part.root)
         .into_iter()
         .filter(|(k, _)| part.cell.is_none_or(|c| c == *k));
     for (k, cell_dir) in cells {
-        let runs: Vec<RunDir> = run_dirs(&cell_dir)
-            .into_iter()
-            .filter(|(r, _)| part.run.is_none_or(|run| run == *r))
-            .filter_map(|(run, dir)| {
-                let result = read_json(&dir.join(RESULT))?;
-                Some(RunDir { run, dir, result })
-            })
-            .collect();
+        let mut runs: Vec<RunDir> = Vec::new();
+        for (run, dir) in run_dirs(&cell_dir) {
+            if part.run.is_none_or(|r| r == run) {
+                let result = read_result(&dir.join(RESULT))?;
+                runs.push(RunDir { run, dir, result });
+            }
+        }
         if runs.is_empty() {
             continue;
         }
-        let label = runs[0].result["cell_label"]
-            .as_str()
-            .unwrap_or("(no sweep)")
-            .to_string();
+        let (label, sweep) = (
+            runs[0].result.cell_label.clone(),
+            runs[0].result.sweep.clone(),
+        );
         match experiment.cells.iter_mut().find(|c| c.cell == k as usize) {
             Some(cell) => {
                 for run in runs {
@@ -465,6 +503,7 @@ fn add_cells(experiment: &mut ExperimentDir, part: &Part) {
                 experiment.cells.push(CellDir {
                     cell: k as usize,
                     label,
+                    sweep,
                     queues,
                     rates,
                     dir: cell_dir,
@@ -473,6 +512,7 @@ fn add_cells(experiment: &mut ExperimentDir, part: &Part) {
             }
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -535,6 +575,44 @@ mod tests {
         std::fs::remove_dir_all(&base).unwrap();
     }
 
+    /// The results `emu run` wrote at release 0.1 (committed under
+    /// tests/fixtures) read into today's types: every run's figures, the
+    /// cells' plans (their queues and rates, the rates from the server's
+    /// text) and the grid's size.
+    #[test]
+    fn results_of_the_last_release_read() {
+        let root =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/results-0.1/sweep");
+        let found = find(std::slice::from_ref(&root)).unwrap();
+        assert_eq!(found.len(), 1);
+        let cells = &found[0].cells;
+        assert_eq!(cells.len(), 2);
+        assert_eq!(cells_in_grid(&root), Some(2));
+        for (cell, rate) in cells.iter().zip([10e6, 20e6]) {
+            assert_eq!(cell.queues, ["fq_codel"]);
+            assert_eq!(cell.rates, [[Some(rate), Some(rate)]]);
+            assert_eq!(runs_planned(&cell.dir), Some(1));
+            let result = &cell.runs[0].result;
+            assert_eq!(result.cell_label, cell.label);
+            assert_eq!(
+                cell.axes(),
+                [("bottleneck.rate".to_string(), format!("{}mbit", rate / 1e6))]
+            );
+            let names: Vec<&str> = result.flows.iter().map(|f| f.name.as_str()).collect();
+            assert_eq!(names, ["bulk", "probe"]);
+            let bulk = &result.flows[0];
+            assert!(bulk.goodput_bps.unwrap() > 0.5 * rate, "{bulk:?}");
+            assert!(
+                bulk.whole_flow.is_some() && bulk.srtt_ms.is_some(),
+                "{bulk:?}"
+            );
+            assert!(!bulk.tuples.is_empty() && bulk.path.is_some(), "{bulk:?}");
+            assert!(result.flows[1].ping_rtt_ms.is_some());
+            assert_eq!(result.jain_flows, ["bulk"]);
+            assert!(result.accounting_ok);
+        }
+    }
+
     #[test]
     fn a_queue_is_named_however_it_was_written() {
         let name = |v: serde_json::Value| queue_name(&v);
@@ -551,6 +629,7 @@ mod tests {
         let cell = CellDir {
             cell: 1,
             label: "bottleneck.delay=10ms bottleneck.queue=pfifo limit 50 flows.0.cc=cubic".into(),
+            sweep: Assignments::default(),
             dir: PathBuf::new(),
             queues: Vec::new(),
             rates: Vec::new(),

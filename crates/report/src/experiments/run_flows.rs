@@ -9,6 +9,8 @@
 //! joins them. A tuple seen the other way round is the flow's
 //! acknowledgements.
 
+use crate::experiments::results_dir;
+use crate::experiments::results_schema::RunResult;
 use emu_core::flow::FlowTuple;
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -101,63 +103,41 @@ fn protocol_of(kind: &str) -> Option<u8> {
 
 /// The flows of the run in `run_dir` (its `result.json` given), with the
 /// cell's `plan.json` in `cell_dir` for the hosts' addresses.
-pub fn load(run_dir: &Path, result: &serde_json::Value, cell_dir: &Path) -> RunFlows {
+pub fn load(run_dir: &Path, result: &RunResult, cell_dir: &Path) -> RunFlows {
     let mut out = RunFlows::default();
-    let plan: serde_json::Value = std::fs::read_to_string(cell_dir.join("plan.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
+    let plan = results_dir::plan(cell_dir);
     let address = |host: &str| -> Option<IpAddr> {
-        plan["hosts"]
-            .as_array()?
+        plan.hosts
             .iter()
-            .find(|h| h["name"] == host)?["address"]
-            .as_str()?
+            .find(|h| h.name == host)?
+            .address
+            .as_deref()?
             .parse()
             .ok()
     };
-    let flows = result["flows"].as_array().cloned().unwrap_or_default();
-    for (i, f) in flows.iter().enumerate() {
-        let name = f["name"].as_str().unwrap_or("").to_string();
-        let kind = f["kind"].as_str().unwrap_or("").to_string();
-        let (samples, sockets) = tcp_samples(&run_dir.join("tcp").join(format!("{name}.csv")));
-        for t in f["tuples"].as_array().into_iter().flatten() {
-            if let Some(k) = tuple_of(t) {
-                out.add_tuple(k, i);
-            }
+    for (i, f) in result.flows.iter().enumerate() {
+        let (samples, sockets) = tcp_samples(&results_dir::tcp_samples(run_dir, &f.name));
+        for t in &f.tuples {
+            out.add_tuple(key(t), i);
         }
         for k in sockets {
             out.add_tuple(k, i);
         }
-        let ends = (
-            f["from"].as_str().and_then(address),
-            f["to"].as_str().and_then(address),
-        );
-        if let (Some(p), (Some(a), Some(b))) = (protocol_of(&kind), ends) {
+        let ends = (address(&f.from), f.to.as_deref().and_then(address));
+        if let (Some(p), (Some(a), Some(b))) = (protocol_of(&f.kind), ends) {
             out.host_pairs
                 .entry((p, a, b))
                 .and_modify(|e| *e = None)
                 .or_insert(Some(i));
         }
         out.flows.push(NamedFlow {
-            name,
-            kind,
-            congestion_control: f["congestion_control"].as_str().map(str::to_string),
+            name: f.name.clone(),
+            kind: f.kind.clone(),
+            congestion_control: f.congestion_control.clone(),
             samples,
         });
     }
     out
-}
-
-/// A tuple as `result.json` lists it.
-fn tuple_of(t: &serde_json::Value) -> Option<Key> {
-    Some((
-        t["protocol"].as_u64()? as u8,
-        t["source"].as_str()?.parse().ok()?,
-        t["source_port"].as_u64()? as u16,
-        t["destination"].as_str()?.parse().ok()?,
-        t["destination_port"].as_u64()? as u16,
-    ))
 }
 
 /// A flow's TCP samples (those of its socket that had an RTT) and every
@@ -283,6 +263,7 @@ mod tests {
             {"name": "sampled", "kind": "tcp", "from": "a", "to": "b"},
             {"name": "video", "kind": "udp", "from": "b", "to": "a"},
         ]});
+        let result = serde_json::from_value(result).unwrap();
         let flows = load(&dir.join("run"), &result, &dir);
         let role = |t: FlowTuple| flows.role(&t);
         let (a, b) = ("10.0.0.1", "10.0.0.2");

@@ -8,6 +8,7 @@
 //! scenario are listed alone.
 
 use crate::draw::plot::escape;
+use crate::experiments::merge::Merged;
 use crate::experiments::page::{cell_anchor, cell_title};
 use crate::experiments::results_dir::{CellDir, ExperimentDir};
 use crate::pages::output::STYLE;
@@ -18,7 +19,7 @@ use std::fmt::Write as _;
 /// its page is, relative to the index.
 pub struct Entry<'a> {
     pub experiment: &'a ExperimentDir,
-    pub table: &'a serde_json::Value,
+    pub table: &'a Merged,
     /// `NAME/` (the page is `NAME/index.html`).
     pub page_dir: String,
     /// The same directory on disk, to see which figures it holds.
@@ -177,29 +178,20 @@ fn pair_cell(e: &Entry, c: &CellDir) -> String {
         escape(&e.experiment.name),
         c.cell
     );
-    let summary = e.table["cells"].as_array().and_then(|cells| {
-        cells
+    if let Some(s) = e.table.cells.iter().find(|s| s.cell == c.cell) {
+        let goodputs: Vec<String> = s
+            .flows
             .iter()
-            .find(|s| s["cell"].as_u64() == Some(c.cell as u64))
-    });
-    if let Some(s) = summary {
-        let goodputs: Vec<String> = s["flows"]
-            .as_array()
-            .into_iter()
-            .flatten()
             .filter_map(|f| {
-                let mbps = f["goodput_bps"]["mean"].as_f64()? / 1e6;
-                Some(format!(
-                    "{} {mbps:.2}",
-                    escape(f["name"].as_str().unwrap_or(""))
-                ))
+                let mbps = f.goodput_bps?.mean / 1e6;
+                Some(format!("{} {mbps:.2}", escape(&f.name)))
             })
             .collect();
         if !goodputs.is_empty() {
             let _ = write!(html, "goodput (Mbit/s): {}", goodputs.join(", "));
         }
-        if let Some(j) = s["jain_index"]["mean"].as_f64() {
-            let _ = write!(html, "; Jain {j:.3}");
+        if let Some(j) = s.jain_index {
+            let _ = write!(html, "; Jain {:.3}", j.mean);
         }
     }
     let chart = c

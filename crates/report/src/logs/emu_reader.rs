@@ -14,12 +14,12 @@ use crate::analysis::events::{
     FlowName, PathEvent, PathKind, ShellEvent, ShellInfo, ShellKind, Unmatched,
 };
 use crate::measures::capacity::Capacity;
-use crate::measures::keyed_fifo::pop_front;
+use crate::measures::in_flight::InFlight;
 use emu_core::flow::FlowTable;
 use emu_core::log::{Direction, Event, LogError, LogHeader, LogReader, Mark, Record};
 use emu_core::Nanos;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -168,8 +168,8 @@ impl EmuRun {
             origin: self.origin,
             entry,
             exit,
-            in_flight: HashMap::new(),
-            in_shell: HashMap::new(),
+            in_flight: InFlight::default(),
+            in_shell: InFlight::default(),
             entered_mid_path: 0,
             flow_table: FlowTable::default(),
             left_as: HashMap::new(),
@@ -186,7 +186,7 @@ impl EmuRun {
         }
         analysis.name_flows(tracker.names(direction));
         let unmatched = Unmatched {
-            in_flight: tracker.in_flight.values().map(|q| q.len() as u64).sum(),
+            in_flight: tracker.in_flight.len() as u64,
             entered_mid_path: tracker.entered_mid_path,
         };
         (unmatched, end, errors)
@@ -199,9 +199,9 @@ struct Tracker {
     entry: u8,
     exit: u8,
     /// Packets inside the path: fingerprint → (entry time, entry flow).
-    in_flight: HashMap<u32, VecDeque<(Nanos, u32)>>,
+    in_flight: InFlight<u32, (Nanos, u32)>,
     /// Packets inside one shell: (shell, fingerprint) → arrival time.
-    in_shell: HashMap<(u8, u32), VecDeque<Nanos>>,
+    in_shell: InFlight<(u8, u32), Nanos>,
     /// Packets that left the path without having entered at its start.
     entered_mid_path: u64,
     /// Every shell's flow records.
@@ -240,16 +240,16 @@ impl Tracker {
         let key = (r.shell, r.fingerprint);
         let kind = match r.event {
             Event::Arrive => {
-                self.in_shell.entry(key).or_default().push_back(time);
+                self.in_shell.push(key, time);
                 ShellKind::Arrive
             }
             Event::Enqueue => ShellKind::Enqueue,
             Event::Depart => ShellKind::Depart {
                 sojourn: r.sojourn,
-                arrived: pop_front(&mut self.in_shell, key),
+                arrived: self.in_shell.pop(&key),
             },
             Event::Drop => {
-                pop_front(&mut self.in_shell, key);
+                self.in_shell.pop(&key);
                 match r.drop_reason() {
                     Some(reason) => ShellKind::Drop(reason),
                     None => return,
@@ -264,11 +264,9 @@ impl Tracker {
             Event::Duplicate => {
                 // The copy is a packet of its own from here on: it is in
                 // the shell and, if its original was, in the path.
-                self.in_shell.entry(key).or_default().push_back(time);
-                if let Some(queue) = self.in_flight.get_mut(&r.fingerprint) {
-                    if let Some(&entry) = queue.back() {
-                        queue.push_back(entry);
-                    }
+                self.in_shell.push(key, time);
+                if let Some(&entry) = self.in_flight.newest(&r.fingerprint) {
+                    self.in_flight.push(r.fingerprint, entry);
                 }
                 return;
             }
@@ -297,17 +295,14 @@ impl Tracker {
         };
         match kind {
             ShellKind::Arrive if r.shell == self.entry => {
-                self.in_flight
-                    .entry(r.fingerprint)
-                    .or_default()
-                    .push_back((time, r.flow));
+                self.in_flight.push(r.fingerprint, (time, r.flow));
                 analysis.path(path(PathKind::Arrive, r.flow));
             }
             // Only packets that entered at the first shell belong to the
             // path; others were sent from between two shells (a nested
             // shell's own namespace) and are counted apart.
             ShellKind::Depart { .. } if r.shell == self.exit => {
-                match pop_front(&mut self.in_flight, r.fingerprint) {
+                match self.in_flight.pop(&r.fingerprint) {
                     Some((entered, flow)) => {
                         self.left_as.entry(flow).or_insert(r.flow);
                         let delay = time.saturating_sub(entered);
@@ -317,13 +312,12 @@ impl Tracker {
                 }
             }
             ShellKind::Drop(reason) => {
-                if let Some((_, flow)) = pop_front(&mut self.in_flight, r.fingerprint) {
+                if let Some((_, flow)) = self.in_flight.pop(&r.fingerprint) {
                     analysis.path(path(PathKind::Drop(reason), flow));
                 }
             }
             ShellKind::Mark(mark) => {
-                if let Some(&(_, flow)) = self.in_flight.get(&r.fingerprint).and_then(|q| q.front())
-                {
+                if let Some(&(_, flow)) = self.in_flight.oldest(&r.fingerprint) {
                     analysis.path(path(PathKind::Mark(mark), flow));
                 }
             }

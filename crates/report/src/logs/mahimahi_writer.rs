@@ -18,11 +18,10 @@
 //! also logs drops made at dequeue (CoDel, PIE), which Mahimahi misses.
 
 use crate::analysis::mahimahi_figures::TUN_HEADER;
-use crate::measures::keyed_fifo::pop_front;
+use crate::measures::in_flight::InFlight;
 use emu_core::log::{Direction, Event, LogReader, Record};
 use emu_core::trace::Trace;
 use emu_core::Nanos;
-use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -78,7 +77,7 @@ pub fn write_log(
     let mut log = Writer {
         out,
         origin,
-        arrivals: HashMap::new(),
+        arrivals: InFlight::default(),
     };
     let mut records = records.into_iter().peekable();
     let mut opportunities = opportunities
@@ -136,7 +135,7 @@ pub fn write_log(
 struct Writer<'a, W: Write> {
     out: &'a mut W,
     origin: Nanos,
-    arrivals: HashMap<u32, VecDeque<u64>>,
+    arrivals: InFlight<u32, u64>,
 }
 
 impl<W: Write> Writer<'_, W> {
@@ -145,20 +144,20 @@ impl<W: Write> Writer<'_, W> {
         let size = r.bytes + TUN_HEADER;
         match r.event {
             Event::Arrive => {
-                self.arrivals.entry(r.fingerprint).or_default().push_back(t);
+                self.arrivals.push(r.fingerprint, t);
                 writeln!(self.out, "{t} + {size}")
             }
             Event::Drop => {
-                pop_front(&mut self.arrivals, r.fingerprint);
+                self.arrivals.pop(&r.fingerprint);
                 writeln!(self.out, "{t} d 1 {size}")
             }
             Event::Depart => {
-                let arrived = pop_front(&mut self.arrivals, r.fingerprint).unwrap_or(t);
+                let arrived = self.arrivals.pop(&r.fingerprint).unwrap_or(t);
                 writeln!(self.out, "{t} - {size} {}", t.saturating_sub(arrived))
             }
             // A copy made by the path arrives as a packet of its own.
             Event::Duplicate => {
-                self.arrivals.entry(r.fingerprint).or_default().push_back(t);
+                self.arrivals.push(r.fingerprint, t);
                 writeln!(self.out, "{t} + {size}")
             }
             Event::Enqueue | Event::Mark | Event::Corrupt | Event::Change | Event::Flow => Ok(()),

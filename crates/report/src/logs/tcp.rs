@@ -16,6 +16,9 @@
 //! a reader sees how far apart they are.
 
 use crate::analysis::summary::DelayStats;
+use crate::experiments::results_dir::{CLOCK, TCP_DIR};
+use crate::experiments::results_schema::Clock;
+use crate::measures::statistics::Distribution;
 use emu_core::flow::FlowTuple;
 use emu_core::Nanos;
 use serde::Serialize;
@@ -93,21 +96,15 @@ pub struct TcpSummary {
 
 /// Nearest-rank statistics of values in ms.
 fn stats(values: &[f64]) -> Option<DelayStats> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let rank =
-        |q: f64| sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+    let d = Distribution::of(values)?;
     Some(DelayStats {
-        count: sorted.len() as u64,
-        mean_ms: sorted.iter().sum::<f64>() / sorted.len() as f64,
-        min_ms: sorted[0],
-        p50_ms: rank(0.5),
-        p95_ms: rank(0.95),
-        p99_ms: rank(0.99),
-        max_ms: sorted[sorted.len() - 1],
+        count: d.samples as u64,
+        mean_ms: d.mean,
+        min_ms: d.min,
+        p50_ms: d.p50,
+        p95_ms: d.p95,
+        p99_ms: d.p99,
+        max_ms: d.max,
     })
 }
 
@@ -240,32 +237,30 @@ pub fn parse_csv(text: &str, offset_s: f64) -> Result<Vec<TcpSocket>, String> {
 /// run with `--tcp-info`), or that of the run directory two levels up (an
 /// `emu run` directory keeps each link's logs in `links/NAME/`).
 pub fn samples_dir(log_dir: &Path) -> Option<PathBuf> {
-    let own = log_dir.join("tcp");
-    if own.is_dir() && log_dir.join("clock.json").is_file() {
+    let own = log_dir.join(TCP_DIR);
+    if own.is_dir() && log_dir.join(CLOCK).is_file() {
         return Some(own);
     }
     let run = log_dir.parent()?.parent()?;
-    (run.join("tcp").is_dir() && run.join("clock.json").is_file()).then(|| run.join("tcp"))
+    (run.join(TCP_DIR).is_dir() && run.join(CLOCK).is_file()).then(|| run.join(TCP_DIR))
 }
 
 /// Every socket sampled in `tcp_dir` (whose parent holds `clock.json`),
 /// with times on a report clock whose 0 is the monotonic instant `origin`.
 pub fn load(tcp_dir: &Path, origin: Nanos) -> Result<Vec<TcpSocket>, String> {
     let run = tcp_dir.parent().unwrap_or(Path::new("."));
-    let clock_path = run.join("clock.json");
-    let clock: serde_json::Value = std::fs::read_to_string(&clock_path)
+    let clock_path = run.join(CLOCK);
+    let clock: Clock = std::fs::read_to_string(&clock_path)
         .map_err(|e| format!("{}: {e}", clock_path.display()))
         .and_then(|t| {
             serde_json::from_str(&t).map_err(|e| format!("{}: {e}", clock_path.display()))
         })?;
-    let start = clock["flows_started_monotonic_ns"]
-        .as_u64()
-        .ok_or_else(|| {
-            format!(
-                "{}: no flows_started_monotonic_ns, so the TCP samples cannot be placed in time",
-                clock_path.display()
-            )
-        })?;
+    let start = clock.flows_started_monotonic_ns.ok_or_else(|| {
+        format!(
+            "{}: no flows_started_monotonic_ns, so the TCP samples cannot be placed in time",
+            clock_path.display()
+        )
+    })?;
     let offset_s = (start as i128 - origin as i128) as f64 / 1e9;
     let mut files: Vec<PathBuf> = std::fs::read_dir(tcp_dir)
         .map_err(|e| format!("{}: {e}", tcp_dir.display()))?

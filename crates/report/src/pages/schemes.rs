@@ -7,6 +7,7 @@
 //! Plain data in, SVG and HTML fragments out, so any page can embed them.
 
 use crate::draw::plot::{color, escape, Chart, Series, Style};
+use crate::measures::statistics::Spread;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 
@@ -30,21 +31,6 @@ pub struct Scheme {
     pub failed: Vec<String>,
 }
 
-/// Mean and sample standard deviation (0 for one value); None for none.
-pub fn mean_std(values: &[f64]) -> Option<(f64, f64)> {
-    if values.is_empty() {
-        return None;
-    }
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let var = if values.len() > 1 {
-        values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    Some((mean, var.sqrt()))
-}
-
 /// The table's rows: scheme, runs, then throughput (Mbit/s), p95 one-way
 /// delay (ms) and loss (%), each `mean ± std`.
 pub fn rows(schemes: &[Scheme]) -> Vec<[String; 5]> {
@@ -56,8 +42,10 @@ pub fn rows(schemes: &[Scheme]) -> Vec<[String; 5]> {
             } else {
                 "-"
             };
-            let show = |values: Vec<f64>, digits: usize| match mean_std(&values) {
-                Some((m, s)) => format!("{m:.digits$} ± {s:.digits$}"),
+            let show = |values: Vec<f64>, digits: usize| match Spread::of(&values) {
+                Some(Spread {
+                    mean: m, stddev: s, ..
+                }) => format!("{m:.digits$} ± {s:.digits$}"),
                 None => none.to_string(),
             };
             [
@@ -260,8 +248,8 @@ mod tests {
         let points = [(10.0, 5.0), (14.0, 5.0), (12.0, 4.0), (12.0, 6.0)];
         let outline = ellipse(&points).unwrap();
         let (sx, sy) = (
-            mean_std(&points.map(|p| p.0)).unwrap().1,
-            mean_std(&points.map(|p| p.1)).unwrap().1,
+            Spread::of(&points.map(|p| p.0)).unwrap().stddev,
+            Spread::of(&points.map(|p| p.1)).unwrap().stddev,
         );
         let max_x = outline.iter().map(|p| p.0).fold(f64::MIN, f64::max);
         let max_y = outline.iter().map(|p| p.1).fold(f64::MIN, f64::max);

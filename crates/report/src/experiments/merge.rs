@@ -1,20 +1,22 @@
 //! Results of one experiment gathered from several directories: the cells
 //! of a sweep run on different machines (`emu run FILE --cell K` each)
-//! land in separate result directories; `emu report DIR...` reads every
-//! run's `result.json` under them and prints one table per cell, with
-//! mean and standard deviation across all the repetitions found, and
-//! which cells (or runs) are missing.
+//! land in separate result directories; `emu report DIR...` takes every
+//! run found under them (each `result.json` read once, by
+//! [`results_dir::find`]) and makes one table per cell, with mean and
+//! standard deviation across all the repetitions found, and which cells
+//! (or runs) are missing.
 
-use crate::results::measured::{self, CellSummary, RunResult};
-use report::experiments::results_dir::{
-    cell_dir, cells_in_grid, experiment_dir, find_results, runs_planned,
+use crate::experiments::results_dir::{
+    self, cell_dir, cells_in_grid, runs_planned, ExperimentDir, RunDir, LINKS_DIR, RESULT,
 };
-use serde::Serialize;
+use crate::experiments::results_schema::{summarize_cell, table, CellSummary, RunResult};
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// What the directories held, merged.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Merged {
     /// The experiments' names (their directories' names); one, normally.
     pub experiments: Vec<String>,
@@ -30,76 +32,96 @@ pub struct Merged {
     pub warnings: Vec<String>,
 }
 
-/// Reads and merges the results under `dirs`.
+/// Reads and merges the results under `dirs`, every experiment found in
+/// one table.
 pub fn merge(dirs: &[PathBuf]) -> Result<Merged, String> {
-    let mut seen_files = BTreeSet::new();
+    let found = results_dir::find(dirs)?;
+    Ok(merge_found(&found.iter().collect::<Vec<_>>()))
+}
+
+/// Merges the runs of `experiments`, as found.
+pub fn merge_found(experiments: &[&ExperimentDir]) -> Merged {
     let mut runs: BTreeMap<usize, Vec<RunResult>> = BTreeMap::new();
     let mut labels: BTreeMap<usize, String> = BTreeMap::new();
     let mut planned_runs: BTreeMap<usize, u32> = BTreeMap::new();
-    let mut experiments = BTreeSet::new();
+    let mut names = BTreeSet::new();
     let mut grid: Option<usize> = None;
     let mut warnings = Vec::new();
     let mut seen_runs: BTreeMap<(usize, u32), PathBuf> = BTreeMap::new();
-    for dir in dirs {
-        let files = find_results(dir);
-        if files.is_empty() {
-            return Err(format!(
-                "{}: no results of emu run here (cell-K/run-R/result.json); give the \
-                 directories emu run wrote (runs/NAME/), or log files alone",
-                dir.display()
+    for (file, run) in in_order(experiments) {
+        let result = &run.result;
+        // NAME/cell-K/run-R
+        if let Some(root) = run.dir.parent().and_then(Path::parent) {
+            if let Some(name) = root.file_name() {
+                names.insert(name.to_string_lossy().into_owned());
+            }
+            grid = grid.max(cells_in_grid(root));
+            if let Some(n) = runs_planned(&cell_dir(root, result.cell)) {
+                planned_runs.insert(result.cell, n);
+            }
+        }
+        if let Some(earlier) = seen_runs.insert((result.cell, result.run), file.clone()) {
+            warnings.push(format!(
+                "cell {} run {} was found twice ({} and {}); both are counted",
+                result.cell,
+                result.run,
+                earlier.display(),
+                file.display()
             ));
         }
-        for file in files {
-            let canonical = file.canonicalize().unwrap_or_else(|_| file.clone());
-            if !seen_files.insert(canonical) {
-                continue;
-            }
-            let result = read_result(&file)?;
-            if let Some(root) = experiment_dir(&file) {
-                if let Some(name) = root.file_name() {
-                    experiments.insert(name.to_string_lossy().into_owned());
-                }
-                grid = grid.max(cells_in_grid(root));
-                if let Some(n) = runs_planned(&cell_dir(root, result.cell)) {
-                    planned_runs.insert(result.cell, n);
-                }
-            }
-            if let Some(earlier) = seen_runs.insert((result.cell, result.run), file.clone()) {
-                warnings.push(format!(
-                    "cell {} run {} was found twice ({} and {}); both are counted",
-                    result.cell,
-                    result.run,
-                    earlier.display(),
-                    file.display()
-                ));
-            }
-            for warning in &result.timing_warnings {
-                warnings.push(format!(
-                    "cell {} run {} did not keep time: {warning}",
-                    result.cell, result.run
-                ));
-            }
-            labels
-                .entry(result.cell)
-                .or_insert_with(|| result.cell_label.clone());
-            runs.entry(result.cell).or_default().push(result);
+        for warning in &result.timing_warnings {
+            warnings.push(format!(
+                "cell {} run {} did not keep time: {warning}",
+                result.cell, result.run
+            ));
         }
+        labels
+            .entry(result.cell)
+            .or_insert_with(|| result.cell_label.clone());
+        runs.entry(result.cell).or_default().push(result.clone());
     }
-    if experiments.len() > 1 {
+    if names.len() > 1 {
         warnings.push(format!(
             "results of different experiments are merged: {}",
-            experiments.iter().cloned().collect::<Vec<_>>().join(", ")
+            names.iter().cloned().collect::<Vec<_>>().join(", ")
         ));
     }
     let (cells, missing, incomplete) = tabulate(&runs, &labels, grid, &planned_runs);
-    Ok(Merged {
-        experiments: experiments.into_iter().collect(),
+    Merged {
+        experiments: names.into_iter().collect(),
         cells_in_grid: grid,
         cells,
         missing,
         incomplete,
         warnings,
-    })
+    }
+}
+
+/// The runs of `experiments` that have their links' logs beside them,
+/// each once, with its `result.json`'s path: directory by directory as
+/// they were given, and in the order of their paths within one.
+fn in_order<'a>(experiments: &[&'a ExperimentDir]) -> Vec<(PathBuf, &'a RunDir)> {
+    let mut seen = BTreeSet::new();
+    let mut ordered = Vec::new();
+    for e in experiments {
+        for given in &e.dirs {
+            let mut under: Vec<(PathBuf, &RunDir)> = e
+                .cells
+                .iter()
+                .flat_map(|c| &c.runs)
+                .filter(|r| r.dir.starts_with(given) && r.dir.join(LINKS_DIR).is_dir())
+                .map(|r| (r.dir.join(RESULT), r))
+                .collect();
+            under.sort_by(|a, b| a.0.cmp(&b.0));
+            for (file, run) in under {
+                let canonical = file.canonicalize().unwrap_or_else(|_| file.clone());
+                if seen.insert(canonical) {
+                    ordered.push((file, run));
+                }
+            }
+        }
+    }
+    ordered
 }
 
 /// The cells' summaries, the cells missing, and the cells short of runs
@@ -116,7 +138,7 @@ fn tabulate(
 ) -> Tabulated {
     let cells: Vec<CellSummary> = runs
         .iter()
-        .map(|(cell, runs)| measured::summarize_cell(*cell, &labels[cell], runs))
+        .map(|(cell, runs)| summarize_cell(*cell, &labels[cell], runs))
         .collect();
     let missing = match grid {
         Some(n) => (0..n).filter(|k| !runs.contains_key(k)).collect(),
@@ -130,13 +152,6 @@ fn tabulate(
         })
         .collect();
     (cells, missing, incomplete)
-}
-
-/// One run's `result.json`.
-fn read_result(file: &Path) -> Result<RunResult, String> {
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("{}: cannot read: {e}", file.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: not a run's result: {e}", file.display()))
 }
 
 impl Merged {
@@ -160,7 +175,7 @@ impl Merged {
 
     /// The tables, then what is missing.
     pub fn text(&self) -> String {
-        let mut out = measured::table(&self.cells);
+        let mut out = table(&self.cells);
         if let Some(n) = self.cells_in_grid {
             if self.missing.is_empty() {
                 out += &format!("all {n} cells of the grid are here\n");
@@ -218,8 +233,8 @@ mod tests {
         let study: Vec<usize> = (0..120).chain(125..140).collect();
         assert_eq!(listed(&study), "0-119, 125-139");
     }
-    use crate::results::measured::FlowResult;
-    use report::experiments::results_dir::is_result_dir;
+    use crate::experiments::results_dir::is_result_dir;
+    use crate::experiments::results_schema::FlowResult;
 
     fn write_run(root: &Path, cell: usize, run: u32, goodput: f64) {
         let dir = root.join(format!("cell-{cell}/run-{run}"));
@@ -234,11 +249,8 @@ mod tests {
                 goodput_bps: Some(goodput),
                 ..FlowResult::default()
             }],
-            jain_index: None,
-            jain_flows: Vec::new(),
-            jain_measure: Default::default(),
             accounting_ok: true,
-            timing_warnings: Vec::new(),
+            ..RunResult::default()
         };
         std::fs::write(
             dir.join("result.json"),
