@@ -63,20 +63,14 @@ impl QueueSpec {
                     _ => scale(p.target, format!("{name}'s classic target")),
                 }
             }
-            QueueSpec::InstantRed(p) => {
-                let packets = if p.min >= 1.0 { p.min } else { p.max };
-                let ns = bytes_time((packets * FULL_PACKET as f64) as u64, link_bps?)?;
-                scale(ns, format!("{name}'s threshold"))
-            }
+            QueueSpec::InstantRed(p) => instant_red_scale(name, p, link_bps),
             QueueSpec::CurvyRed(p) => {
                 // The sojourn at which p reaches 1%: dq * 0.01^(1/U).
                 let ns = (p.dq as f64 * 0.01f64.powf(1.0 / p.curviness)) as Nanos;
                 scale(ns, format!("{name}'s 1% point"))
             }
             QueueSpec::DualqUncoupled(p) => match p.aqms().0 {
-                crate::dualq::uncoupled::Aqm::Red(red) => {
-                    QueueSpec::InstantRed(red).finest_time_scale(link_bps)
-                }
+                crate::dualq::uncoupled::Aqm::Red(red) => instant_red_scale(name, &red, link_bps),
                 crate::dualq::uncoupled::Aqm::Pie(pie) => {
                     scale(pie.target, format!("{name}'s L target"))
                 }
@@ -139,6 +133,21 @@ fn sce_cobalt_scale(
         }
     }
     finest
+}
+
+/// The time a stateless RED's threshold in packets takes at `link_bps`:
+/// its min, or its max where min is under a packet.
+fn instant_red_scale(
+    name: &str,
+    p: &crate::instant_red::InstantRedParams,
+    link_bps: Option<u64>,
+) -> Option<TimeScale> {
+    let packets = if p.min >= 1.0 { p.min } else { p.max };
+    let ns = bytes_time((packets * FULL_PACKET as f64) as u64, link_bps?)?;
+    Some(TimeScale {
+        ns,
+        what: format!("{name}'s threshold"),
+    })
 }
 
 /// The packet the thresholds in packets of the thesis's queues stand for,
