@@ -701,14 +701,14 @@ fn relentless_takes_half_a_segment_per_mark_through_dualpi2() {
          {per_mark:.3} segments of window a CE-acknowledged segment",
         reductions.len()
     );
-    // -0.510 to -0.539 in three runs where this was written; -1.48 with
+    // -0.510 to -0.567 in five runs where this was written; -1.48 with
     // a whole segment a mark.
     assert!(
         (-0.7..=-0.35).contains(&per_mark),
         "the window moved {per_mark} segments a marked segment, not -0.5"
     );
     assert!(ect1 + ce > 100 * (not_ect + ect0).max(1), "not ECT(1)");
-    // 0.70 to 0.79 in four runs where this was written: unpaced, its bursts of two and three
+    // 0.70 to 0.79 in five runs where this was written: unpaced, its bursts of two and three
     // segments cross DualPI2's 1 ms step (0.6 ms a segment here) below
     // the bandwidth-delay product.
     assert!(used >= 0.6, "utilization {used}");
@@ -717,7 +717,7 @@ fn relentless_takes_half_a_segment_per_mark_through_dualpi2() {
         halvings * 10 <= reductions.len(),
         "half a segment a mark makes small steps, these are halvings: {reductions:?}"
     );
-    // 1.34 to 1.96 in four runs where this was written; 0.58 with a
+    // 1.34 to 1.96 in five runs where this was written; 0.58 with a
     // whole segment a mark.
     assert!(
         (1.0..=4.0).contains(&marks_per_round),
