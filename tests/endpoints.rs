@@ -133,13 +133,20 @@ fn departures(log: &Path) -> ([u64; 4], f64) {
     (counts, p99)
 }
 
-/// Each of emu's five registers for a run, is chosen by its flow on both
+/// Each of emu's ECN senders registers for a run, is chosen by its flow on both
 /// ends (the sender's TCP_INFO and iperf3's report of the receiver's
 /// socket), and is gone afterwards.
 #[test]
 fn each_registers_is_chosen_by_both_ends_and_is_gone_after() {
     let Some(_serial) = start() else { return };
-    let names = ["dctcp", "prague", "reno-sce", "cubic-sce", "dctcp-sce"];
+    let names = [
+        "dctcp",
+        "prague",
+        "reno-sce",
+        "cubic-sce",
+        "dctcp-sce",
+        "relentless",
+    ];
     let flows: Vec<(&str, &str)> = names.iter().map(|n| (*n, *n)).collect();
     let toml = dumbbell("3s", "rate = \"100mbit\"", &flows).replace("omit = \"3s\"\n", "");
     let (result, run, stderr) = run("four", &toml);
@@ -168,7 +175,7 @@ fn each_registers_is_chosen_by_both_ends_and_is_gone_after() {
     }
     let available =
         std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control").unwrap();
-    for name in ["prague", "reno_sce", "cubic_sce", "dctcp_sce"] {
+    for name in ["prague", "reno_sce", "cubic_sce", "dctcp_sce", "relentless"] {
         assert!(
             !available.split_whitespace().any(|a| a == name),
             "{available}"
@@ -636,7 +643,7 @@ fn dctcp_holds_a_step_marking_queue_near_its_threshold() {
     let used = utilization(goodput(&result, "d"), 50e6);
     let p50 = srtt(&result, "d", "p50");
     let ([_, _, _, ce], queue_p99) = departures(&bottleneck_log(&dir));
-    let reductions = cwnd_reductions(&dir.join("tcp/d.csv"));
+    let reductions = cwnd_reductions(&dir.join("tcp/d.csv"), 0);
     let halvings = reductions.iter().filter(|r| **r >= 0.45).count();
     eprintln!(
         "dctcp: utilization {used:.3}, srtt p50 {p50:.2} ms, queue p99 {queue_p99:.2} ms, \
@@ -657,6 +664,65 @@ fn dctcp_holds_a_step_marking_queue_near_its_threshold() {
     assert!(
         halvings * 10 <= reductions.len(),
         "DCTCP's reductions are small, these are halvings: {reductions:?}"
+    );
+}
+
+/// Relentless (the AQM evaluation thesis's sender) alone through DualPI2
+/// at 20 Mbit/s and a 20 ms base RTT: its data leaves ECT(1), the L
+/// queue marks it, and its window answers each mark with half a segment:
+/// from one TCP sample to the next (10 ms) the window moves by half a
+/// segment less for each segment newly acknowledged with CE (the slope of
+/// the one on the other; a whole segment a mark would make it −1, DCTCP's
+/// once-a-round cut no steady slope), in small steps, hardly ever a
+/// halving; and the window's one segment of growth a round is paid for
+/// by about two marks a round.
+#[test]
+fn relentless_takes_half_a_segment_per_mark_through_dualpi2() {
+    let Some(_serial) = start() else { return };
+    let bottleneck = "rate = \"20mbit\"\nqueue = \"dualpi2\"";
+    let (result, dir, _) = run(
+        "relentless",
+        &dumbbell("10s", bottleneck, &[("r", "relentless")]),
+    );
+    let ([not_ect, ect1, ect0, ce], queue_p99) = departures(&bottleneck_log(&dir));
+    let used = utilization(goodput(&result, "r"), 20e6);
+    let p50 = srtt(&result, "r", "p50");
+    // Past the start-up (300 samples of 10 ms), whose overshoot of slow
+    // start meets a queue full of marks.
+    let reductions = cwnd_reductions(&dir.join("tcp/r.csv"), 300);
+    let halvings = reductions.iter().filter(|r| **r >= 0.45).count();
+    let per_mark = cwnd_change_per_ce(&dir.join("tcp/r.csv"), 300);
+    // The 7 s after the start-up, in rounds of the flow's median RTT.
+    let marks_per_round = ce as f64 / (7000.0 / p50);
+    eprintln!(
+        "relentless through dualpi2: utilization {used:.3}, srtt p50 {p50:.2} ms, queue p99 \
+         {queue_p99:.2} ms; data packets not-ECT {not_ect}, ECT(1) {ect1}, ECT(0) {ect0}, CE {ce}; \
+         {marks_per_round:.2} marks a round; {} cwnd reductions, {halvings} of them halvings; \
+         {per_mark:.3} segments of window a CE-acknowledged segment",
+        reductions.len()
+    );
+    // -0.510 to -0.567 in five runs where this was written; -1.48 with
+    // a whole segment a mark.
+    assert!(
+        (-0.7..=-0.35).contains(&per_mark),
+        "the window moved {per_mark} segments a marked segment, not -0.5"
+    );
+    assert!(ect1 + ce > 100 * (not_ect + ect0).max(1), "not ECT(1)");
+    // 0.70 to 0.79 in five runs where this was written: unpaced, its bursts of two and three
+    // segments cross DualPI2's 1 ms step (0.6 ms a segment here) below
+    // the bandwidth-delay product.
+    assert!(used >= 0.6, "utilization {used}");
+    assert!(reductions.len() >= 10, "{reductions:?}");
+    assert!(
+        halvings * 10 <= reductions.len(),
+        "half a segment a mark makes small steps, these are halvings: {reductions:?}"
+    );
+    // 1.34 to 1.96 in five runs where this was written; 0.58 with a
+    // whole segment a mark.
+    assert!(
+        (1.0..=4.0).contains(&marks_per_round),
+        "{marks_per_round} marks a round: Reno's growth of one segment a round is paid \
+         for by two marks"
     );
 }
 
@@ -828,12 +894,13 @@ fn median(values: &[f64]) -> f64 {
 
 /// Each fall of the congestion window of a flow's data connection (the
 /// socket that carried the most) in its TCP samples, as a share of the
-/// window before it.
-fn cwnd_reductions(samples: &Path) -> Vec<f64> {
+/// window before it, past its first `skip` samples.
+fn cwnd_reductions(samples: &Path, skip: usize) -> Vec<f64> {
     let data = DataConnection::read(samples);
     let windows: Vec<f64> = data
         .rows
         .iter()
+        .skip(skip)
         .filter_map(|r| data.get(r, "cwnd").parse().ok())
         .collect();
     windows
@@ -841,6 +908,29 @@ fn cwnd_reductions(samples: &Path) -> Vec<f64> {
         .filter(|w| w[1] < w[0])
         .map(|w| (w[0] - w[1]) / w[0])
         .collect()
+}
+
+/// The least-squares slope of a flow's window change from one TCP sample
+/// to the next against the segments newly acknowledged with CE in it
+/// (`delivered_ce`), past its first `skip` samples: how many segments of
+/// window each marked segment costs, growth between samples taken out
+/// as the intercept.
+fn cwnd_change_per_ce(samples: &Path, skip: usize) -> f64 {
+    let data = DataConnection::read(samples);
+    let series = |column: &str| -> Vec<f64> {
+        data.rows
+            .iter()
+            .skip(skip)
+            .filter_map(|r| data.get(r, column).parse().ok())
+            .collect()
+    };
+    let steps = |v: Vec<f64>| -> Vec<f64> { v.windows(2).map(|w| w[1] - w[0]).collect() };
+    let (dw, dc) = (steps(series("cwnd")), steps(series("delivered_ce")));
+    let n = dw.len().min(dc.len()) as f64;
+    let (mx, my) = (dc.iter().sum::<f64>() / n, dw.iter().sum::<f64>() / n);
+    let covariance: f64 = dc.iter().zip(&dw).map(|(x, y)| (x - mx) * (y - my)).sum();
+    let variance: f64 = dc.iter().map(|x| (x - mx) * (x - mx)).sum();
+    covariance / variance
 }
 
 /// Reno-SCE through Cake with SCE marking: the sender sees SCE feedback,
@@ -928,7 +1018,7 @@ fn dctcp_sce_answers_sce_marks_in_cake() {
     let used = utilization(goodput(&result, "d"), 50e6);
     let ([_, ect1, ect0, ce], queue_p99) = departures(&bottleneck_log(&dir));
     let rtt = srtt(&result, "d", "p95");
-    let reductions = cwnd_reductions(&dir.join("tcp/d.csv"));
+    let reductions = cwnd_reductions(&dir.join("tcp/d.csv"), 0);
     let halvings = reductions.iter().filter(|r| **r >= 0.45).count();
     eprintln!(
         "dctcp-sce: {esce} bytes acknowledged with ESCE, utilization {used:.3}, srtt p95 {rtt:.2} ms, \

@@ -11,8 +11,7 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::Stdio;
-use support::experiment::nothing_left;
+use support::experiment::{run_quick_forms, swept_values};
 use support::{emu, start, text};
 
 fn study() -> PathBuf {
@@ -61,22 +60,9 @@ fn draft_cell(values: &serde_json::Value) -> DraftCell {
 
 /// Each file's cells, as the draft names them.
 fn cells_of(file: &str) -> Vec<DraftCell> {
-    let out = emu()
-        .args([
-            "run",
-            study().join(file).to_str().unwrap(),
-            "--list-cells",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{file}: {}", text(&out.stderr));
-    let cells: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    cells
-        .as_array()
-        .unwrap()
+    swept_values(&study().join(file))
         .iter()
-        .map(|c| draft_cell(&c["values"]))
+        .map(draft_cell)
         .collect()
 }
 
@@ -163,42 +149,16 @@ fn the_study_has_every_cell_of_the_drafts_grids_once() {
 #[test]
 fn the_quick_forms_run_and_report_their_tables() {
     let Some(_machine) = start() else { return };
-    let out = support::temp_dir("sce-draft-quick");
-    let run = emu()
-        .args([
-            "run",
-            study().to_str().unwrap(),
-            "--quick",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = text(&run.stderr);
-    assert!(run.status.success(), "emu run --quick failed:\n{stderr}");
-    nothing_left();
-
-    let root = out.join("sce-draft-quick");
-    let mut flows = 0;
-    for result in report::experiments::results_dir::find_results(&root) {
-        let json: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
-        for flow in json["flows"].as_array().unwrap() {
-            let label = format!("{} flow {}", result.display(), flow["name"]);
-            assert_eq!(flow["ended"], "exit 0", "{label}");
-            let whole = &flow["whole_flow"];
-            let throughput = whole["throughput_bps"].as_f64().unwrap_or(0.0);
-            assert!(throughput > 0.1e6 && throughput < 10e6, "{label}: {whole}");
-            assert!(
-                whole["samples"].as_u64().unwrap_or(0) > 10,
-                "{label}: {whole}"
-            );
-            flows += 1;
-        }
+    let (out, root, flows) = run_quick_forms(&study(), "sce-draft-quick", 10e6);
+    for (label, flow) in &flows {
+        let whole = &flow["whole_flow"];
+        assert!(
+            whole["samples"].as_u64().unwrap_or(0) > 10,
+            "{label}: {whole}"
+        );
     }
     assert_eq!(
-        flows,
+        flows.len(),
         4 + 3 * 2,
         "four one-flow cells, three two-flow cells"
     );

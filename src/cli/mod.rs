@@ -133,7 +133,7 @@ struct GlobalArgs {
     tcp_info: Option<u64>,
     /// The command's default congestion control: the first NAME (one of the
     /// kernel's, e.g. cubic, or emu's own: dctcp, prague, reno-sce,
-    /// cubic-sce, dctcp-sce; see emu cc). emu's own named are loaded for the
+    /// cubic-sce, dctcp-sce, relentless; see emu cc). emu's own named are loaded for the
     /// run, with their helpers on the command's device and the host's end of
     /// the path, so a socket may also choose them (iperf3 -C prague);
     /// repeatable, or NAME,NAME. Settings after one of emu's apply to the

@@ -20,6 +20,77 @@ pub fn emu_run(file: &Path, out: &Path, extra: &[&str]) -> Output {
         .expect("running emu")
 }
 
+/// Runs a study's quick forms (`emu run DIR --quick`) into a fresh
+/// directory named after `label`, checks the run went well and left
+/// nothing behind, and returns that directory, the results' root in it,
+/// and every flow of every result, labelled with its result's path. Each
+/// flow must have ended well and moved more than 0.1 Mbit/s over its
+/// whole life, less than `max_bps`.
+#[allow(dead_code)] // not every test binary runs a study
+pub fn run_quick_forms(
+    study: &Path,
+    label: &str,
+    max_bps: f64,
+) -> (PathBuf, PathBuf, Vec<(String, serde_json::Value)>) {
+    let out = temp_dir(label);
+    let run = Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("run")
+        .arg(study)
+        .arg("--quick")
+        .arg("--out")
+        .arg(&out)
+        .stdin(Stdio::null())
+        .output()
+        .expect("running emu");
+    let stderr = text(&run.stderr);
+    assert!(run.status.success(), "emu run --quick failed:\n{stderr}");
+    nothing_left();
+    let name = study.file_name().unwrap().to_string_lossy();
+    let root = out.join(format!("{name}-quick"));
+    let mut flows = Vec::new();
+    for result in report::experiments::results_dir::find_results(&root) {
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+        for flow in json["flows"].as_array().unwrap() {
+            let label = format!("{} flow {}", result.display(), flow["name"]);
+            assert_eq!(flow["ended"], "exit 0", "{label}");
+            let whole = &flow["whole_flow"];
+            let throughput = whole["throughput_bps"].as_f64().unwrap_or(0.0);
+            assert!(
+                throughput > 0.1e6 && throughput < max_bps,
+                "{label}: {whole}"
+            );
+            flows.push((label, flow.clone()));
+        }
+    }
+    (out, root, flows)
+}
+
+/// The swept values of each cell of an experiment file, as `emu run FILE
+/// --list-cells --json` lists them.
+#[allow(dead_code)] // not every test binary lists cells
+pub fn swept_values(file: &Path) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_emu"))
+        .arg("run")
+        .arg(file)
+        .args(["--list-cells", "--json"])
+        .output()
+        .expect("running emu");
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        file.display(),
+        text(&out.stderr)
+    );
+    let cells: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    cells
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["values"].clone())
+        .collect()
+}
+
 /// `emu run FILE --out OUT` as a user types it: its table on stdout.
 pub fn emu_run_plain(file: &Path, out: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_emu"))
@@ -224,7 +295,9 @@ pub fn emus_bpf_objects() -> Vec<String> {
     found.extend(
         available
             .split_whitespace()
-            .filter(|cc| ["prague", "reno_sce", "cubic_sce", "dctcp_sce"].contains(cc))
+            .filter(|cc| {
+                ["prague", "reno_sce", "cubic_sce", "dctcp_sce", "relentless"].contains(cc)
+            })
             .map(|cc| format!("congestion control {cc}")),
     );
     found

@@ -23,10 +23,10 @@
 //! `uncoupled` is a dual queue without coupling: the L queue has only its
 //! step AQM and the PI² controller sees only the C queue.
 
-use crate::ecn::set_ce;
+use crate::ecn::mark;
 use crate::grammar::{tc_time, Opt, SpecError, Words};
 use crate::{Outcome, Queue};
-use emu_core::log::{DropReason, Mark};
+use emu_core::log::DropReason;
 use emu_core::size::{parse_count, parse_size};
 use emu_core::{Ecn, Nanos, Packet};
 use rand::{Rng, SeedableRng};
@@ -319,12 +319,11 @@ impl DualPi2 {
         let (has_l, has_c) = (!self.l.is_empty(), !self.c.is_empty());
         let take_l = match self.params.scheduler {
             Scheduler::Wrr => has_l && (!has_c || self.credit <= 0),
-            Scheduler::TimeShifted(shift) => {
-                has_l
-                    && (!has_c
-                        || self.l[0].packet.enqueued.saturating_sub(shift)
-                            <= self.c[0].packet.enqueued)
-            }
+            Scheduler::TimeShifted(shift) => time_shift_serves_l(
+                self.l.front().map(|q| q.packet.enqueued),
+                self.c.front().map(|q| q.packet.enqueued),
+                shift,
+            ),
         };
         let wc = self.params.classic_protection.min(100) as i64;
         let (queued, class, change) = if take_l {
@@ -345,16 +344,20 @@ impl DualPi2 {
     }
 }
 
-/// CE-marks an ECT packet, recording the mark only if the field changed.
-fn mark(packet: &mut Packet, now: Nanos, outcome: &mut Outcome) -> bool {
-    if packet.ecn() == Some(Ecn::Ce) {
-        return true;
+/// The time-shifted FIFO's choice between two heads that arrived at
+/// `l_head` and `c_head`: the L head, unless L is empty or the C head
+/// arrived more than `shift` before it. L packets thus wait up to `shift`
+/// less than classic ones, and neither queue starves.
+pub(crate) fn time_shift_serves_l(
+    l_head: Option<Nanos>,
+    c_head: Option<Nanos>,
+    shift: Nanos,
+) -> bool {
+    match (l_head, c_head) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        (Some(l), Some(c)) => l.saturating_sub(shift) <= c,
     }
-    let marked = set_ce(packet);
-    if marked {
-        outcome.mark(packet, Mark::Ce, now);
-    }
-    marked
 }
 
 impl Queue for DualPi2 {

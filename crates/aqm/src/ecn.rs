@@ -1,6 +1,8 @@
 //! Congestion marks on real headers.
 
-use emu_core::{Ecn, Packet};
+use crate::Outcome;
+use emu_core::log::Mark;
+use emu_core::{Ecn, Nanos, Packet};
 
 /// Sets CE on an ECN-capable packet, as Linux's INET_ECN_set_ce does (RFC
 /// 3168 §5): ECT(0) and ECT(1) become CE, a packet already CE counts as
@@ -11,6 +13,21 @@ pub fn set_ce(packet: &mut Packet) -> bool {
         Some(Ecn::Ce) => true,
         _ => false,
     }
+}
+
+/// Signals congestion on a packet the queue keeps: CE on an ECT packet,
+/// recorded in `outcome` only if the field changed (a packet that arrived
+/// CE stays so, unrecorded). False for a Not-ECT packet, which the caller
+/// drops instead.
+pub fn mark(packet: &mut Packet, now: Nanos, outcome: &mut Outcome) -> bool {
+    if packet.ecn() == Some(Ecn::Ce) {
+        return true;
+    }
+    let marked = set_ce(packet);
+    if marked {
+        outcome.mark(packet, Mark::Ce, now);
+    }
+    marked
 }
 
 #[cfg(test)]

@@ -14,14 +14,17 @@
 
 pub mod cake;
 pub mod codel;
+pub mod curvy_red;
 pub mod deficit_shaper;
 pub mod dualpi2;
+pub mod dualq;
 pub mod ecn;
 mod fifo;
 mod flow_queues;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod grammar;
+pub mod instant_red;
 pub mod lfq_cobalt;
 pub mod pie;
 pub mod red;
@@ -35,7 +38,8 @@ pub mod twin_codel_af;
 pub(crate) use fifo::Fifo;
 pub use fifo::{Bounded, Infinite, Limits, Overflow};
 pub use spec::catalogue::catalogue;
-pub use spec::{build_queue, QueueSpec, SpecError, TimeScale};
+pub use spec::time_scale::TimeScale;
+pub use spec::{build_queue, QueueSpec, SpecError};
 
 use emu_core::log::{DropReason, Mark};
 use emu_core::{Nanos, Packet};

@@ -24,7 +24,7 @@ const TICKS_PER_SEC: u64 = 1_000_000_000 >> PSCHED_SHIFT;
 const QUEUE_THRESHOLD: u64 = 16_384;
 const PIE_SCALE: u32 = 8;
 
-fn ticks(ns: Nanos) -> u64 {
+pub(crate) fn ticks(ns: Nanos) -> u64 {
     ns >> PSCHED_SHIFT
 }
 
@@ -267,6 +267,31 @@ impl PieVars {
     }
 }
 
+impl PieVars {
+    /// PIE's decision on an arrival (`draw` uniform over u64) at a queue
+    /// holding `backlog` bytes: true to keep it, marked if PIE chose it and
+    /// it is ECN-capable while p ≤ 10% (RFC 8033 §5.1); false to drop it.
+    pub(crate) fn admit(
+        &mut self,
+        params: &PieParams,
+        packet: &mut Packet,
+        backlog: u64,
+        draw: u64,
+        now: Nanos,
+        outcome: &mut Outcome,
+    ) -> bool {
+        if !self.drop_early(params, backlog, packet.frame_len() as u32, draw) {
+            return true;
+        }
+        if params.ecn && self.prob <= MAX_PROB / 10 && set_ce(packet) {
+            outcome.mark(packet, Mark::Ce, now);
+            return true;
+        }
+        self.accu_prob = 0;
+        false
+    }
+}
+
 /// PIE's `tupdate` timer, driven by the `now` of each call: it says how
 /// many updates fell due since the last call, so missed updates run in
 /// order when the next packet comes and an idle queue decays exactly as
@@ -331,19 +356,13 @@ impl Queue for Pie {
             return false;
         }
         let draw: u64 = self.rng.gen();
-        if self.vars.drop_early(
-            &self.params,
-            self.fifo.bytes as u64,
-            packet.frame_len() as u32,
-            draw,
-        ) {
-            // ECN-capable packets are marked instead while p ≤ 10% (RFC 8033 §5.1).
-            if !(self.params.ecn && self.vars.prob <= MAX_PROB / 10 && set_ce(&mut packet)) {
-                self.vars.accu_prob = 0;
-                outcome.drop(packet, DropReason::Aqm, now);
-                return false;
-            }
-            outcome.mark(&packet, Mark::Ce, now);
+        let backlog = self.fifo.bytes as u64;
+        if !self
+            .vars
+            .admit(&self.params, &mut packet, backlog, draw, now, outcome)
+        {
+            outcome.drop(packet, DropReason::Aqm, now);
+            return false;
         }
         self.fifo.push(packet, now);
         true

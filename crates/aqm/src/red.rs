@@ -131,6 +131,16 @@ pub fn ewma_log(min_packets: f64, burst: u64) -> Result<u32, String> {
     Err(format!("burst {burst} is too large"))
 }
 
+/// RED's ramp below the upper threshold: nothing below `min`, then a
+/// straight line from 0 at `min` to `max_p` at `max`.
+pub fn ramp(min: f64, max: f64, max_p: f64, queue: f64) -> f64 {
+    if queue < min {
+        0.0
+    } else {
+        max_p * (queue - min) / (max - min)
+    }
+}
+
 /// What RED decides for one arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -177,10 +187,8 @@ impl RedVars {
     /// The probability before spreading (§7's pb), for an average `avg`.
     pub fn base_probability(&self, params: &RedParams, avg: f64) -> f64 {
         let (min, max) = (params.min as f64, params.max as f64);
-        if avg < min {
-            0.0
-        } else if avg < max {
-            self.max_p * (avg - min) / (max - min)
+        if avg < max {
+            ramp(min, max, self.max_p, avg)
         } else if params.gentle && avg < 2.0 * max {
             self.max_p + (1.0 - self.max_p) * (avg - max) / max
         } else {

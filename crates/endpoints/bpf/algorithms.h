@@ -30,5 +30,6 @@
 #include "arith/illinois.h"
 #include "arith/yeah.h"
 #include "arith/nv.h"
+#include "arith/relentless.h"
 
 #endif

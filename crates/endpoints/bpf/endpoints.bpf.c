@@ -11,6 +11,8 @@
  *   cc/scalable.c ... cc/nv.c  Linux 4.19's scalable, highspeed, hybla,
  *                   westwood, veno, bic, htcp, illinois, yeah and nv, for
  *                   kernels built without them (linux_cc.h)
+ *   cc/relentless.c "relentless" the AQM evaluation thesis's Relentless: half a
+ *                                segment off per CE mark, ECT(1)
  *   tc.h            emu_egress (ECT(1) on L4S data, ESCE on SCE ACKs) and
  *                   emu_ingress (counts ECT(1) data, reads ESCE on ACKs)
  *
@@ -192,3 +194,4 @@ static __always_inline void emu_default_pacing(struct sock *sk)
 #include "cc/illinois.c"
 #include "cc/yeah.c"
 #include "cc/nv.c"
+#include "cc/relentless.c"

@@ -196,3 +196,8 @@ void emu_alg_vegas_round(struct emu_vegas_window *w, __u32 acked, __u32 base_rtt
 
 #include "host_prague_05.c"
 #include "host_sce.c"
+
+__u32 emu_alg_relentless_cut(__u32 cwnd, __u32 ce, __u32 *halves)
+{
+	return emu_relentless_cut(cwnd, ce, halves);
+}

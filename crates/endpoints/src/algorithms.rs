@@ -76,6 +76,7 @@ mod tests {
         fn emu_alg_dctcp_sce_reduction(sce_bytes: u64, cwnd: u32) -> u64;
         fn emu_alg_dctcp_sce_cut(cwnd: u32, logdiv: u32) -> u32;
         fn emu_alg_dctcp_sce_ssthresh(ssthresh: u32, loss_cwnd: u32) -> u32;
+        fn emu_alg_relentless_cut(cwnd: u32, ce: u32, halves: *mut u32) -> u32;
         fn emu_alg_vegas_sample(rtt_us: u32) -> u32;
         fn emu_alg_vegas_diff(cwnd: u32, base_rtt: u32, rtt: u32) -> u32;
         fn emu_alg_vegas_target_cwnd(cwnd: u32, base_rtt: u32, rtt: u32) -> u32;
@@ -883,5 +884,58 @@ mod tests {
             ssthresh: 2,
         };
         assert_eq!(vegas_round(small, 1, base, base * 3).cwnd, 2);
+    }
+
+    /// Relentless's cut for an ACK that acknowledged `ce` marked
+    /// segments, with the half segment it carried before.
+    fn relentless(cwnd: u32, ce: u32, halves: &mut u32) -> u32 {
+        unsafe { emu_alg_relentless_cut(cwnd, ce, halves) }
+    }
+
+    /// Half a segment per mark: one mark owes half a segment, the
+    /// second takes a whole one off; an ACK for several takes their
+    /// halves at once.
+    #[test]
+    fn relentless_takes_half_a_segment_per_marked_segment() {
+        let mut halves = 0;
+        assert_eq!(relentless(100, 1, &mut halves), 100);
+        assert_eq!(halves, 1, "half a segment owed");
+        assert_eq!(relentless(100, 1, &mut halves), 99);
+        assert_eq!(halves, 0);
+        assert_eq!(relentless(99, 4, &mut halves), 97, "an ACK for 4 marks");
+        assert_eq!(relentless(97, 5, &mut halves), 95);
+        assert_eq!(halves, 1, "2.5 segments: 2 off, half owed");
+        assert_eq!(relentless(95, 0, &mut halves), 95, "no marks, no cut");
+        assert_eq!(halves, 1);
+    }
+
+    /// A window whose every segment is marked, one ACK per segment or
+    /// one per two (delayed ACKs), comes out halved, as DCTCP's at alpha
+    /// = 1; a window of 10% marks loses 5%.
+    #[test]
+    fn relentless_halves_a_fully_marked_window() {
+        for per_ack in [1, 2] {
+            for (cwnd, marked, want) in [(100u32, 100u32, 50.0), (64, 64, 32.0), (200, 20, 190.0)] {
+                let (mut w, mut halves) = (cwnd, 0);
+                for _ in 0..marked / per_ack {
+                    w = relentless(w, per_ack, &mut halves);
+                }
+                let got = w as f64 + halves as f64 / 2.0;
+                assert_eq!(got, want, "{marked} of {cwnd} marked, {per_ack} per ACK");
+                let f = marked as f64 / cwnd as f64;
+                assert_eq!(got, cwnd as f64 * (1.0 - f / 2.0));
+            }
+        }
+    }
+
+    #[test]
+    fn relentless_keeps_two_segments() {
+        let mut halves = 0;
+        assert_eq!(relentless(3, 10, &mut halves), 2);
+        assert_eq!(relentless(2, 1_000_000, &mut halves), 2);
+        assert_eq!(
+            relentless(u32::MAX, u32::MAX, &mut 1),
+            u32::MAX - (u32::MAX / 2 + 1)
+        );
     }
 }

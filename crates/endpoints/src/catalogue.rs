@@ -53,7 +53,7 @@ pub struct Endpoint {
 }
 
 /// Everything emu ships.
-pub const ENDPOINTS: [Endpoint; 26] = [
+pub const ENDPOINTS: [Endpoint; 27] = [
     Endpoint {
         name: "dctcp",
         kernel_name: "dctcp",
@@ -315,6 +315,17 @@ pub const ENDPOINTS: [Endpoint; 26] = [
         summary: "emu's nv under another name, to run beside a kernel's own nv (A/B)",
         parameters: linux_ccs::NV,
         settings_id: 24,
+    },
+    Endpoint {
+        name: "relentless",
+        kernel_name: "relentless",
+        map: "emu_relentless",
+        marking: Marking::Ect1,
+        without_ecn: "Reno",
+        summary: "Relentless as the AQM evaluation thesis ran it: half a segment off per CE mark, \
+                  Reno's growth, halving on loss; ECT(1)",
+        parameters: &[],
+        settings_id: 0,
     },
 ];
 

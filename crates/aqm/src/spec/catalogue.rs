@@ -3,7 +3,10 @@
 //! each discipline's parser; this file only gathers them.
 
 pub use crate::grammar::Opt;
-use crate::{cake, codel, dualpi2, fifo, flow_queues, fq_codel, fq_pie, pie, red, sce_options};
+use crate::{
+    cake, codel, curvy_red, dualpi2, dualq, fifo, flow_queues, fq_codel, fq_pie, instant_red, pie,
+    red, sce_options,
+};
 
 /// One discipline in the catalogue shown by `emu queues`.
 pub struct Discipline {
@@ -77,6 +80,36 @@ pub fn catalogue() -> &'static [Discipline] {
             name: "red",
             summary: "RED (Floyd & Jacobson 1993) with tc-red's options, gentle and adaptive RED",
             options: &[red::OPTIONS],
+        },
+        Discipline {
+            name: "instant_red",
+            summary: "the AQM evaluation thesis's stateless RED: instantaneous queue in packets, p = 1 above max, ECT marked even there (unlike red: no average, no count between marks)",
+            options: &[instant_red::OPTIONS],
+        },
+        Discipline {
+            name: "curvy_red",
+            summary: "Curvy RED as the AQM evaluation thesis states it: p = min(1, (sojourn/dq)^curviness) at dequeue",
+            options: &[curvy_red::OPTIONS],
+        },
+        Discipline {
+            name: "dualq_uncoupled",
+            summary: "the AQM evaluation thesis's uncoupled dual queue: ECT(1) FIFO and classic FIFO, each under its own stateless RED (Eq. 3.1 thresholds) or PIE (Linux's, not the thesis's Algorithm 1: 2% cap above 10%, drop ECT above 10%, 1/64 decay), WRR by flow counts",
+            options: &[dualq::uncoupled::OPTIONS],
+        },
+        Discipline {
+            name: "dualq_pi2",
+            summary: "DualQ Coupled AQM with PI2 as draft-ietf-tsvwg-aqm-dualq-coupled-01's pseudo-code (the AQM evaluation thesis's l4s-pi2): p_C = p'^2, p_L = K p'. Unlike dualpi2 (RFC 9332, Linux): beta 1.6 per update (not 3.2), PI on the classic head's delay (not the older head), time-shifted FIFO (not WRR), step on delay AND L length, only ECT(1) in L, no 2-MTU floor or overload rule (p' clamped instead), floating point",
+            options: &[dualq::pi2::OPTIONS],
+        },
+        Discipline {
+            name: "dualq_cred",
+            summary: "DualQ Coupled AQM with Curvy RED (the AQM evaluation thesis's l4s-cred): strict priority to L, p_C = (Q_C/2^S_C)^2, p_L = qd_C/2^S_L with the corrected S_L = S_C - log2 K",
+            options: &[dualq::cred::OPTIONS],
+        },
+        Discipline {
+            name: "dualq_pie",
+            summary: "the AQM evaluation thesis's coupled dual queue on PIE (l4s-pie): PIE (Linux's arithmetic, as pie) on the classic delay gives p_C, p_L = sqrt(K p_C), all decided at enqueue, strict priority to L",
+            options: &[dualq::pie::OPTIONS],
         },
         Discipline {
             name: "cake",

@@ -23,18 +23,22 @@
 
 pub mod catalogue;
 pub mod mahimahi;
-mod time_scale;
-
-pub use time_scale::TimeScale;
+pub mod time_scale;
 
 use crate::cake::{Cake, CakeParams};
 use crate::codel::{Codel, CodelQueueParams};
+use crate::curvy_red::{CurvyRed, CurvyRedParams};
 use crate::dualpi2::{DualPi2, DualPi2Params};
+use crate::dualq::cred::{CredParams, DualqCred};
+use crate::dualq::pi2::{DualqPi2, Pi2Params};
+use crate::dualq::pie::{CoupledPieParams, DualqPie};
+use crate::dualq::uncoupled::{Uncoupled, UncoupledParams};
 use crate::fifo::{Bounded, Infinite, Limits, Overflow};
 use crate::fq_codel::{FqCodel, FqCodelParams};
 use crate::fq_pie::{FqPie, FqPieParams};
 pub use crate::grammar::SpecError;
 use crate::grammar::Words;
+use crate::instant_red::{InstantRed, InstantRedParams};
 use crate::lfq_cobalt::LfqCobalt;
 use crate::pie::{Pie, PieParams};
 use crate::red::{Red, RedParams};
@@ -64,6 +68,12 @@ pub enum QueueSpec {
     DualPi2(DualPi2Params),
     TwinCodelAf(SceQueueParams),
     LfqCobalt(SceQueueParams),
+    InstantRed(InstantRedParams),
+    DualqPie(CoupledPieParams),
+    DualqCred(CredParams),
+    DualqPi2(Pi2Params),
+    DualqUncoupled(UncoupledParams),
+    CurvyRed(CurvyRedParams),
 }
 
 impl QueueSpec {
@@ -98,6 +108,14 @@ impl QueueSpec {
                 QueueSpec::TwinCodelAf(crate::sce_options::parse(&mut words, false)?)
             }
             "lfq_cobalt" => QueueSpec::LfqCobalt(crate::sce_options::parse(&mut words, true)?),
+            "instant_red" => QueueSpec::InstantRed(crate::instant_red::parse(&mut words)?),
+            "dualq_pie" => QueueSpec::DualqPie(crate::dualq::pie::parse(&mut words)?),
+            "dualq_cred" => QueueSpec::DualqCred(crate::dualq::cred::parse(&mut words)?),
+            "dualq_pi2" => QueueSpec::DualqPi2(crate::dualq::pi2::parse(&mut words)?),
+            "dualq_uncoupled" => {
+                QueueSpec::DualqUncoupled(crate::dualq::uncoupled::parse(&mut words)?)
+            }
+            "curvy_red" => QueueSpec::CurvyRed(crate::curvy_red::parse(&mut words)?),
             _ => {
                 return Err(SpecError(format!(
                     "unknown queue discipline '{name}' (known: {})",
@@ -122,6 +140,12 @@ impl QueueSpec {
             QueueSpec::DualPi2(_) => "dualpi2",
             QueueSpec::TwinCodelAf(_) => "twin_codel_af",
             QueueSpec::LfqCobalt(_) => "lfq_cobalt",
+            QueueSpec::InstantRed(_) => "instant_red",
+            QueueSpec::DualqPie(_) => "dualq_pie",
+            QueueSpec::DualqCred(_) => "dualq_cred",
+            QueueSpec::DualqPi2(_) => "dualq_pi2",
+            QueueSpec::DualqUncoupled(_) => "dualq_uncoupled",
+            QueueSpec::CurvyRed(_) => "curvy_red",
         }
     }
 
@@ -172,6 +196,12 @@ impl QueueSpec {
             QueueSpec::DualPi2(p) => Box::new(DualPi2::new(p.clone())),
             QueueSpec::TwinCodelAf(p) => Box::new(TwinCodelAf::new(p.clone())),
             QueueSpec::LfqCobalt(p) => Box::new(LfqCobalt::new(p.clone())),
+            QueueSpec::InstantRed(p) => Box::new(InstantRed::new(p.clone())),
+            QueueSpec::DualqPie(p) => Box::new(DualqPie::new(p.clone())),
+            QueueSpec::DualqCred(p) => Box::new(DualqCred::new(p.clone())),
+            QueueSpec::DualqPi2(p) => Box::new(DualqPi2::new(p.clone())),
+            QueueSpec::DualqUncoupled(p) => Box::new(Uncoupled::new(p.clone())),
+            QueueSpec::CurvyRed(p) => Box::new(CurvyRed::new(p.clone())),
         }
     }
 }

@@ -66,8 +66,11 @@ fn every_documented_option_is_accepted() {
                 "HZ" => "0.5",
                 "P" => "0.1",
                 "W" => "0.002",
-                "PERCENT" | "K" => "2",
+                "PERCENT" | "K" | "U" => "2",
                 "TIME|Np" => "2p",
+                "red|pie" => "pie",
+                "EXP" => "-1",
+                "printed|inverse" => "inverse",
                 _ => "1500",
             };
             for keyword in keywords.split(" | ") {
@@ -78,6 +81,7 @@ fn every_documented_option_is_accepted() {
                     ("red", "max") => "100kb",
                     ("cake" | "twin_codel_af" | "lfq_cobalt", "sce-thresh") => "4",
                     ("cake" | "twin_codel_af" | "lfq_cobalt", "overhead") => "38",
+                    ("instant_red", "min") | ("dualq_uncoupled", "c_min") => "5",
                     _ => value,
                 };
                 let required = if d.name == "red" {
@@ -149,6 +153,35 @@ fn builds_red_cake_dualpi2_and_fq_pie() {
         .contains("typical_rtt must be at most max_rtt"));
 }
 
+/// The AQM evaluation thesis's queues with the parameters of its runs.
+#[test]
+fn builds_the_thesis_queues() {
+    let describe = |s| build_queue(s).unwrap().describe();
+    assert_eq!(
+        describe("instant_red"),
+        "instant_red limit 1000 min 11.333333333333334 max 34 probability 0.02 ecn"
+    );
+    assert_eq!(
+        describe("dualq_uncoupled l_flows 1 c_flows 5 l_max 34"),
+        "dualq_uncoupled limit 1000 l_flows 1 c_flows 5 l: red min 1.89 max 5.67 probability 0.02 c: red min 100.00 max 300.00 probability 0.02"
+    );
+    assert_eq!(
+        describe("dualq_uncoupled aqm pie"),
+        "dualq_uncoupled limit 1000 l_flows 1 c_flows 1 l: pie target 5ms tupdate 5ms c: pie target 500ms tupdate 15ms"
+    );
+    assert!(describe("dualq_pi2").starts_with(
+        "dualq_pi2 limit 1000 target 15ms tupdate 16ms alpha 10 beta 100 coupling 2 max_classic 0.25 tshift 30ms step 1ms step_packets 2"
+    ));
+    assert!(describe("dualq_cred").starts_with("dualq_cred limit 1000 coupling 2 s_c -1 unit 1s"));
+    assert!(describe("dualq_pie").contains("target 15ms tupdate 15ms"));
+    let err = |s| build_queue(s).err().unwrap().0;
+    assert!(err("instant_red min 40").contains("min (40) must be below max (34)"));
+    assert!(err("dualq_uncoupled aqm codel").contains("expected red or pie"));
+    assert!(err("dualq_uncoupled l_flows 0").contains("not a flow count"));
+    assert!(err("dualq_pie l4s_form sideways").contains("expected printed or inverse"));
+    assert!(err("curvy_red curviness -1").contains("not a curviness"));
+}
+
 #[test]
 fn errors_name_the_keyword() {
     let err = |s| build_queue(s).err().unwrap().0;
@@ -174,6 +207,14 @@ fn a_spec_round_trips_through_json() {
         "red limit 400kb min 30kb max 90kb avpkt 1000 ecn gentle",
         "cake bandwidth 10mbit triple-isolate sce diffserv4 rtt 50ms atm overhead 32",
         "dualpi2 step_thresh 5p any_ect overflow tshift 2ms",
+        "instant_red max 17 min 5.67 noecn",
+        "instant_red",
+        "curvy_red dq 100ms curviness 3",
+        "dualq_uncoupled aqm red l_flows 5 c_flows 10 l_max 34",
+        "dualq_uncoupled aqm pie l_target 4ms",
+        "dualq_pi2 tshift 20ms step_packets 3",
+        "dualq_cred s_c -2 coupling 4",
+        "dualq_pie l4s_form inverse target 20ms",
     ] {
         let spec = QueueSpec::parse(text).unwrap();
         let json = serde_json::to_string(&spec).unwrap();

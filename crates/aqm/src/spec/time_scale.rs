@@ -63,6 +63,33 @@ impl QueueSpec {
                     _ => scale(p.target, format!("{name}'s classic target")),
                 }
             }
+            QueueSpec::InstantRed(p) => instant_red_scale(name, p, link_bps),
+            QueueSpec::CurvyRed(p) => {
+                // The sojourn at which p reaches 1%: dq * 0.01^(1/U).
+                let ns = (p.dq as f64 * 0.01f64.powf(1.0 / p.curviness)) as Nanos;
+                scale(ns, format!("{name}'s 1% point"))
+            }
+            QueueSpec::DualqUncoupled(p) => match p.aqms().0 {
+                crate::dualq::uncoupled::Aqm::Red(red) => instant_red_scale(name, &red, link_bps),
+                crate::dualq::uncoupled::Aqm::Pie(pie) => {
+                    scale(pie.target, format!("{name}'s L target"))
+                }
+            },
+            QueueSpec::DualqPi2(p) => scale(
+                p.step.min(p.target),
+                format!("{name}'s L-queue marking step"),
+            ),
+            QueueSpec::DualqPie(p) => scale(
+                p.step.min(p.pie.target),
+                format!("{name}'s L-queue marking step"),
+            ),
+            QueueSpec::DualqCred(p) => {
+                let bytes = p.step_packets.max(1) as u64 * FULL_PACKET;
+                scale(
+                    bytes_time(bytes, link_bps?)?,
+                    format!("{name}'s L-queue marking step"),
+                )
+            }
             QueueSpec::TwinCodelAf(p) => {
                 let [normal, low] = crate::twin_codel_af::TwinCodelAf::class_params(p);
                 sce_cobalt_scale(name, [normal, low])
@@ -107,6 +134,25 @@ fn sce_cobalt_scale(
     }
     finest
 }
+
+/// The time a stateless RED's threshold in packets takes at `link_bps`:
+/// its min, or its max where min is under a packet.
+fn instant_red_scale(
+    name: &str,
+    p: &crate::instant_red::InstantRedParams,
+    link_bps: Option<u64>,
+) -> Option<TimeScale> {
+    let packets = if p.min >= 1.0 { p.min } else { p.max };
+    let ns = bytes_time((packets * FULL_PACKET as f64) as u64, link_bps?)?;
+    Some(TimeScale {
+        ns,
+        what: format!("{name}'s threshold"),
+    })
+}
+
+/// The packet the thresholds in packets of the thesis's queues stand for,
+/// in bytes: a full-size one.
+const FULL_PACKET: u64 = 1500;
 
 /// How long `bytes` take at `bps`; None at a rate of 0.
 fn bytes_time(bytes: u64, bps: u64) -> Option<Nanos> {
@@ -165,6 +211,29 @@ mod tests {
         // 30,000 bytes at 60 Mbit/s: 4 ms.
         let red = "red limit 400000 min 30000 max 90000 avpkt 1000 burst 55 bandwidth 60mbit";
         assert_eq!(scale(red, Some(60_000_000)).unwrap().0, 4 * ms);
+    }
+
+    #[test]
+    fn the_thesis_queues_give_their_steps_and_thresholds() {
+        let ms = 1_000_000;
+        assert_eq!(scale("dualq_pi2", None).unwrap().0, ms);
+        assert_eq!(scale("dualq_pie", None).unwrap().0, ms);
+        // 5 packets of 1500 bytes at 10 Mbit/s: 6 ms.
+        assert_eq!(scale("dualq_cred", Some(10_000_000)).unwrap().0, 6 * ms);
+        assert_eq!(scale("dualq_cred", None), None);
+        // instant_red's min, 3 packets, at 12 Mbit/s: 3 ms.
+        assert_eq!(
+            scale("instant_red min 3 max 9", Some(12_000_000))
+                .unwrap()
+                .0,
+            3 * ms
+        );
+        // dq-red's L queue at 1:5, base 5: min 0, so its max of 1 packet.
+        let dq = "dualq_uncoupled l_flows 1 c_flows 5 l_max 5";
+        assert_eq!(scale(dq, Some(12_000_000)).unwrap().0, ms);
+        assert_eq!(scale("dualq_uncoupled aqm pie", None).unwrap().0, 5 * ms);
+        // U = 2: p is 1% at a tenth of dq.
+        assert_eq!(scale("curvy_red dq 100ms", None).unwrap().0, 10 * ms);
     }
 
     #[test]

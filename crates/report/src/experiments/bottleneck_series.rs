@@ -26,7 +26,9 @@ const MARK_ECT1: u8 = 17;
 
 /// Whether a queue discipline has an L and a C queue.
 pub fn is_dual(discipline: &str) -> bool {
-    discipline.starts_with("dualpi2") || discipline.starts_with("twin_codel_af")
+    discipline.starts_with("dualpi2")
+        || discipline.starts_with("twin_codel_af")
+        || discipline.starts_with("dualq_")
 }
 
 /// Per-interval values, grown as time goes.
@@ -530,6 +532,7 @@ mod tests {
     #[test]
     fn dual_queues_are_known_by_name() {
         assert!(is_dual("dualpi2"));
+        assert!(is_dual("dualq_uncoupled"));
         assert!(is_dual("twin_codel_af"));
         assert!(!is_dual("fq_codel"));
     }
