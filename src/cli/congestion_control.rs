@@ -16,9 +16,6 @@
 
 use endpoints::kernel;
 
-/// The sysctl of a namespace's default congestion control.
-pub const DEFAULT_KEY: &str = "net.ipv4.tcp_congestion_control";
-
 /// What the command gets when its sockets choose none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandDefault {

@@ -90,7 +90,7 @@ pub fn run_chain(
     // when `_loaded` goes, after the shells are down.
     let loaded = congestion_control::default_for(&globals.cc)
         .and_then(|default| Ok((default, load_congestion_controls(&globals.cc)?)));
-    let (cc_default, (_loaded, device_helpers)) = match loaded {
+    let (cc_default, for_command) = match loaded {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("emu: {message}");
@@ -101,7 +101,11 @@ pub fn run_chain(
         }
     };
     let at_start = congestion_control::describe_here(&cc_default);
-    let command_sysctls = command_sysctls(cc_default, device_helpers.is_some());
+    let command_sysctls = for_command.sysctls(cc_default.kernel_name);
+    let endpoints::sessions::ForCommand {
+        loaded: _loaded,
+        helpers: device_helpers,
+    } = for_command;
     let options = shells::RunOptions {
         status,
         command,
@@ -141,73 +145,16 @@ pub fn run_chain(
     }
 }
 
-/// The command namespace's sysctls: its default congestion control, and
-/// what emu's own need where they run when they are loaded (see
-/// endpoints::hosts::NAMESPACE; an experiment's hosts get the same).
-fn command_sysctls(
-    cc_default: congestion_control::CommandDefault,
-    emus_loaded: bool,
-) -> Vec<(String, String)> {
-    let mut sysctls = vec![(
-        congestion_control::DEFAULT_KEY.to_string(),
-        cc_default.kernel_name,
-    )];
-    if emus_loaded {
-        sysctls.extend(
-            endpoints::hosts::NAMESPACE
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string())),
-        );
-    }
-    sysctls
-}
-
 /// `--cc`: loads emu's congestion controls among `choices` for a chain of
-/// shells, says which implementation of each runs, and gives the helpers
-/// to attach; settings given after a name go to the command's connections
-/// (its namespace's, never the host's) for the run.
-fn load_congestion_controls(
-    choices: &[String],
-) -> Result<(Option<endpoints::Loaded>, Option<shells::DeviceHelpers>), String> {
-    let mut names = Vec::new();
-    let mut settings = Vec::new();
-    for choice in choices {
-        let (name, given) = endpoints::parameters::split(choice);
-        // The kernel's own need no loading.
-        let Some(endpoint) = endpoints::find(name) else {
-            continue;
-        };
-        names.push(endpoint.name);
-        if !given.is_empty() {
-            settings.push(endpoints::parameters::parse(endpoint, given)?);
-        }
-    }
-    if names.is_empty() {
-        return Ok((None, None));
-    }
-    let loaded = endpoints::Loaded::load(&names).map_err(|e| format!("--cc: {e}"))?;
-    for line in loaded.describe() {
-        eprintln!("emu: {line}");
-    }
-    let helpers = loaded.helpers().map_err(|e| format!("--cc: {e}"))?;
-    let applied = std::sync::Mutex::new(loaded.settings().map_err(|e| format!("--cc: {e}"))?);
-    let host = shells::netns::namespace_cookie_here()
-        .map_err(|e| format!("--cc: reading this namespace's cookie: {e}"))?;
-    let hand_over = move |device: &str| -> Result<(), String> {
-        helpers.attach(device).map_err(|e| e.to_string())?;
-        let here = shells::netns::namespace_cookie_here()
-            .map_err(|e| format!("reading the command's namespace's cookie: {e}"))?;
-        if here == host || settings.is_empty() {
-            return Ok(());
-        }
-        let mut applied = applied
-            .lock()
-            .map_err(|_| "the settings' lock".to_string())?;
-        for s in &settings {
-            applied.add(here, 0, s).map_err(|e| e.to_string())?;
-        }
-        Ok(())
-    };
-    let attach: shells::DeviceHelpers = std::sync::Arc::new(hand_over);
-    Ok((Some(loaded), Some(attach)))
+/// shells (see `endpoints::sessions::ForCommand`), saying which
+/// implementation of each runs.
+fn load_congestion_controls(choices: &[String]) -> Result<endpoints::sessions::ForCommand, String> {
+    use endpoints::sessions::{CommandError, ForCommand};
+    ForCommand::load(choices, shells::netns::namespace_cookie_here, |line| {
+        eprintln!("emu: {line}")
+    })
+    .map_err(|e| match e {
+        CommandError::Settings(message) => message,
+        CommandError::Loading(message) => format!("--cc: {message}"),
+    })
 }

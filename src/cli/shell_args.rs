@@ -13,6 +13,7 @@ use clap::{Args, Parser, Subcommand};
 use emu_core::time::{format_duration, parse_duration};
 use emu_core::trace::Trace;
 use emu_core::Rate;
+use link::direction::{DirectionError, DirectionOptions};
 use link::options::LinkDynamics;
 use link::Server;
 use shells::{DirectionSpec, ShellSpec};
@@ -347,34 +348,54 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
     dynamics.words.extend(mangle_words);
     let on = args.dynamics_on;
     check_rate_schedule(&args, &dynamics)?;
-    // Each direction's own queue, else the shared one, else the default.
-    let queue = |own: &Option<String>| match own.as_deref().or(args.queue.as_deref()) {
-        Some(text) => QueueSpec::parse(text).map_err(|e| UsageError(format!("link: --queue: {e}"))),
-        None => Ok(DEFAULT_LINK_QUEUE),
+    // Each direction's own queue, else the shared one, else the default;
+    // the steps' first queue is where both directions start.
+    let starting = |own: &Option<String>| {
+        link::direction::starting_queue(
+            own.as_deref().or(args.queue.as_deref()),
+            &dynamics,
+            DEFAULT_LINK_QUEUE,
+        )
+        .map_err(|e| match e {
+            DirectionError::Queue(e) => UsageError(format!("link: --queue: {e}")),
+            _ => UsageError(
+                "link: --queue-steps gives the queue itself: leave out --queue, --uplink-queue and --downlink-queue".into(),
+            ),
+        })
     };
-    let queues = match &dynamics.queue_steps {
-        // The steps' first queue is where both directions start.
-        Some((first, _)) => {
-            if args.queue.is_some() || args.uplink_queue.is_some() || args.downlink_queue.is_some()
-            {
-                return Err(UsageError(
-                    "link: --queue-steps gives the queue itself: leave out --queue, --uplink-queue and --downlink-queue".into(),
-                ));
-            }
-            [first.clone(), first.clone()]
-        }
-        None => [queue(&args.uplink_queue)?, queue(&args.downlink_queue)?],
-    };
-    let queue_steps = dynamics
-        .queue_steps
-        .as_ref()
-        .map_or_else(Vec::new, |(_, rest)| rest.clone());
+    let [(uplink_queue, queue_steps), (downlink_queue, _)] = [
+        starting(&args.uplink_queue)?,
+        starting(&args.downlink_queue)?,
+    ];
+    let queues = [uplink_queue, downlink_queue];
     let (servers, words) = link_servers(&args, &dynamics, &queues)?;
-    if (0..2).any(|d| on.applies(d) && dynamics.shaper_without_rate(&servers[d])) {
-        return Err(UsageError(
-            "link: --shaper shapes a rate: give the link a RATE or a rate schedule, not a trace"
-                .into(),
-        ));
+    // The dynamics go to the directions they apply to; the other keeps
+    // its server and none.
+    let mut built = Vec::new();
+    for (d, server) in servers.into_iter().enumerate() {
+        if !on.applies(d) {
+            built.push((server, link::Dynamics::default()));
+            continue;
+        }
+        let direction = DirectionOptions {
+            server,
+            delay_dynamics: Default::default(),
+            server_dynamics: dynamics.clone(),
+            loss_dynamics: link::options::LossDynamics {
+                pattern: None,
+                duplicate,
+                corrupt,
+            },
+            queue_steps: queue_steps.clone(),
+        }
+        .build()
+        .map_err(|_| {
+            UsageError(
+                "link: --shaper shapes a rate: give the link a RATE or a rate schedule, not a trace"
+                    .into(),
+            )
+        })?;
+        built.push((direction.server, direction.dynamics));
     }
     if args.once
         && args.uplink_trace.is_none()
@@ -401,33 +422,20 @@ fn link_spec(args: LinkArgs) -> Result<ShellSpec, UsageError> {
     if link_layer != emu_core::size::LinkLayer::None {
         description += &format!(" l2 {}", link_layer.name());
     }
-    let mut servers = servers.into_iter();
-    let mut direction = |d: usize, queue: QueueSpec| DirectionSpec {
-        server: servers.next().expect("two servers"),
-        queue,
-        overhead: args.overhead,
-        link_layer,
-        dynamics: if on.applies(d) {
-            link::Dynamics {
-                delay: link::DelayDynamics {
-                    aggregate: dynamics.aggregate,
-                    slot: dynamics.slot.clone(),
-                    ..Default::default()
-                },
-                outages: dynamics.outages.clone(),
-                queue_steps: queue_steps.clone(),
-                shaper: dynamics.shaper,
-                duplicate,
-                corrupt,
-                ..Default::default()
-            }
-        } else {
-            link::Dynamics::default()
-        },
-        ..DirectionSpec::pass_through()
+    let mut built = built.into_iter();
+    let mut direction = |queue: QueueSpec| {
+        let (server, dynamics) = built.next().expect("two directions");
+        DirectionSpec {
+            server,
+            queue,
+            overhead: args.overhead,
+            link_layer,
+            dynamics,
+            ..DirectionSpec::pass_through()
+        }
     };
     let [uplink_queue, downlink_queue] = queues;
-    let directions = [direction(0, uplink_queue), direction(1, downlink_queue)];
+    let directions = [direction(uplink_queue), direction(downlink_queue)];
     Ok(ShellSpec {
         kind: "link",
         description,

@@ -22,6 +22,9 @@
 //! - [`hosts`]: the helpers attached to a host's device (ECT(1) on an L4S
 //!   sender's data, SCE feedback), which do what a congestion control
 //!   cannot on a kernel before 7.0.
+//! - [`sessions`]: the set loaded for a session of runs, an experiment's
+//!   or a chain of shells' command (`--cc`), with the command's helpers
+//!   and settings handed to its devices.
 //!
 //! Nothing here is left behind when emu ends, however it ends: a
 //! congestion control is registered through a BPF link whose descriptor
@@ -41,6 +44,7 @@ pub mod parameter_tables;
 pub mod parameters;
 pub mod per_flow;
 pub mod registry;
+pub mod sessions;
 pub mod versions;
 
 mod algorithms;

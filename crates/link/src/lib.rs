@@ -8,6 +8,7 @@
 
 mod capacity;
 mod changes;
+pub mod direction;
 pub mod distribution;
 pub mod jitter;
 mod loss;

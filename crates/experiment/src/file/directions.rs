@@ -5,6 +5,7 @@
 use super::plan::DirectionPlan;
 use super::schema::*;
 use emu_core::trace::Trace;
+use link::direction::{self, DirectionError, DirectionOptions};
 use link::Server;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -12,9 +13,10 @@ use toml::Spanned;
 
 /// One direction of a link, resolved from its keys (its own, else the
 /// link's): its server, queue, loss and delay, with every path dynamic
-/// read by the shells' own option parsers.
-// Long: one key of a direction after another, read by the shells' own
-// parsers, with the checks between keys beside the keys they join.
+/// read by the shells' own option parsers and joined by the rules of
+/// `link::direction`, each error at the key that broke it.
+// Long: one key of a direction after another, with the checks between
+// keys beside the keys they join.
 pub(super) fn direction(
     own: &DirectionSection,
     shared: &DirectionSection,
@@ -34,18 +36,13 @@ pub(super) fn direction(
         }
     };
     let server = own_server(&keys, source, key, base)?;
-    let queue = match &keys.queue {
-        Some(q) => aqm::QueueSpec::parse(q.get_ref())
-            .map_err(|e| source.at(q, &format!("{key}.queue"), e))?,
-        None => aqm::QueueSpec::Infinite,
-    };
     let loss = keys.loss.unwrap_or(0.0);
     if !(0.0..=1.0).contains(&loss) {
         return Err(source.key(&format!("{key}.loss"), "a probability between 0 and 1"));
     }
     let delay = keys.delay.map(|d| d.0).unwrap_or(0);
     let once = keys.once.unwrap_or(false);
-    let (mut delay_dynamics, _) = delay_options(&keys, base, once)
+    let (delay_dynamics, _) = delay_options(&keys, base, once)
         .parse(keys.delay.map(|d| d.0))
         .map_err(at)?;
     let server_dynamics = link_options(&keys, base).parse(once).map_err(at)?;
@@ -60,28 +57,17 @@ pub(super) fn direction(
             "a rate schedule gives the rate itself: leave out rate and trace",
         ));
     }
-    let server = server_dynamics.server_or(server);
-    if let Some(shaper) = keys.shaper.as_ref() {
-        if server_dynamics.shaper_without_rate(&server) {
-            return Err(source.at(
-                shaper,
-                &format!("{key}.shaper"),
-                "a shaper shapes a rate: give this direction a rate or rate_steps, not a trace or none",
-            ));
-        }
-    }
-    delay_dynamics.aggregate = server_dynamics.aggregate;
-    delay_dynamics.slot = server_dynamics.slot;
-    let (queue, queue_steps) = match server_dynamics.queue_steps {
-        Some(_) if keys.queue.is_some() => {
-            return Err(source.key(
-                &format!("{key}.queue_steps"),
-                "queue steps give the queue itself: leave out queue",
-            ));
-        }
-        Some((first, rest)) => (first, rest),
-        None => (queue, Vec::new()),
-    };
+    let queue_text = keys.queue.as_ref().map(|q| q.get_ref().as_str());
+    let (queue, queue_steps) =
+        direction::starting_queue(queue_text, &server_dynamics, aqm::QueueSpec::Infinite).map_err(
+            |e| match (e, &keys.queue) {
+                (DirectionError::Queue(e), Some(q)) => source.at(q, &format!("{key}.queue"), e),
+                _ => source.key(
+                    &format!("{key}.queue_steps"),
+                    "queue steps give the queue itself: leave out queue",
+                ),
+            },
+        )?;
     let loss_options = loss_options(&keys);
     if loss_options.is_markov() && keys.loss.is_some() {
         return Err(source.key(
@@ -89,29 +75,36 @@ pub(super) fn direction(
             "gemodel and state give the loss themselves: leave out loss",
         ));
     }
-    let mangling = loss_options.parse(Some(loss)).map_err(at)?;
+    let loss_dynamics = loss_options.parse(Some(loss)).map_err(at)?;
     let link_layer = match &keys.l2 {
         Some(l2) => emu_core::size::LinkLayer::parse(l2.get_ref())
             .map_err(|e| source.at(l2, &format!("{key}.l2"), e))?,
         None => emu_core::size::LinkLayer::None,
     };
+    let built = DirectionOptions {
+        server,
+        delay_dynamics,
+        server_dynamics,
+        loss_dynamics,
+        queue_steps,
+    }
+    .build()
+    .map_err(|_| match keys.shaper.as_ref() {
+        Some(shaper) => source.at(
+            shaper,
+            &format!("{key}.shaper"),
+            "a shaper shapes a rate: give this direction a rate or rate_steps, not a trace or none",
+        ),
+        None => source.key(key, "a shaper shapes a rate"),
+    })?;
     Ok(DirectionPlan {
         link_layer,
         delay,
-        server,
+        server: built.server,
         queue,
-        loss: mangling.pattern.unwrap_or(link::Pattern::Bernoulli(loss)),
+        loss: built.loss.unwrap_or(link::Pattern::Bernoulli(loss)),
         overhead: keys.overhead.unwrap_or(0),
-        dynamics: link::Dynamics {
-            delay: delay_dynamics,
-            outages: server_dynamics.outages,
-            queue_steps,
-            shaper: server_dynamics.shaper,
-            duplicate: mangling.duplicate,
-            corrupt: mangling.corrupt,
-            // The link's seed and streams are given where it is built.
-            ..link::Dynamics::default()
-        },
+        dynamics: built.dynamics,
     })
 }
 

@@ -112,7 +112,7 @@ fn host_sysctls(
         // namespace's default is set where the kernel allows it.
         let name = cc_name(cc);
         if controls.allowed.contains(&name) {
-            sysctls.push(("net.ipv4.tcp_congestion_control".to_string(), name));
+            sysctls.push((endpoints::sessions::DEFAULT_KEY.to_string(), name));
         }
     }
     if let Some(ecn) = host.tcp_ecn {

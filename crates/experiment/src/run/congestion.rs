@@ -52,7 +52,7 @@ pub fn to_kernel_names(plan: &mut Plan) {
     };
     for host in &mut plan.hosts {
         for (key, value) in &mut host.sysctls {
-            if key == "net.ipv4.tcp_congestion_control" {
+            if key == endpoints::sessions::DEFAULT_KEY {
                 rename(value);
             }
         }
@@ -72,7 +72,7 @@ pub fn named<'a>(plans: impl IntoIterator<Item = &'a Plan>) -> Vec<&'static str>
         let defaults = plan.hosts.iter().flat_map(|h| {
             h.sysctls
                 .iter()
-                .filter(|(key, _)| key == "net.ipv4.tcp_congestion_control")
+                .filter(|(key, _)| key == endpoints::sessions::DEFAULT_KEY)
                 .map(|(_, value)| value.as_str())
         });
         let flows = plan.flows.iter().filter_map(|f| f.cc.as_deref());
@@ -90,14 +90,8 @@ pub fn named<'a>(plans: impl IntoIterator<Item = &'a Plan>) -> Vec<&'static str>
 /// Loads `names` for the session (nothing when empty) and says on stderr
 /// which implementation of each runs.
 pub fn load(names: &[&str]) -> Result<Option<Loaded>, ExperimentError> {
-    if names.is_empty() {
-        return Ok(None);
-    }
-    let loaded = Loaded::load(names).map_err(|e| ExperimentError(e.to_string()))?;
-    for line in loaded.describe() {
-        eprintln!("emu run: {line}");
-    }
-    Ok(Some(loaded))
+    endpoints::sessions::load(names, |line| eprintln!("emu run: {line}"))
+        .map_err(|e| ExperimentError(e.to_string()))
 }
 
 /// Host `index`'s sysctls, with what emu's congestion controls need where
