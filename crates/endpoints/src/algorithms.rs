@@ -8,6 +8,8 @@
 #[cfg(test)]
 mod prague_05;
 #[cfg(test)]
+mod reno_sce;
+#[cfg(test)]
 mod sce_unit;
 
 #[cfg(test)]

@@ -75,7 +75,7 @@ EMU_ALG_INLINE __u64 emu_dctcp_sce_reduction(__u64 sce_bytes, __u32 cwnd)
 
 /* The window after a CE round (cut 1/2^logdiv: 2 for a quarter, 3 for an
  * eighth after recent SCE feedback) or a loss (1, a half): at least one
- * segment less, at least 2. */
+ * segment less, at least 2. Reno-SCE uses it on RTO alone. */
 EMU_ALG_INLINE __u32 emu_dctcp_sce_cut(__u32 cwnd, __u32 logdiv)
 {
 	__u32 cut = cwnd >> logdiv;
