@@ -627,36 +627,44 @@ fn prague_and_cubic_share_dualpi2_and_not_a_single_queue() {
 /// bandwidth-delay product, 12 of 83 packets here) fills the link with a
 /// queue near the threshold, and answers marks as its algorithm does:
 /// many small reductions, not halvings (so the receiver's per-packet echo
-/// works).
+/// works). Both versions: today's module, and the SCE tree's of 2019
+/// (alpha from the bytes under ECE).
 #[test]
 fn dctcp_holds_a_step_marking_queue_near_its_threshold() {
     let Some(_serial) = start() else { return };
+    for (tag, cc) in [("dctcp", "dctcp"), ("dctcp-2019", "dctcp version=sce-2019")] {
+        dctcp_holds_the_queue_near_its_threshold(tag, cc);
+    }
+}
+
+fn dctcp_holds_the_queue_near_its_threshold(tag: &str, cc: &str) {
     let bottleneck = "rate = \"50mbit\"\nqueue = \"fq_codel ce_threshold 3ms\"";
-    let (result, dir, _) = run("dctcp", &dumbbell("10s", bottleneck, &[("d", "dctcp")]));
+    let (result, dir, _) = run(tag, &dumbbell("10s", bottleneck, &[("d", cc)]));
+    assert_eq!(flow(&result, "d")["congestion_control"], "dctcp", "{cc}");
     let used = utilization(goodput(&result, "d"), 50e6);
     let p50 = srtt(&result, "d", "p50");
     let ([_, _, _, ce], queue_p99) = departures(&bottleneck_log(&dir));
     let reductions = cwnd_reductions(&dir.join("tcp/d.csv"));
     let halvings = reductions.iter().filter(|r| **r >= 0.45).count();
     eprintln!(
-        "dctcp: utilization {used:.3}, srtt p50 {p50:.2} ms, queue p99 {queue_p99:.2} ms, \
+        "{cc}: utilization {used:.3}, srtt p50 {p50:.2} ms, queue p99 {queue_p99:.2} ms, \
          {ce} CE marks, {} cwnd reductions, {halvings} of them halvings",
         reductions.len()
     );
-    assert!(used >= 0.95, "utilization {used}");
-    assert!(ce > 100, "the queue marked {ce} packets");
+    assert!(used >= 0.95, "{cc}: utilization {used}");
+    assert!(ce > 100, "{cc}: the queue marked {ce} packets");
     assert!(
         p50 <= 20.0 + 5.0,
-        "srtt p50 {p50} ms against a 20 ms base and a 3 ms threshold"
+        "{cc}: srtt p50 {p50} ms against a 20 ms base and a 3 ms threshold"
     );
     assert!(
         queue_p99 <= 6.0,
-        "queue p99 {queue_p99} ms against a 3 ms threshold"
+        "{cc}: queue p99 {queue_p99} ms against a 3 ms threshold"
     );
-    assert!(reductions.len() >= 10, "{reductions:?}");
+    assert!(reductions.len() >= 10, "{cc}: {reductions:?}");
     assert!(
         halvings * 10 <= reductions.len(),
-        "DCTCP's reductions are small, these are halvings: {reductions:?}"
+        "{cc}: DCTCP's reductions are small, these are halvings: {reductions:?}"
     );
 }
 

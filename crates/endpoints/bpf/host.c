@@ -197,3 +197,4 @@ void emu_alg_vegas_round(struct emu_vegas_window *w, __u32 acked, __u32 base_rtt
 #include "host_prague_05.c"
 #include "host_sce.c"
 #include "host_reno_sce.c"
+#include "host_dctcp.c"
