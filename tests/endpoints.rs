@@ -133,6 +133,22 @@ fn departures(log: &Path) -> ([u64; 4], f64) {
     (counts, p99)
 }
 
+/// Of the pure ACKs (at most 100 bytes) that left `log` towards the
+/// senders: how many had each ECN codepoint.
+fn ack_codepoints(log: &Path) -> [u64; 4] {
+    let mut counts = [0u64; 4];
+    for record in LogReader::open(log).unwrap() {
+        let record = record.unwrap();
+        if record.direction == Direction::Downlink
+            && record.event == Event::Depart
+            && record.bytes <= 100
+        {
+            counts[(record.ecn & 3) as usize] += 1;
+        }
+    }
+    counts
+}
+
 /// Each of emu's five registers for a run, is chosen by its flow on both
 /// ends (the sender's TCP_INFO and iperf3's report of the receiver's
 /// socket), and is gone afterwards.
@@ -872,6 +888,15 @@ fn reno_sce_answers_sce_marks_in_cake() {
         utilization(goodput(&reno, "r"), 50e6),
     );
     let (_, sce_queue) = departures(&bottleneck_log(&sce_run));
+    // The receiving Reno-SCE socket's pure ACKs leave Not-ECT, as the
+    // reference's kernel sends them (a few small packets of the set-up,
+    // before the sockets' congestion control runs, may leave as the
+    // kernel makes them).
+    let acks = ack_codepoints(&bottleneck_log(&sce_run));
+    assert!(
+        acks[0] > 1000 && (acks[1] + acks[2] + acks[3]) * 100 < acks[0],
+        "ACKs by codepoint (Not-ECT, ECT(1), ECT(0), CE): {acks:?}"
+    );
     let (_, reno_queue) = departures(&bottleneck_log(&reno_run));
     // Past the start-up (the flows' omit), at p95: of 10 ms samples over
     // 7 s, the p99 is the highest 7, so 70 ms in all of the hosts'
