@@ -133,6 +133,22 @@ fn departures(log: &Path) -> ([u64; 4], f64) {
     (counts, p99)
 }
 
+/// Of the pure ACKs (at most 100 bytes) that left `log` towards the
+/// senders: how many had each ECN codepoint.
+fn ack_codepoints(log: &Path) -> [u64; 4] {
+    let mut counts = [0u64; 4];
+    for record in LogReader::open(log).unwrap() {
+        let record = record.unwrap();
+        if record.direction == Direction::Downlink
+            && record.event == Event::Depart
+            && record.bytes <= 100
+        {
+            counts[(record.ecn & 3) as usize] += 1;
+        }
+    }
+    counts
+}
+
 /// Each of emu's ECN senders registers for a run, is chosen by its flow on both
 /// ends (the sender's TCP_INFO and iperf3's report of the receiver's
 /// socket), and is gone afterwards.
@@ -634,36 +650,44 @@ fn prague_and_cubic_share_dualpi2_and_not_a_single_queue() {
 /// bandwidth-delay product, 12 of 83 packets here) fills the link with a
 /// queue near the threshold, and answers marks as its algorithm does:
 /// many small reductions, not halvings (so the receiver's per-packet echo
-/// works).
+/// works). Both versions: today's module, and the SCE tree's of 2019
+/// (alpha from the bytes under ECE).
 #[test]
 fn dctcp_holds_a_step_marking_queue_near_its_threshold() {
     let Some(_serial) = start() else { return };
+    for (tag, cc) in [("dctcp", "dctcp"), ("dctcp-2019", "dctcp version=sce-2019")] {
+        dctcp_holds_the_queue_near_its_threshold(tag, cc);
+    }
+}
+
+fn dctcp_holds_the_queue_near_its_threshold(tag: &str, cc: &str) {
     let bottleneck = "rate = \"50mbit\"\nqueue = \"fq_codel ce_threshold 3ms\"";
-    let (result, dir, _) = run("dctcp", &dumbbell("10s", bottleneck, &[("d", "dctcp")]));
+    let (result, dir, _) = run(tag, &dumbbell("10s", bottleneck, &[("d", cc)]));
+    assert_eq!(flow(&result, "d")["congestion_control"], "dctcp", "{cc}");
     let used = utilization(goodput(&result, "d"), 50e6);
     let p50 = srtt(&result, "d", "p50");
     let ([_, _, _, ce], queue_p99) = departures(&bottleneck_log(&dir));
     let reductions = cwnd_reductions(&dir.join("tcp/d.csv"), 0);
     let halvings = reductions.iter().filter(|r| **r >= 0.45).count();
     eprintln!(
-        "dctcp: utilization {used:.3}, srtt p50 {p50:.2} ms, queue p99 {queue_p99:.2} ms, \
+        "{cc}: utilization {used:.3}, srtt p50 {p50:.2} ms, queue p99 {queue_p99:.2} ms, \
          {ce} CE marks, {} cwnd reductions, {halvings} of them halvings",
         reductions.len()
     );
-    assert!(used >= 0.95, "utilization {used}");
-    assert!(ce > 100, "the queue marked {ce} packets");
+    assert!(used >= 0.95, "{cc}: utilization {used}");
+    assert!(ce > 100, "{cc}: the queue marked {ce} packets");
     assert!(
         p50 <= 20.0 + 5.0,
-        "srtt p50 {p50} ms against a 20 ms base and a 3 ms threshold"
+        "{cc}: srtt p50 {p50} ms against a 20 ms base and a 3 ms threshold"
     );
     assert!(
         queue_p99 <= 6.0,
-        "queue p99 {queue_p99} ms against a 3 ms threshold"
+        "{cc}: queue p99 {queue_p99} ms against a 3 ms threshold"
     );
-    assert!(reductions.len() >= 10, "{reductions:?}");
+    assert!(reductions.len() >= 10, "{cc}: {reductions:?}");
     assert!(
         halvings * 10 <= reductions.len(),
-        "DCTCP's reductions are small, these are halvings: {reductions:?}"
+        "{cc}: DCTCP's reductions are small, these are halvings: {reductions:?}"
     );
 }
 
@@ -954,6 +978,15 @@ fn reno_sce_answers_sce_marks_in_cake() {
         utilization(goodput(&reno, "r"), 50e6),
     );
     let (_, sce_queue) = departures(&bottleneck_log(&sce_run));
+    // The receiving Reno-SCE socket's pure ACKs leave Not-ECT, as the
+    // reference's kernel sends them (a few small packets of the set-up,
+    // before the sockets' congestion control runs, may leave as the
+    // kernel makes them).
+    let acks = ack_codepoints(&bottleneck_log(&sce_run));
+    assert!(
+        acks[0] > 1000 && (acks[1] + acks[2] + acks[3]) * 100 < acks[0],
+        "ACKs by codepoint (Not-ECT, ECT(1), ECT(0), CE): {acks:?}"
+    );
     let (_, reno_queue) = departures(&bottleneck_log(&reno_run));
     // Past the start-up (the flows' omit), at p95: of 10 ms samples over
     // 7 s, the p99 is the highest 7, so 70 ms in all of the hosts'

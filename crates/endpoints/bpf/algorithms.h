@@ -17,6 +17,7 @@
 #include "arith/prague.h"
 #include "arith/prague_05.h"
 #include "arith/sce.h"
+#include "arith/reno_sce.h"
 #include "arith/cubic.h"
 #include "arith/vegas.h"
 /* Linux 4.19's congestion controls that kernels lack (cc/linux.h). */

@@ -201,3 +201,5 @@ __u32 emu_alg_relentless_cut(__u32 cwnd, __u32 ce, __u32 *halves)
 {
 	return emu_relentless_cut(cwnd, ce, halves);
 }
+#include "host_reno_sce.c"
+#include "host_dctcp.c"

@@ -10,3 +10,8 @@ __u32 emu_alg_sce_acked_bytes(__u32 snd_una_moved, __u32 window_update, __u32 un
 {
 	return emu_sce_acked_bytes(snd_una_moved, window_update, unit);
 }
+
+__u32 emu_alg_sce_keeps_ect(__u32 payload, __u32 syn, __u32 seq, __u32 snd_nxt)
+{
+	return emu_sce_keeps_ect(payload, syn, seq, snd_nxt);
+}

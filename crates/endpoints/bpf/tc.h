@@ -36,6 +36,7 @@ struct emu_pkt {
 	__u32 l4;		/* TCP header offset */
 	__u32 payload;		/* TCP payload bytes (from the IP length) */
 	__u32 ack;		/* host order */
+	__u32 seq;		/* host order */
 	__u8 ecn;
 	__u8 flags;		/* TCP flags byte (byte 13) */
 	__u8 doff_byte;		/* TCP byte 12 */
@@ -185,6 +186,7 @@ static __always_inline int emu_parse(struct __sk_buff *skb, struct emu_pkt *pk)
 	thlen = th->doff * 4;
 	pk->l4 = l4;
 	pk->ack = bpf_ntohl(th->ack_seq);
+	pk->seq = bpf_ntohl(th->seq);
 	pk->doff_byte = tb[12];
 	pk->flags = tb[13];
 	pk->sport = th->source;
@@ -290,6 +292,32 @@ static __always_inline void emu_syn_not_ect(struct __sk_buff *skb, const struct 
 		emu_write_ecn(skb, pk, 0);
 }
 
+/* An SCE sender's pure ACKs and retransmissions leave Not-ECT, as its
+ * reference's kernel sends them (emu_sce_keeps_ect). The segment reaches
+ * this program inside the kernel's transmit, before snd_nxt moves past new
+ * data, so the socket's snd_nxt tells a retransmission. Cost: one socket
+ * lookup per packet of such a socket. */
+static __always_inline void emu_sce_control_not_ect(struct __sk_buff *skb,
+						    const struct emu_pkt *pk, struct bpf_sock *sk)
+{
+	__u32 syn = (pk->flags & EMU_TCP_SYN) != 0;
+	__u32 snd_nxt = pk->seq;
+	struct bpf_tcp_sock *tp;
+
+	if (pk->ecn != EMU_ECN_ECT0 && pk->ecn != EMU_ECN_ECT1)
+		return;
+	if (pk->payload && !syn) {
+		if (sk)
+			sk = bpf_sk_fullsock(sk);
+		tp = sk ? bpf_tcp_sock(sk) : NULL;
+		if (!tp)
+			return;
+		snd_nxt = tp->snd_nxt;
+	}
+	if (!emu_sce_keeps_ect(pk->payload, syn, pk->seq, snd_nxt))
+		emu_write_ecn(skb, pk, 0);
+}
+
 SEC("tc")
 int emu_egress(struct __sk_buff *skb)
 {
@@ -308,8 +336,10 @@ int emu_egress(struct __sk_buff *skb)
 		return TC_ACT_OK;
 	if (mark & EMU_MARK_ECT1)
 		emu_set_ect1(skb, &pk);
-	if (mark & EMU_MARK_ESCE)
+	if (mark & EMU_MARK_ESCE) {
 		emu_echo_esce(skb, &pk);
+		emu_sce_control_not_ect(skb, &pk, sk);
+	}
 	return TC_ACT_OK;
 }
 

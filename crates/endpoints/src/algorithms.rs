@@ -6,9 +6,13 @@
 //! in `f64`, so the kernel runs exactly the integer code these tests pass.
 
 #[cfg(test)]
+mod dctcp_versions;
+#[cfg(test)]
 mod linux;
 #[cfg(test)]
 mod prague_05;
+#[cfg(test)]
+mod reno_sce;
 #[cfg(test)]
 mod sce_unit;
 

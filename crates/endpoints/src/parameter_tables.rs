@@ -111,7 +111,7 @@ pub const PRAGUE: &[Parameter] = &[
     },
 ];
 
-/// DCTCP's, as the kernel's `tcp_dctcp.c` has them.
+/// DCTCP's, as the kernel's `tcp_dctcp.c` has them, and `version`.
 pub const DCTCP: &[Parameter] = &[
     Parameter {
         name: "shift_g",
@@ -136,6 +136,17 @@ pub const DCTCP: &[Parameter] = &[
         kind: Kind::Integer { min: 0, max: 1 },
         default: 0,
         meaning: "1: a retransmission timeout sets alpha to 1 (the module had it until Linux 5.1)",
+    },
+    Parameter {
+        name: "version",
+        reference: "(the module's history; each version's commit is listed below)",
+        slot: 3,
+        kind: Kind::Choice(&["linux", "sce-2019"]),
+        default: 0,
+        meaning: "which module it follows: linux (5.1 and later: alpha from CE-marked \
+                  segments, a halving on any loss) or sce-2019 (the SCE tree's, as the SCE \
+                  draft's tests ran it beside DCTCP-SCE: alpha from bytes under ECE, a fast \
+                  retransmit cut by alpha)",
     },
 ];
 

@@ -354,6 +354,21 @@ mod tests {
     }
 
     #[test]
+    fn dctcp_names_its_two_versions_and_their_commits() {
+        let dctcp = find("dctcp").unwrap();
+        assert_eq!(parse(dctcp, "").unwrap().get("version"), Some(0));
+        assert_eq!(
+            parse(dctcp, "version=sce-2019").unwrap().get("version"),
+            Some(1)
+        );
+        let e = parse(dctcp, "version=2019").unwrap_err();
+        assert!(e.contains("linux (0)") && e.contains("sce-2019 (1)"), "{e}");
+        let text = describe(dctcp);
+        assert!(text.contains("  sce-2019: chromi/sce c54f3c5a"), "{text}");
+        assert!(text.contains("  linux: torvalds/linux"), "{text}");
+    }
+
+    #[test]
     fn the_name_and_settings_split_at_the_first_space() {
         assert_eq!(
             split(" prague  ecn_fallback=1 "),

@@ -44,6 +44,28 @@ pub const PRAGUE: &[Version] = &[
     },
 ];
 
+/// DCTCP's: the kernel's since Linux 5.1, and the SCE tree's of 2019,
+/// the DCTCP the SCE draft's tests ran beside DCTCP-SCE.
+pub const DCTCP: &[Version] = &[
+    Version {
+        name: "linux",
+        follows: "torvalds/linux, net/ipv4/tcp_dctcp.c as of Linux 5.1 and later (alpha from \
+                  delivered_ce; a halving on fast retransmit), without 6.0's PLB; the \
+                  differences docs/endpoints.md lists",
+        defaults: &[],
+        lacks: &[],
+    },
+    Version {
+        name: "sce-2019",
+        follows: "chromi/sce c54f3c5a, net/ipv4/tcp_dctcp.c (as Linux before 5.1: alpha from \
+                  the bytes of ACKs with ECE; a fast retransmit cut by alpha, a halving only \
+                  on timeout); the tree's tcp_dctcp.c is not stored at 07bbe597, and its other \
+                  stored version, 117dae93, is of 2022 or later (PLB)",
+        defaults: &[],
+        lacks: &[],
+    },
+];
+
 /// The SCE senders' one version each: the SCE tree's module as read
 /// here. The tree of the SCE-L4S bakeoff (chromi/sce 0eddf2ad, 2020-03-09)
 /// and that of the SCE draft's tests (before July 2019) were not readable,
@@ -81,6 +103,7 @@ const fn only(name: &'static str, follows: &'static str) -> Version {
 pub fn of(endpoint: &Endpoint) -> &'static [Version] {
     match endpoint.name {
         "prague" => PRAGUE,
+        "dctcp" => DCTCP,
         "reno-sce" => RENO_SCE,
         "cubic-sce" => CUBIC_SCE,
         "dctcp-sce" => DCTCP_SCE,

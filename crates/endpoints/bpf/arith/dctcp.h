@@ -47,3 +47,32 @@ EMU_ALG_INLINE __u32 emu_dctcp_reduced_cwnd(__u32 cwnd, __u32 alpha)
 
 	return cwnd - cut > 2 ? cwnd - cut : 2;
 }
+
+/* The versions cc/dctcp.c follows (its `version` setting; src/versions.rs
+ * names their commits). */
+#define EMU_DCTCP_V_LINUX 0	/* Linux 5.1 and later: alpha from delivered_ce */
+#define EMU_DCTCP_V_SCE_2019 1	/* the SCE tree's of 2019: alpha from ECE bytes */
+
+/* The 2019 module's round counts: each ACK adds the bytes it acknowledged
+ * (a duplicate ACK counts as one received segment, rcv_mss; a pure window
+ * update as none: emu_sce_acked_bytes) to *total, and to *ecn where it
+ * carried ECE. alpha's update then takes ecn / total as the marked share,
+ * a share of bytes over ACKs flagged ECE, where the later module counts
+ * CE-marked segments delivered. */
+EMU_ALG_INLINE void emu_dctcp_count_bytes(__u32 *ecn, __u32 *total, __u32 acked, __u32 ece)
+{
+	*total += acked;
+	if (ece)
+		*ecn += acked;
+}
+
+/* ssthresh once the kernel enters recovery on a fast retransmit, given
+ * what `ssthresh()` (cwnd * (1 - alpha / 2)) or an earlier CWR round left:
+ * Linux 5.1 and later halve the window, the 2019 module keeps the cut by
+ * alpha. (Both halve on a timeout, in CA_EVENT_LOSS.) */
+EMU_ALG_INLINE __u32 emu_dctcp_recovery_ssthresh(__u32 ssthresh, __u32 cwnd, __u32 version)
+{
+	if (version == EMU_DCTCP_V_SCE_2019)
+		return ssthresh;
+	return cwnd >> 1 > 2 ? cwnd >> 1 : 2;
+}

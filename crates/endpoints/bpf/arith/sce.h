@@ -75,7 +75,7 @@ EMU_ALG_INLINE __u64 emu_dctcp_sce_reduction(__u64 sce_bytes, __u32 cwnd)
 
 /* The window after a CE round (cut 1/2^logdiv: 2 for a quarter, 3 for an
  * eighth after recent SCE feedback) or a loss (1, a half): at least one
- * segment less, at least 2. */
+ * segment less, at least 2. Reno-SCE uses it on RTO alone. */
 EMU_ALG_INLINE __u32 emu_dctcp_sce_cut(__u32 cwnd, __u32 logdiv)
 {
 	__u32 cut = cwnd >> logdiv;
@@ -96,4 +96,17 @@ EMU_ALG_INLINE __u32 emu_dctcp_sce_threshold(__u32 ssthresh, __u32 loss_cwnd)
 	if (half < 2)
 		half = 2;
 	return ssthresh > half ? ssthresh : half;
+}
+
+/* ---- The SCE senders' packets on the wire ----------------------------------- */
+
+/* Whether a segment of an SCE sender keeps the ECT its socket gives it.
+ * The reference modules do not ask the kernel for ECN (no
+ * TCP_CONG_NEEDS_ECN), so their kernel sends ECT only on new data (a
+ * payload whose first byte is not below snd_nxt); a pure ACK, a FIN or RST
+ * without data, a retransmission, a SYN and a SYN-ACK leave Not-ECT.
+ * `seq` and `snd_nxt` are compared modulo 2^32. */
+EMU_ALG_INLINE __u32 emu_sce_keeps_ect(__u32 payload, __u32 syn, __u32 seq, __u32 snd_nxt)
+{
+	return !syn && payload && seq - snd_nxt < 0x80000000U;
 }

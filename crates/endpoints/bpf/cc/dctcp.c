@@ -14,6 +14,12 @@ struct emu_dctcp_ca {
 	__u8 shift_g;
 	__u8 clamp_alpha_on_loss;
 	struct emu_ce_echo echo;
+	/* The 2019 version's round: the bytes acknowledged, those under ECE. */
+	__u32 prior_snd_una;
+	__u32 bytes_ecn;
+	__u32 bytes_total;
+	__u8 version;		/* EMU_DCTCP_V_* */
+	__u8 pad[3];
 };
 _Static_assert(sizeof(struct emu_dctcp_ca) <= 104, "icsk_ca_priv");
 
@@ -23,6 +29,7 @@ _Static_assert(sizeof(struct emu_dctcp_ca) <= 104, "icsk_ca_priv");
 #define EMU_DCTCP_P_SHIFT_G 0
 #define EMU_DCTCP_P_ALPHA_ON_INIT 1
 #define EMU_DCTCP_P_CLAMP_ALPHA_ON_LOSS 2
+#define EMU_DCTCP_P_VERSION 3
 
 static __always_inline void emu_dctcp_new_round(struct sock *sk, struct emu_dctcp_ca *ca)
 {
@@ -31,6 +38,8 @@ static __always_inline void emu_dctcp_new_round(struct sock *sk, struct emu_dctc
 	ca->next_seq = tp->snd_nxt;
 	ca->old_delivered = tp->delivered;
 	ca->old_delivered_ce = tp->delivered_ce;
+	ca->bytes_ecn = 0;
+	ca->bytes_total = 0;
 }
 
 SEC("struct_ops/emu_dctcp_init")
@@ -47,6 +56,10 @@ void BPF_PROG(emu_dctcp_init, struct sock *sk)
 						EMU_DCTCP_ALPHA_ONE);
 	ca->shift_g = p ? p->value[EMU_DCTCP_P_SHIFT_G] : EMU_DCTCP_SHIFT_G;
 	ca->clamp_alpha_on_loss = p ? p->value[EMU_DCTCP_P_CLAMP_ALPHA_ON_LOSS] : 0;
+	ca->version = p && p->value[EMU_DCTCP_P_VERSION] == EMU_DCTCP_V_SCE_2019 ?
+			      EMU_DCTCP_V_SCE_2019 :
+			      EMU_DCTCP_V_LINUX;
+	ca->prior_snd_una = tcp_sk(sk)->snd_una;
 	ca->loss_cwnd = 0;
 	ca->state = TCP_CA_Open;
 	emu_dctcp_new_round(sk, ca);
@@ -71,10 +84,27 @@ void BPF_PROG(emu_dctcp_in_ack_event, struct sock *sk, __u32 flags)
 	struct emu_dctcp_ca *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 
-	if (ca->reno || emu_before(tp->snd_una, ca->next_seq))
+	__u32 acked;
+
+	if (ca->reno)
 		return;
-	ca->alpha = emu_dctcp_alpha(ca->alpha, tp->delivered_ce - ca->old_delivered_ce,
-				    tp->delivered - ca->old_delivered, ca->shift_g);
+	if (ca->version == EMU_DCTCP_V_SCE_2019) {
+		acked = emu_sce_acked_bytes(tp->snd_una - ca->prior_snd_una,
+					    (flags & CA_ACK_WIN_UPDATE) != 0,
+					    inet_csk(sk)->icsk_ack.rcv_mss);
+		if (acked) {
+			ca->prior_snd_una = tp->snd_una;
+			emu_dctcp_count_bytes(&ca->bytes_ecn, &ca->bytes_total, acked,
+					      (flags & CA_ACK_ECE) != 0);
+		}
+	}
+	if (emu_before(tp->snd_una, ca->next_seq))
+		return;
+	if (ca->version == EMU_DCTCP_V_SCE_2019)
+		ca->alpha = emu_dctcp_alpha(ca->alpha, ca->bytes_ecn, ca->bytes_total, ca->shift_g);
+	else
+		ca->alpha = emu_dctcp_alpha(ca->alpha, tp->delivered_ce - ca->old_delivered_ce,
+					    tp->delivered - ca->old_delivered, ca->shift_g);
 	emu_dctcp_new_round(sk, ca);
 }
 
@@ -91,8 +121,16 @@ void BPF_PROG(emu_dctcp_set_state, struct sock *sk, __u8 new_state)
 {
 	struct emu_dctcp_ca *ca = inet_csk_ca(sk);
 
-	if (!ca->reno && new_state == TCP_CA_Recovery && ca->state != TCP_CA_Recovery)
-		emu_dctcp_loss(sk, ca);
+	/* Fast retransmit: Linux 5.1 and later halve; the 2019 version keeps
+	 * what ssthresh() (or an earlier CWR round) set. */
+	if (!ca->reno && new_state == TCP_CA_Recovery && ca->state != TCP_CA_Recovery) {
+		struct tcp_sock *tp = tcp_sk(sk);
+
+		if (ca->version == EMU_DCTCP_V_LINUX)
+			ca->loss_cwnd = tp->snd_cwnd;
+		tp->snd_ssthresh = emu_dctcp_recovery_ssthresh(tp->snd_ssthresh, tp->snd_cwnd,
+							       ca->version);
+	}
 	/* A timeout takes alpha to its maximum where the setting asks. */
 	if (!ca->reno && new_state == TCP_CA_Loss)
 		ca->alpha = emu_dctcp_alpha_on_timeout(ca->alpha, ca->clamp_alpha_on_loss);

@@ -5,9 +5,7 @@
 
 struct emu_reno_sce_ca {
 	struct emu_sce_window w;
-	__u32 sqrt_cwnd;
-	__u8 ce_ack;		/* this ACK carried ECE */
-	__u8 pad[3];
+	__u32 sqrt_cwnd;	/* kept by the counter's steps (emu_reno_sce_sqrt_stepped) */
 };
 _Static_assert(sizeof(struct emu_reno_sce_ca) <= 104, "icsk_ca_priv");
 
@@ -17,26 +15,21 @@ void BPF_PROG(emu_reno_sce_init, struct sock *sk)
 	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
 
 	ca->sqrt_cwnd = 1;
-	ca->ce_ack = 0;
 	emu_sce_window_init(sk, &ca->w, EMU_CC_RENO_SCE);
 }
 
+/* The kernel asks on ECE (entering CWR, which PRR then takes to this
+ * target), on fast retransmit and on RTO: half the recorded window. */
 SEC("struct_ops/emu_reno_sce_ssthresh")
 __u32 BPF_PROG(emu_reno_sce_ssthresh, struct sock *sk)
 {
 	struct emu_reno_sce_ca *ca = inet_csk_ca(sk);
-	__u32 cwnd = tcp_sk(sk)->snd_cwnd;
-	__u32 cut;
 
-	ca->w.loss_cwnd = cwnd;
-	ca->w.cnt = 0;
-	if (!ca->ce_ack)
-		return EMU_MAX(cwnd >> 1, 2U);
-	/* CE: a quarter, or an eighth after recent SCE feedback. */
-	cut = EMU_MAX(cwnd >> (ca->w.recent_sce ? 3 : 2), 1U);
-	return cwnd > cut + 2 ? cwnd - cut : 2;
+	return emu_reno_sce_threshold(ca->w.loss_cwnd);
 }
 
+/* Runs before the kernel's own ECE handling on the same ACK, so the CWR
+ * it enters reads the window recorded here. */
 SEC("struct_ops/emu_reno_sce_in_ack_event")
 void BPF_PROG(emu_reno_sce_in_ack_event, struct sock *sk, __u32 flags)
 {
@@ -45,18 +38,15 @@ void BPF_PROG(emu_reno_sce_in_ack_event, struct sock *sk, __u32 flags)
 	__u32 cwnd = tp->snd_cwnd;
 	__u32 acked, sce;
 
-	ca->ce_ack = (flags & CA_ACK_ECE) != 0;
 	acked = emu_sce_window_acked(sk, &ca->w, flags, &sce);
 	if (!acked)
 		return;
-	if (sce) {
-		ca->w.cnt -= (__s64)emu_reno_sce_reduction(sce, ca->sqrt_cwnd);
-		ca->w.recent_sce = cwnd + 1;
-		ca->w.loss_cwnd = cwnd;
-		tp->snd_ssthresh = EMU_MAX(cwnd >> 1, 2U);
-	}
-	emu_sce_window_grow(sk, &ca->w, ca->ce_ack ? 0 : acked - sce, cwnd);
-	ca->sqrt_cwnd = emu_sce_sqrt_cwnd(emu_sce_window_step(sk, &ca->w));
+	if (emu_reno_sce_marked(&ca->w.cnt, &ca->w.loss_cwnd, &ca->w.recent_sce, cwnd, acked, sce,
+				(flags & CA_ACK_ECE) != 0, ca->sqrt_cwnd))
+		tp->snd_ssthresh = emu_reno_sce_threshold(ca->w.loss_cwnd);
+	else
+		emu_sce_window_grow(sk, &ca->w, acked, cwnd);
+	ca->sqrt_cwnd = emu_reno_sce_sqrt_stepped(ca->sqrt_cwnd, cwnd, emu_sce_window_step(sk, &ca->w));
 }
 
 SEC("struct_ops/emu_reno_sce_cong_avoid")
@@ -74,8 +64,14 @@ void BPF_PROG(emu_reno_sce_cwnd_event, struct sock *sk, int ev)
 
 	emu_sce_echo(sk, ev);
 	if (ev == CA_EVENT_LOSS) {
-		ca->w.loss_cwnd = tcp_sk(sk)->snd_cwnd;
+		/* RTO: a halving (the kernel then sets the window to what is in
+		 * flight plus one), and the term brought under its root. */
+		struct tcp_sock *tp = tcp_sk(sk);
+
+		ca->w.loss_cwnd = tp->snd_cwnd;
 		ca->w.cnt = 0;
+		tp->snd_cwnd = emu_dctcp_sce_cut(tp->snd_cwnd, 1);
+		ca->sqrt_cwnd = emu_reno_sce_sqrt_after_loss(ca->sqrt_cwnd, tp->snd_cwnd);
 	}
 }
 

@@ -59,3 +59,21 @@ fn a_duplicate_ack_counts_one_unit_and_a_window_update_none() {
     assert_eq!(unsafe { emu_alg_sce_acked_bytes(2896, 0, unit) }, 2896);
     assert_eq!(unsafe { emu_alg_sce_acked_bytes(2896, 1, unit) }, 2896);
 }
+
+unsafe extern "C" {
+    fn emu_alg_sce_keeps_ect(payload: u32, syn: u32, seq: u32, snd_nxt: u32) -> u32;
+}
+
+#[test]
+fn only_new_data_and_syns_keep_ect() {
+    let keeps = |payload, syn, seq, snd_nxt| unsafe { emu_alg_sce_keeps_ect(payload, syn, seq, snd_nxt) } != 0;
+    assert!(keeps(1448, 0, 5000, 5000), "new data");
+    assert!(!keeps(1448, 0, 3552, 5000), "a retransmission");
+    assert!(!keeps(0, 0, 5000, 5000), "a pure ACK");
+    assert!(!keeps(0, 1, 0, 0), "a SYN or SYN-ACK");
+    assert!(keeps(1448, 0, 10, u32::MAX - 100), "new data past the wrap");
+    assert!(
+        !keeps(1448, 0, u32::MAX - 2000, 10),
+        "a retransmission across the wrap"
+    );
+}
