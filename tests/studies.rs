@@ -267,18 +267,7 @@ fn coco_beholders_study_lists_the_thesiss_grid_and_runs_its_quick_forms() {
     }
 
     let out = support::temp_dir("coco-quick");
-    let run = Command::new(env!("CARGO_BIN_EXE_emu"))
-        .arg("run")
-        .arg(&study)
-        .arg("--quick")
-        .arg("--out")
-        .arg(&out)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = text(&run.stderr);
-    assert!(run.status.success(), "emu run --quick failed:\n{stderr}");
-    nothing_left();
+    support::experiment::emu_run_quick(&study, &out);
     // Every flow of every quick cell ran to its end and carried data.
     let mut cells_per_file = BTreeMap::new();
     for path in results(&out) {
