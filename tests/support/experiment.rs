@@ -93,9 +93,26 @@ pub fn swept_values(file: &Path) -> Vec<serde_json::Value> {
 
 /// `emu run FILE --out OUT` as a user types it: its table on stdout.
 pub fn emu_run_plain(file: &Path, out: &Path) -> Output {
+    emu_run_plain_with(file, out, &[])
+}
+
+/// `emu run STUDY --quick --out OUT`, which must succeed and leave
+/// nothing behind.
+pub fn emu_run_quick(study: &Path, out: &Path) {
+    let run = emu_run_plain_with(study, out, &["--quick"]);
+    assert!(
+        run.status.success(),
+        "emu run --quick failed:\n{}",
+        text(&run.stderr)
+    );
+    nothing_left();
+}
+
+fn emu_run_plain_with(file: &Path, out: &Path, extra: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_emu"))
         .arg("run")
         .arg(file)
+        .args(extra)
         .arg("--out")
         .arg(out)
         .stdin(Stdio::null())
