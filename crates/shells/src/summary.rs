@@ -44,7 +44,8 @@ pub(crate) fn summarize(
             entry["queue_time_scale"] = serde_json::json!({
                 "ns": scale.ns,
                 "set_by": scale.what,
-                "kept": r.lateness.quantile_ns(0.99) <= scale.ns,
+                "bar_ns": scale.lateness_bar(),
+                "kept": r.lateness.quantile_ns(0.99) <= scale.lateness_bar(),
             });
         }
         entries.push(entry);
@@ -146,18 +147,18 @@ fn overload_line(r: &DirectionResult) -> String {
     )
 }
 
-/// The line of a direction whose writes were late at p99 past its
-/// queue's finest time scale (see [`aqm::QueueSpec::finest_time_scale`]):
-/// the queue then marked or dropped for the machine's delays too.
+/// The line of a direction whose writes were late at p99 past half its
+/// queue's finest time scale (see [`aqm::TimeScale::lateness_bar`]): the
+/// queue then marked or dropped for the machine's delays too.
 fn queue_line(scale: Option<&aqm::TimeScale>, r: &DirectionResult) -> String {
     let p99 = r.lateness.quantile_ns(0.99);
     match scale {
-        Some(scale) if p99 > scale.ns => format!(
-            "emu:   late past the queue: writes were {:.2} ms late at the 99th percentile, past {} ({:.2} ms): \
+        Some(scale) if p99 > scale.lateness_bar() => format!(
+            "emu:   late past the queue: writes were {:.2} ms late at the 99th percentile, past half of {} ({:.2} ms): \
              the queue marked or dropped for the machine's delays as well as the flows'\n",
             p99 as f64 / 1e6,
             scale.what,
-            scale.ns as f64 / 1e6,
+            scale.lateness_bar() as f64 / 1e6,
         ),
         _ => String::new(),
     }
@@ -323,7 +324,7 @@ mod tests {
     /// step) are said, in the text and the JSON; under it, nothing is.
     #[test]
     fn writes_late_past_the_queues_step_are_said() {
-        for (late_ns, said) in [(1_500_000, true), (400_000, false)] {
+        for (late_ns, said) in [(1_500_000, true), (400_000, false), (600_000, true)] {
             let mut lateness = Lateness::default();
             for _ in 0..100 {
                 lateness.record(late_ns);
@@ -337,15 +338,12 @@ mod tests {
                 (0, 0),
                 1.0,
             );
-            assert_eq!(
-                summary.text.contains(
-                    "late past the queue: writes were 1.50 ms late at the 99th percentile, \
-                     past dualpi2's L-queue marking step (1.00 ms)"
-                ),
-                said,
-                "{}",
-                summary.text
+            let line = format!(
+                "late past the queue: writes were {:.2} ms late at the 99th percentile, \
+                 past half of dualpi2's L-queue marking step (0.50 ms)",
+                late_ns as f64 / 1e6
             );
+            assert_eq!(summary.text.contains(&line), said, "{}", summary.text);
             assert!(!said || summary.text.matches("late past the queue").count() == 1);
             let parsed: serde_json::Value = serde_json::from_str(&summary.json).unwrap();
             let scale = &parsed["directions"][0]["queue_time_scale"];

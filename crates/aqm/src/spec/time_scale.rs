@@ -21,6 +21,17 @@ pub struct TimeScale {
     pub what: String,
 }
 
+impl TimeScale {
+    /// The lateness at p99 past which a run's queue answers the machine:
+    /// half its time scale. Packets written L late arrive as a burst of
+    /// L, which the queue holds as L of backlog on top of what the flows
+    /// queue; past half the scale, more than half of the room before the
+    /// queue acts is the machine's.
+    pub fn lateness_bar(&self) -> Nanos {
+        self.ns / 2
+    }
+}
+
 impl QueueSpec {
     /// The smallest time scale at which this queue's decisions change, at
     /// a link of `link_bps` (which turns thresholds in bytes or packets

@@ -54,8 +54,9 @@ pub struct Verdict {
     /// The worst host's p99 and the longest single lateness, in ns.
     pub late_p99_ns: Nanos,
     pub late_max_ns: Nanos,
-    /// The p99 bar: the bottleneck queues' finest time scale, or
-    /// [`DISTURBED_P99`] where that is finer or there is none.
+    /// The p99 bar: half the bottleneck queues' finest time scale (see
+    /// `aqm::TimeScale::lateness_bar`), or [`DISTURBED_P99`] where that is
+    /// finer or there is none.
     pub bar_ns: Nanos,
     /// What set the bar (`dualpi2's L-queue marking step on bottleneck-0`).
     pub bar_set_by: String,
@@ -117,15 +118,15 @@ pub fn warnings(
                 ms(p99.max_ns),
             ));
         }
-        if let Some(q) = queue.filter(|q| p99.p99_ns > q.scale.ns) {
+        if let Some(q) = queue.filter(|q| p99.p99_ns > q.scale.lateness_bar()) {
             said.push(format!(
-                "the deliveries' lateness ({} at the 99th percentile) passed {} ({}) on {}: \
+                "the deliveries' lateness ({} at the 99th percentile) passed half of {} ({}) on {}: \
                  the machine's delays built sojourn that the queue marked or dropped as if the \
                  flows had queued it, so this run's marks, drops and the flows' response to them \
                  are not the configured path's (links.json: timing)",
                 ms(p99.p99_ns),
                 q.scale.what,
-                ms(q.scale.ns),
+                ms(q.scale.lateness_bar()),
                 q.link,
             ));
         }
@@ -150,9 +151,10 @@ pub fn verdict(hosts: &[HostLateness], lanes: &[LaneHeld], queue: Option<&QueueS
     let late_p99_ns = written.clone().map(|h| h.p99_ns).max().unwrap_or(0);
     let late_max_ns = written.map(|h| h.max_ns).max().unwrap_or(0);
     let (bar_ns, bar_set_by) = match queue {
-        Some(q) if q.scale.ns < DISTURBED_P99 => {
-            (q.scale.ns, format!("{} on {}", q.scale.what, q.link))
-        }
+        Some(q) if q.scale.lateness_bar() < DISTURBED_P99 => (
+            q.scale.lateness_bar(),
+            format!("half of {} on {}", q.scale.what, q.link),
+        ),
         _ => (
             DISTURBED_P99,
             "the path's own bar (no bottleneck queue decides on less)".to_string(),
@@ -276,7 +278,8 @@ mod tests {
     }
 
     /// 1.14 ms late at p99 is within the 2 ms any path allows, but past
-    /// DualPI2's 1 ms step: the run did not keep time for that queue.
+    /// half of DualPI2's 1 ms step: the run did not keep time for that
+    /// queue.
     #[test]
     fn lateness_past_the_queues_finest_time_scale_is_a_disturbed_run() {
         let hosts = [
@@ -288,21 +291,21 @@ mod tests {
         assert!(!v.kept_time, "{v:?}");
         assert_eq!(
             (v.late_p99_ns, v.late_max_ns, v.bar_ns),
-            (1_140_000, 1_420_000, 1_000_000)
+            (1_140_000, 1_420_000, 500_000)
         );
         assert_eq!(
             v.why,
             [
-                "deliveries were 1.14 ms late at the 99th percentile, past dualpi2's L-queue \
-              marking step on bottleneck-0 (1.00 ms)"
+                "deliveries were 1.14 ms late at the 99th percentile, past half of dualpi2's \
+                 L-queue marking step on bottleneck-0 (0.50 ms)"
             ]
         );
         let said = warnings(&hosts, &[], Some(&step));
         assert_eq!(said.len(), 2, "{said:?}");
         assert!(
             said[1].starts_with(
-                "the deliveries' lateness (1.14 ms at the 99th percentile) passed dualpi2's \
-                 L-queue marking step (1.00 ms) on bottleneck-0"
+                "the deliveries' lateness (1.14 ms at the 99th percentile) passed half of \
+                 dualpi2's L-queue marking step (0.50 ms) on bottleneck-0"
             ),
             "{said:?}"
         );
@@ -312,7 +315,7 @@ mod tests {
         assert!(v.kept_time, "{v:?}");
         assert_eq!(v.bar_ns, DISTURBED_P99);
         assert_eq!(warnings(&hosts, &[], None).len(), 1);
-        // Under the step, nothing to say of the queue.
+        // Under half the step, nothing to say of the queue.
         let quiet = [host("f1-r", 390_000, 900_000)];
         assert!(verdict(&quiet, &[], Some(&step)).kept_time);
         assert_eq!(warnings(&quiet, &[], Some(&step)).len(), 1);
