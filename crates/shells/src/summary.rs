@@ -320,24 +320,30 @@ mod tests {
         (spec, result)
     }
 
-    /// Writes late past the queue's finest time scale (DualPI2's 1 ms
+    /// The summary of one 50 Mbit/s uplink through `queue` whose 100
+    /// writes were each `late_ns` late.
+    fn summary_through(queue: &str, late_ns: u64) -> Summary {
+        let mut lateness = Lateness::default();
+        for _ in 0..100 {
+            lateness.record(late_ns);
+        }
+        let (spec, result) = shell_and_result("link 50mbit", queue, lateness);
+        summarize(
+            &[spec],
+            0,
+            &[(0, Direction::Uplink, result)],
+            None,
+            (0, 0),
+            1.0,
+        )
+    }
+
+    /// Writes late past half the queue's finest time scale (DualPI2's 1 ms
     /// step) are said, in the text and the JSON; under it, nothing is.
     #[test]
     fn writes_late_past_the_queues_step_are_said() {
         for (late_ns, said) in [(1_500_000, true), (400_000, false), (600_000, true)] {
-            let mut lateness = Lateness::default();
-            for _ in 0..100 {
-                lateness.record(late_ns);
-            }
-            let (spec, result) = shell_and_result("link 50mbit", "dualpi2", lateness);
-            let summary = summarize(
-                &[spec],
-                0,
-                &[(0, Direction::Uplink, result)],
-                None,
-                (0, 0),
-                1.0,
-            );
+            let summary = summary_through("dualpi2", late_ns);
             let line = format!(
                 "late past the queue: writes were {:.2} ms late at the 99th percentile, \
                  past half of dualpi2's L-queue marking step (0.50 ms)",
@@ -351,17 +357,7 @@ mod tests {
             assert_eq!(scale["kept"], !said, "{scale}");
         }
         // A FIFO decides on nothing finer than its capacity.
-        let mut lateness = Lateness::default();
-        lateness.record(3_000_000);
-        let (spec, result) = shell_and_result("link 50mbit", "droptail packets 100", lateness);
-        let summary = summarize(
-            &[spec],
-            0,
-            &[(0, Direction::Uplink, result)],
-            None,
-            (0, 0),
-            1.0,
-        );
+        let summary = summary_through("droptail packets 100", 3_000_000);
         assert!(
             !summary.text.contains("late past the queue"),
             "{}",
